@@ -1,1 +1,31 @@
 export * from './schemas.js';
+export { ServiceClient } from './service-client.js';
+export type { ServiceClientOptions, ListBuildsParams, TriggerAuth } from './service-client.js';
+export type { CallOptions } from './transport.js';
+export type { RetryOptions } from './retry-policy.js';
+export { parseRateLimit } from './rate-limit.js';
+export type { RateLimit } from './rate-limit.js';
+export {
+  ApiError,
+  ServiceError,
+  NetworkError,
+  TimeoutError,
+  SchemaError,
+  ConfigError,
+  WebhookVerificationError,
+  isApiError,
+  isServiceError,
+  isNetworkError,
+  isTimeoutError,
+  isSchemaError,
+  isConfigError,
+  isWebhookVerificationError,
+} from './errors.js';
+export type { ServiceErrorCode, SchemaIssue, WebhookVerificationReason } from './errors.js';
+export { codeHint } from './code-hint.js';
+export { assertBaseUrl } from './base-url.js';
+export { verifyWebhook, signWebhook } from './webhooks.js';
+export type { VerifyWebhookOptions, VerifiedWebhook, SignWebhookOptions, WebhookSignatureHeaders, WebhookHeaders } from './webhooks.js';
+export { WebhookDeduplicator } from './webhook-deduplicator.js';
+export type { WebhookDeduplicatorOptions } from './webhook-deduplicator.js';
+export { signTrigger } from './trigger-signature.js';

@@ -365,3 +365,7 @@ export const FlatWebhookPayload = z.looseObject({
 });
 export type FlatWebhookPayload = z.infer<typeof FlatWebhookPayload>;
 export type DetailedWebhookPayload = z.infer<typeof DetailedWebhookPayload>;
+
+/** Either payload form, discriminated on `event` (`build.status` is the flat form). */
+export const WebhookPayload = z.discriminatedUnion('event', [DetailedWebhookPayload, FlatWebhookPayload]);
+export type WebhookPayload = z.infer<typeof WebhookPayload>;

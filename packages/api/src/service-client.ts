@@ -1,0 +1,410 @@
+import { Agent, type Dispatcher } from 'undici';
+import { assertBaseUrl } from './base-url.js';
+import { ConfigError } from './errors.js';
+import type { RateLimit } from './rate-limit.js';
+import { createRetryPolicy, type RetryHooks, type RetryOptions } from './retry-policy.js';
+import {
+  ActivateResult,
+  ArtifactList,
+  Build,
+  BuildList,
+  BuildUsage,
+  CancelledBuild,
+  CodeStatus,
+  CreatedBuild,
+  CreatedProject,
+  DeactivateResult,
+  DiscoveredRepos,
+  DownloadLink,
+  GeneratedKey,
+  HostingConnection,
+  LinkResult,
+  ProjectKeys,
+  SdkDescriptor,
+  SdkDownload,
+  SuccessMessage,
+  TriggerResult,
+  UnlinkResult,
+  ValidateResult,
+  type ActivationRequest,
+  type BuildStatus,
+  type CreateAndLinkRequest,
+  type CreateBuildRequest,
+  type GenerateRequest,
+  type LinkRepoRequest,
+  type TriggerRequest,
+  type UnlinkRepoRequest,
+} from './schemas.js';
+import { signTrigger } from './trigger-signature.js';
+import { Transport, type CallOptions, type CallSpec } from './transport.js';
+import { version } from './version.js';
+
+/** Options of `new ServiceClient(...)`. */
+export interface ServiceClientOptions {
+  /**
+   * Service base URL, ending in `/functions/v1`. `https://` unless the host is loopback.
+   * @example 'https://service.example/functions/v1'
+   */
+  baseUrl: string;
+  /**
+   * Bearer token (JWT) for the endpoints that need one. Never appears in errors.
+   * @example process.env.PLUGIN_LICENSE_TOKEN
+   */
+  token?: string;
+  /**
+   * undici dispatcher to send through (proxy agents, MockAgent in tests). The client does not close
+   * an injected dispatcher; by default it owns one keep-alive `Agent` and closes it in `close()`.
+   * @example new Agent({ keepAliveTimeout: 1000 })
+   */
+  dispatcher?: Dispatcher;
+  /**
+   * Time-out of each attempt (headers and body), in ms. Default 10000.
+   * @example 5000
+   */
+  timeoutMs?: number;
+  /**
+   * Retries of safe calls (GETs and `activation.validate`) on network errors, time-outs, 5xx and 429;
+   * `false` turns them off. Defaults: `{ retries: 2, minDelayMs: 250, maxDelayMs: 5000, deadlineMs: 30000 }`.
+   * @example { retries: 4, deadlineMs: 60000 }
+   */
+  retry?: false | RetryOptions;
+  /**
+   * `User-Agent` header. Default `plugin-license-api/<version> node/<version>`.
+   * @example 'my-installer/2.1 plugin-license-api'
+   */
+  userAgent?: string;
+}
+
+/** Query of `builds.list`. */
+export interface ListBuildsParams {
+  project_id?: string;
+  status?: BuildStatus;
+  /** Page size; the service defaults to 20. */
+  limit?: number;
+  offset?: number;
+}
+
+/** Trigger authentication: the shared secret itself, or an HMAC of the raw body keyed by it. */
+export type TriggerAuth = { webhookSecret: string } | { signingSecret: string };
+
+function requireId(value: unknown, name: string): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigError(`${name} must be a non-empty string (got ${value === '' ? 'an empty string' : typeof value})`, name);
+  }
+  return encodeURIComponent(value);
+}
+
+function requireObject(value: unknown, name: string): void {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(`${name} must be an object with the request fields`, name);
+  }
+}
+
+/**
+ * Typed client of every endpoint of the service. Methods resolve to the parsed wire objects
+ * (snake_case, unknown fields kept) and reject with the errors of this package.
+ *
+ * @example
+ * const client = new ServiceClient({ baseUrl: 'https://service.example/functions/v1', token });
+ * const result = await client.activation.validate({ code, machine_id: machineId, plugin_id: projectId });
+ * if (!result.valid) console.log(result.reason);
+ * await client.close();
+ */
+export class ServiceClient {
+  readonly #transport: Transport;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  #rateLimit: RateLimit | undefined;
+  #closed = false;
+
+  /**
+   * @param hooks internal: random source, sleep and clock of the retry policy, injected by tests.
+   */
+  constructor(options: ServiceClientOptions, hooks: RetryHooks = {}) {
+    if (!options || typeof options !== 'object') throw new ConfigError('ServiceClient needs an options object with baseUrl', 'options');
+    const baseUrl = assertBaseUrl(options.baseUrl);
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new ConfigError(`timeoutMs must be a positive number of milliseconds (got ${String(timeoutMs)})`, 'timeoutMs');
+    }
+    if (options.token !== undefined && (typeof options.token !== 'string' || options.token === '')) {
+      throw new ConfigError('token must be a non-empty string when given', 'token');
+    }
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
+    this.#transport = new Transport({
+      baseUrl,
+      token: options.token,
+      dispatcher: this.#dispatcher,
+      timeoutMs,
+      userAgent: options.userAgent ?? `plugin-license-api/${version} node/${process.versions.node}`,
+      policy: createRetryPolicy(options.retry, hooks),
+      onRateLimit: (rateLimit) => {
+        this.#rateLimit = rateLimit;
+      },
+    });
+  }
+
+  /** The rate-limit window of the last response that carried `X-RateLimit-*` headers. */
+  get rateLimit(): RateLimit | undefined {
+    return this.#rateLimit;
+  }
+
+  #call<T>(spec: CallSpec<T>, options?: CallOptions): Promise<T> {
+    if (this.#closed) return Promise.reject(new ConfigError('this ServiceClient was closed; create a new one', 'client'));
+    return this.#transport.call(spec, options);
+  }
+
+  /** Builds: create, inspect, list, download artifacts, cancel, quota. All need the bearer token. */
+  readonly builds = {
+    /**
+     * Starts a build. Never retried.
+     * @example await client.builds.create({ project_id, platforms: ['macos'], formats: ['vst3'] });
+     */
+    create: async (body: CreateBuildRequest, opts?: CallOptions): Promise<CreatedBuild> => {
+      requireObject(body, 'body');
+      return this.#call({ method: 'POST', path: '/builds', endpoint: 'POST /builds', schema: CreatedBuild, body: { json: body }, bearer: true, idempotent: false }, opts);
+    },
+    /** @example const build = await client.builds.get(buildId); */
+    get: async (id: string, opts?: CallOptions): Promise<Build> =>
+      this.#call({ method: 'GET', path: `/builds/${requireId(id, 'id')}`, endpoint: 'GET /builds/:id', schema: Build, bearer: true, idempotent: true }, opts),
+    /** @example const { builds, total } = await client.builds.list({ project_id, status: 'success', limit: 50 }); */
+    list: async (query: ListBuildsParams = {}, opts?: CallOptions): Promise<BuildList> =>
+      this.#call(
+        {
+          method: 'GET',
+          path: '/builds',
+          endpoint: 'GET /builds',
+          schema: BuildList,
+          query: { project_id: query.project_id, status: query.status, limit: query.limit, offset: query.offset },
+          bearer: true,
+          idempotent: true,
+        },
+        opts,
+      ),
+    /** @example const { artifacts } = await client.builds.artifacts(buildId); */
+    artifacts: async (id: string, opts?: CallOptions): Promise<ArtifactList> =>
+      this.#call(
+        { method: 'GET', path: `/builds/${requireId(id, 'id')}/artifacts`, endpoint: 'GET /builds/:id/artifacts', schema: ArtifactList, bearer: true, idempotent: true },
+        opts,
+      ),
+    /**
+     * A download link for an artifact. The service answers `{url, expires_at}` or a 302 to the file;
+     * both give the same `DownloadLink` (`expires_at: null` for a redirect). The file itself is never fetched.
+     * @example const { url } = await client.builds.download(buildId, artifactId);
+     */
+    download: async (buildId: string, artifactId: string, opts?: CallOptions): Promise<DownloadLink> =>
+      this.#call(
+        {
+          method: 'GET',
+          path: `/builds/${requireId(buildId, 'buildId')}/download/${requireId(artifactId, 'artifactId')}`,
+          endpoint: 'GET /builds/:buildId/download/:artifactId',
+          schema: DownloadLink,
+          bearer: true,
+          idempotent: true,
+          onRedirect: (url) => ({ url, expires_at: null }),
+        },
+        opts,
+      ),
+    /** Cancels a pending or running build. Never retried. @example await client.builds.cancel(buildId); */
+    cancel: async (id: string, opts?: CallOptions): Promise<CancelledBuild> =>
+      this.#call(
+        { method: 'POST', path: `/builds/${requireId(id, 'id')}/cancel`, endpoint: 'POST /builds/:id/cancel', schema: CancelledBuild, bearer: true, idempotent: false },
+        opts,
+      ),
+    /** @example const { remaining, reset_at } = await client.builds.usage(); */
+    usage: async (opts?: CallOptions): Promise<BuildUsage> =>
+      this.#call({ method: 'GET', path: '/builds/usage', endpoint: 'GET /builds/usage', schema: BuildUsage, bearer: true, idempotent: true }, opts),
+  };
+
+  /**
+   * Starts a build from external CI. The body is serialised once and sent byte for byte; with
+   * `signingSecret` the `X-Signature` header is `sha256=` + HMAC-SHA256 of exactly those bytes,
+   * with `webhookSecret` the secret goes in `X-Webhook-Secret`. Never retried.
+   *
+   * @example
+   * await client.trigger(projectId, { ref: 'refs/heads/main', commit_sha: sha }, { signingSecret: process.env.WEBHOOK_SECRET! });
+   */
+  async trigger(projectId: string, body: TriggerRequest, auth: TriggerAuth, opts?: CallOptions): Promise<TriggerResult> {
+    const path = `/external-builds/${requireId(projectId, 'projectId')}/trigger`;
+    requireObject(body, 'body');
+    requireObject(auth, 'auth');
+    const raw = JSON.stringify(body);
+    let headers: Record<string, string>;
+    let secret: string;
+    if ('signingSecret' in auth && typeof auth.signingSecret === 'string' && auth.signingSecret) {
+      secret = auth.signingSecret;
+      headers = { 'x-signature': signTrigger(raw, secret) };
+    } else if ('webhookSecret' in auth && typeof auth.webhookSecret === 'string' && auth.webhookSecret) {
+      secret = auth.webhookSecret;
+      headers = { 'x-webhook-secret': secret };
+    } else {
+      throw new ConfigError('auth must be { webhookSecret } or { signingSecret } with the project webhook secret', 'auth');
+    }
+    return this.#call(
+      {
+        method: 'POST',
+        path,
+        endpoint: 'POST /external-builds/:project_id/trigger',
+        schema: TriggerResult,
+        body: { raw },
+        headers,
+        bearer: false,
+        idempotent: false,
+        secrets: [secret],
+      },
+      opts,
+    );
+  }
+
+  /**
+   * Plugin activation. Activate, deactivate and validate need no token; pass `plugin_id` (the project id)
+   * when known so the service can refuse a code of another product. Only validate is retried.
+   */
+  readonly activation = {
+    /** @example await client.activation.activate({ code, machine_id, plugin_id: projectId }); */
+    activate: async (body: ActivationRequest, opts?: CallOptions): Promise<ActivateResult> => this.#activation('activate', ActivateResult, false, body, opts),
+    /** @example await client.activation.deactivate({ code, machine_id, plugin_id: projectId }); */
+    deactivate: async (body: ActivationRequest, opts?: CallOptions): Promise<DeactivateResult> =>
+      this.#activation('deactivate', DeactivateResult, false, body, opts),
+    /**
+     * Problems come back in the body (`valid: false` and a `reason`), not as errors.
+     * @example const { valid, reason } = await client.activation.validate({ code, machine_id });
+     */
+    validate: async (body: ActivationRequest, opts?: CallOptions): Promise<ValidateResult> => this.#activation('validate', ValidateResult, true, body, opts),
+    /** Slots of a code; no token needed. @example const { available } = await client.activation.status(code); */
+    status: async (code: string, opts?: CallOptions): Promise<CodeStatus> =>
+      this.#call(
+        {
+          method: 'GET',
+          path: `/plugin-activation/status/${requireId(code, 'code')}`,
+          endpoint: 'GET /plugin-activation/status/:code',
+          schema: CodeStatus,
+          bearer: false,
+          idempotent: true,
+          secrets: [code],
+        },
+        opts,
+      ),
+    /** Issues a new code (bearer token). Never retried. @example const { code } = await client.activation.generate({ project_id, max_activations: 3 }); */
+    generate: async (body: GenerateRequest, opts?: CallOptions): Promise<GeneratedKey> => {
+      requireObject(body, 'body');
+      return this.#call(
+        { method: 'POST', path: '/plugin-activation/generate', endpoint: 'POST /plugin-activation/generate', schema: GeneratedKey, body: { json: body }, bearer: true, idempotent: false },
+        opts,
+      );
+    },
+    /** Every code of a project (bearer token). @example const { keys } = await client.activation.keys(projectId); */
+    keys: async (projectId: string, opts?: CallOptions): Promise<ProjectKeys> =>
+      this.#call(
+        {
+          method: 'GET',
+          path: `/plugin-activation/project/${requireId(projectId, 'projectId')}/keys`,
+          endpoint: 'GET /plugin-activation/project/:projectId/keys',
+          schema: ProjectKeys,
+          bearer: true,
+          idempotent: true,
+        },
+        opts,
+      ),
+  };
+
+  #activation<T>(action: 'activate' | 'deactivate' | 'validate', schema: CallSpec<T>['schema'], idempotent: boolean, body: ActivationRequest, opts?: CallOptions): Promise<T> {
+    requireObject(body, 'body');
+    return this.#call(
+      {
+        method: 'POST',
+        path: `/plugin-activation/${action}`,
+        endpoint: `POST /plugin-activation/${action}`,
+        schema,
+        body: { json: body },
+        bearer: false,
+        idempotent,
+        secrets: [typeof body.code === 'string' ? body.code : undefined],
+      },
+      opts,
+    );
+  }
+
+  /** The code-hosting (GitHub App) connection of the token's account. */
+  readonly hosting = {
+    /** @example const { connected, account_login } = await client.hosting.status(); */
+    status: async (opts?: CallOptions): Promise<HostingConnection> =>
+      this.#call(
+        { method: 'GET', path: '/github-app-callback/status', endpoint: 'GET /github-app-callback/status', schema: HostingConnection, bearer: true, idempotent: true },
+        opts,
+      ),
+    /** Never retried. @example await client.hosting.disconnect(); */
+    disconnect: async (opts?: CallOptions): Promise<SuccessMessage> =>
+      this.#call(
+        {
+          method: 'DELETE',
+          path: '/github-app-callback/disconnect',
+          endpoint: 'DELETE /github-app-callback/disconnect',
+          schema: SuccessMessage,
+          bearer: true,
+          idempotent: false,
+        },
+        opts,
+      ),
+  };
+
+  /** Plugin repositories of the connected code-hosting account. */
+  readonly repos = {
+    /** @example const { repos } = await client.repos.discover(); */
+    discover: async (opts?: CallOptions): Promise<DiscoveredRepos> =>
+      this.#call({ method: 'GET', path: '/plugin-repos/discover', endpoint: 'GET /plugin-repos/discover', schema: DiscoveredRepos, bearer: true, idempotent: true }, opts),
+    /** @example await client.repos.link({ project_id, repo_full_name: 'acme/reverb', branch: 'main' }); */
+    link: async (body: LinkRepoRequest, opts?: CallOptions): Promise<LinkResult> => {
+      requireObject(body, 'body');
+      return this.#call(
+        { method: 'POST', path: '/plugin-repos/link', endpoint: 'POST /plugin-repos/link', schema: LinkResult, body: { json: body }, bearer: true, idempotent: false },
+        opts,
+      );
+    },
+    /** @example await client.repos.unlink({ project_id }); */
+    unlink: async (body: UnlinkRepoRequest, opts?: CallOptions): Promise<UnlinkResult> => {
+      requireObject(body, 'body');
+      return this.#call(
+        { method: 'POST', path: '/plugin-repos/unlink', endpoint: 'POST /plugin-repos/unlink', schema: UnlinkResult, body: { json: body }, bearer: true, idempotent: false },
+        opts,
+      );
+    },
+    /** @example await client.repos.createAndLink({ repo_full_name: 'acme/delay', name: 'Delay', description: '', visibility: 'private' }); */
+    createAndLink: async (body: CreateAndLinkRequest, opts?: CallOptions): Promise<CreatedProject> => {
+      requireObject(body, 'body');
+      return this.#call(
+        {
+          method: 'POST',
+          path: '/plugin-repos/create-and-link',
+          endpoint: 'POST /plugin-repos/create-and-link',
+          schema: CreatedProject,
+          body: { json: body },
+          bearer: true,
+          idempotent: false,
+        },
+        opts,
+      );
+    },
+  };
+
+  /** The plugin SDK descriptor. */
+  readonly sdk = {
+    /** @example const { available, version } = await client.sdk.status(); */
+    status: async (opts?: CallOptions): Promise<SdkDescriptor> =>
+      this.#call({ method: 'GET', path: '/sdk/status', endpoint: 'GET /sdk/status', schema: SdkDescriptor, bearer: true, idempotent: true }, opts),
+    /** @example const { url } = await client.sdk.download(); */
+    download: async (opts?: CallOptions): Promise<SdkDownload> =>
+      this.#call({ method: 'GET', path: '/sdk/download', endpoint: 'GET /sdk/download', schema: SdkDownload, bearer: true, idempotent: true }, opts),
+  };
+
+  /**
+   * Closes the client's own keep-alive agent (an injected dispatcher is left open). Idempotent.
+   * @example await client.close();
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+}

@@ -1,0 +1,282 @@
+import { request, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { redact, redactDeep } from './code-hint.js';
+import { NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
+import { parseRateLimit, parseRetryAt, type RateLimit } from './rate-limit.js';
+import { backoffDelay, type RetryPolicy } from './retry-policy.js';
+import { ErrorBody } from './schemas.js';
+
+/** Per-call options accepted by every client method. */
+export interface CallOptions {
+  /** Aborts the call (and any retry wait); the call rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Time-out of each attempt in ms, overriding the client's `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+type HeaderValues = Record<string, string | string[] | undefined>;
+
+/** Everything the transport needs to know about one endpoint call. */
+export interface CallSpec<T> {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path below the base URL, already percent-encoded. */
+  path: string;
+  /** Method and path template for messages, e.g. `GET /builds/:id`: never holds ids or codes. */
+  endpoint: string;
+  schema: z.ZodType<T>;
+  query?: Record<string, string | number | undefined>;
+  /** Serialised exactly once; `raw` is sent byte for byte (signed trigger bodies). */
+  body?: { json: unknown } | { raw: string };
+  bearer: boolean;
+  headers?: Record<string, string>;
+  /** Safe to repeat: GETs and validate. Everything else is never retried. */
+  idempotent: boolean;
+  /** Strings that must never reach a message (codes, secrets); shown as hints instead. */
+  secrets?: (string | undefined)[];
+  /** Turn a 3xx with `Location` into this value instead of an error (download endpoint). */
+  onRedirect?: (location: string) => unknown;
+}
+
+export interface TransportConfig {
+  baseUrl: URL;
+  token: string | undefined;
+  dispatcher: Dispatcher;
+  timeoutMs: number;
+  userAgent: string;
+  policy: RetryPolicy;
+  onRateLimit: (rateLimit: RateLimit) => void;
+}
+
+interface RawAnswer {
+  status: number;
+  headers: HeaderValues;
+  text: string;
+  rateLimit: RateLimit | undefined;
+}
+
+const nextStep: Record<string, string> = {
+  bad_request: 'fix the request fields named in details',
+  unauthorized: 'check that the access token is set (PLUGIN_LICENSE_TOKEN or the token option) and has not expired',
+  forbidden: "the token's account may not use this resource; use a token of the account that owns it",
+  not_found: 'check the id in the request',
+  internal_error: 'the service failed; try again later, and contact support if it persists',
+  invalid_code: 'the activation code is malformed; check it for typos (it is UUID-like text)',
+  code_not_found: 'check the activation code for typos and that it belongs to this plugin',
+  code_revoked: 'this activation code was revoked; contact the vendor for a new one',
+  max_activations_reached: 'every activation slot of this code is in use; deactivate it on another machine first, or ask the vendor for more activations',
+};
+
+function codeForStatus(status: number): string {
+  const byStatus: Record<number, string> = { 400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 429: 'rate_limited' };
+  return byStatus[status] ?? (status >= 500 ? 'internal_error' : `http_${status}`);
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+function describeCause(e: unknown): string {
+  const err = e as { code?: unknown; message?: unknown } | undefined;
+  if (err && typeof err.code === 'string') return err.code;
+  return err && typeof err.message === 'string' ? err.message : String(e);
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
+}
+
+function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceError {
+  if (e instanceof NetworkError || e instanceof TimeoutError) return true;
+  return e instanceof ServiceError && (e.status === 429 || e.status >= 500);
+}
+
+/** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
+export class Transport {
+  constructor(private readonly config: TransportConfig) {}
+
+  url(spec: Pick<CallSpec<unknown>, 'path' | 'query'>): URL {
+    const url = new URL(this.config.baseUrl.href);
+    url.pathname = `${url.pathname}${spec.path}`;
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    return url;
+  }
+
+  async call<T>(spec: CallSpec<T>, options: CallOptions = {}): Promise<T> {
+    const { policy } = this.config;
+    const signal = options.signal;
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    const retries = spec.idempotent ? policy.retries : 0;
+    const deadline = policy.now() + policy.deadlineMs;
+    const url = this.url(spec);
+
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw abortReason(signal);
+      const left = deadline - policy.now();
+      const attemptTimeout = retries > 0 ? Math.max(1, Math.min(timeoutMs, left)) : timeoutMs;
+      let failure: unknown;
+      try {
+        const answer = await this.attempt(spec, url, attemptTimeout, signal);
+        return this.interpret(spec, url, answer);
+      } catch (e) {
+        failure = e;
+      }
+      if (!isRetryable(failure) || attempt >= retries) throw failure;
+      const retryAt = failure instanceof ServiceError ? failure.retryAt : undefined;
+      const now = policy.now();
+      const wait = backoffDelay(policy, attempt, retryAt, now);
+      if (now + wait >= deadline) throw failure;
+      try {
+        await policy.sleep(wait, signal);
+      } catch (e) {
+        if (signal?.aborted) throw abortReason(signal);
+        throw e;
+      }
+    }
+  }
+
+  private headers(spec: CallSpec<unknown>): Record<string, string> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.config.userAgent,
+      ...spec.headers,
+    };
+    if (spec.body) headers['content-type'] = 'application/json';
+    if (spec.bearer && this.config.token) headers.authorization = `Bearer ${this.config.token}`;
+    return headers;
+  }
+
+  private async attempt(spec: CallSpec<unknown>, url: URL, timeoutMs: number, signal: AbortSignal | undefined): Promise<RawAnswer> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new Error('attempt timed out'));
+    }, timeoutMs);
+    const onAbort = () => controller.abort(abortReason(signal as AbortSignal));
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    const fail = (e: unknown, stage: string): never => {
+      if (signal?.aborted) throw abortReason(signal);
+      if (timedOut) {
+        throw new TimeoutError(
+          `no complete answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
+          spec.endpoint,
+          timeoutMs,
+          e,
+        );
+      }
+      throw new NetworkError(
+        `could not ${stage} ${spec.endpoint} at ${url.host} (${redact(describeCause(e), this.secrets(spec))}); check the network connection and the base URL`,
+        spec.endpoint,
+        e,
+      );
+    };
+    try {
+      if (signal?.aborted) throw abortReason(signal);
+      let response: Dispatcher.ResponseData;
+      try {
+        const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
+        response = await request(url, {
+          method: spec.method,
+          headers: this.headers(spec),
+          body,
+          dispatcher: this.config.dispatcher,
+          signal: controller.signal,
+        });
+      } catch (e) {
+        return fail(e, 'reach');
+      }
+      const headers = response.headers as HeaderValues;
+      const rateLimit = parseRateLimit(headers);
+      if (rateLimit) this.config.onRateLimit(rateLimit);
+      let text: string;
+      try {
+        text = await response.body.text();
+      } catch (e) {
+        return fail(e, 'read the answer of');
+      }
+      return { status: response.statusCode, headers, text, rateLimit };
+    } finally {
+      clearTimeout(timer);
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private secrets(spec: CallSpec<unknown>): (string | undefined)[] {
+    return [...(spec.secrets ?? []), this.config.token];
+  }
+
+  private interpret<T>(spec: CallSpec<T>, url: URL, answer: RawAnswer): T {
+    const { status, headers } = answer;
+    if (status >= 200 && status < 300) return this.parse(spec, answer.text, status);
+    const location = headers.location;
+    if (spec.onRedirect && status >= 300 && status < 400 && location) {
+      const target = new URL(Array.isArray(location) ? (location[0] ?? '') : location, url).href;
+      return this.validate(spec, spec.onRedirect(target));
+    }
+    throw this.serviceError(spec, answer);
+  }
+
+  private parse<T>(spec: CallSpec<T>, text: string, status: number): T {
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (cause) {
+      throw new SchemaError(
+        `the ${status} answer of ${spec.endpoint} is not JSON; check that the base URL points at the service (…/functions/v1) and not at a web page or proxy`,
+        { endpoint: spec.endpoint, path: '', issues: [{ path: '', message: 'body is not JSON' }], cause },
+      );
+    }
+    return this.validate(spec, data);
+  }
+
+  private validate<T>(spec: CallSpec<T>, data: unknown): T {
+    const result = spec.schema.safeParse(data);
+    if (result.success) return result.data;
+    const secrets = this.secrets(spec);
+    const issues: SchemaIssue[] = result.error.issues.map((issue) => ({
+      path: formatPath(issue.path),
+      message: redact(issue.message, secrets),
+    }));
+    const first = issues[0] ?? { path: '', message: 'invalid' };
+    throw new SchemaError(
+      `the answer of ${spec.endpoint} does not match the documented shape: field "${first.path || '(body)'}": ${first.message}; ` +
+        'the service may have changed, so upgrade @plugin-license/api or report it',
+      { endpoint: spec.endpoint, path: first.path, issues, cause: result.error },
+    );
+  }
+
+  private serviceError(spec: CallSpec<unknown>, answer: RawAnswer): ServiceError {
+    const secrets = this.secrets(spec);
+    let body: ErrorBody | undefined;
+    try {
+      const parsed = ErrorBody.safeParse(JSON.parse(answer.text));
+      if (parsed.success) body = parsed.data;
+    } catch {
+      body = undefined;
+    }
+    const code = body?.error ?? codeForStatus(answer.status);
+    const retryAt = parseRetryAt(answer.status, answer.headers, this.config.policy.now());
+    const said = body ? redact(body.message, secrets) : `no error body (HTTP ${answer.status})`;
+    let next = nextStep[code] ?? (answer.status >= 500 ? nextStep.internal_error : 'check the request against the service interface');
+    if (code === 'rate_limited' || answer.status === 429) {
+      next = retryAt ? `too many requests; wait until ${retryAt.toISOString()} before trying again` : 'too many requests; slow down and try again later';
+    }
+    const details = body?.details ? (redactDeep(body.details, secrets) as Record<string, unknown>) : {};
+    return new ServiceError({
+      status: answer.status,
+      code,
+      message: `${spec.endpoint} failed with ${answer.status} ${code}: ${said}; ${next}`,
+      details,
+      ...(retryAt ? { retryAt } : {}),
+      ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}),
+      endpoint: spec.endpoint,
+    });
+  }
+}
