@@ -1,0 +1,979 @@
+/*
+ * plc: C client of the plugin-license agent. See plc.h for the contract.
+ * No heap: requests are built on the stack, answers land in plc_client.buf.
+ */
+#if !defined(_WIN32) && !defined(__APPLE__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* SOCK_CLOEXEC, SOCK_NONBLOCK, MSG_NOSIGNAL with -std=c11 */
+#endif
+#if defined(__APPLE__) && !defined(_DARWIN_C_SOURCE)
+#define _DARWIN_C_SOURCE /* SO_NOSIGPIPE */
+#endif
+
+#include "plc.h"
+
+#include <string.h>
+#include <stdlib.h>
+
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#include <windows.h>
+#else
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#endif
+
+#define PLC_REQUEST_CAP 512
+#define PLC_MAX_DEPTH 32
+
+/* ---------------------------------------------------------------- small string helpers */
+
+static int append(char *dst, size_t cap, size_t *pos, const char *src) {
+  size_t n = strlen(src);
+  if (*pos + n >= cap) return -1;
+  memcpy(dst + *pos, src, n);
+  *pos += n;
+  dst[*pos] = '\0';
+  return 0;
+}
+
+static int append_ulong(char *dst, size_t cap, size_t *pos, unsigned long v) {
+  char tmp[24];
+  size_t i = sizeof tmp;
+  tmp[--i] = '\0';
+  do {
+    tmp[--i] = (char)('0' + (v % 10));
+    v /= 10;
+  } while (v != 0 && i > 0);
+  return append(dst, cap, pos, tmp + i);
+}
+
+static int append_json_string(char *dst, size_t cap, size_t *pos, const char *src) {
+  static const char hex[] = "0123456789abcdef";
+  if (append(dst, cap, pos, "\"") != 0) return -1;
+  for (const unsigned char *p = (const unsigned char *)src; *p != '\0'; p++) {
+    char esc[7];
+    if (*p == '"' || *p == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)*p;
+      esc[2] = '\0';
+    } else if (*p < 0x20) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[*p >> 4];
+      esc[5] = hex[*p & 15];
+      esc[6] = '\0';
+    } else {
+      esc[0] = (char)*p;
+      esc[1] = '\0';
+    }
+    if (append(dst, cap, pos, esc) != 0) return -1;
+  }
+  return append(dst, cap, pos, "\"");
+}
+
+/* ---------------------------------------------------------------- clock */
+
+static int64_t now_ms(void) {
+#ifdef _WIN32
+  return (int64_t)GetTickCount64();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+#endif
+}
+
+static int remaining_ms(int64_t deadline) {
+  int64_t left = deadline - now_ms();
+  if (left <= 0) return 0;
+  return left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
+/* ---------------------------------------------------------------- default socket path */
+
+#ifndef _WIN32
+#define PLC_SUN_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+#endif
+
+static plc_status fit_path(const char *path, size_t len, char *out, size_t out_size) {
+#ifndef _WIN32
+  if (len > PLC_SUN_PATH_MAX) return PLC_ERR_PATH_TOO_LONG;
+#endif
+  if (len + 1 > out_size) return PLC_ERR_PATH_TOO_LONG;
+  memcpy(out, path, len + 1);
+  return PLC_OK;
+}
+
+plc_status plc_default_socket_path(const char *app, char *out, size_t out_size) {
+  char path[1024];
+  size_t pos = 0;
+  const char *env;
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+
+  env = getenv("PLUGIN_LICENSE_SOCKET");
+  if (env != NULL && env[0] != '\0') return fit_path(env, strlen(env), out, out_size);
+
+  if (app == NULL || app[0] == '\0') app = getenv("PLUGIN_LICENSE_APP");
+  if (app == NULL || app[0] == '\0') app = PLC_DEFAULT_APP;
+  path[0] = '\0';
+
+#if defined(_WIN32)
+  {
+    char user[256];
+    DWORD n = GetEnvironmentVariableA("USERNAME", user, (DWORD)sizeof user);
+    if (n == 0 || n >= sizeof user) {
+      DWORD size = (DWORD)sizeof user;
+      if (!GetUserNameA(user, &size)) return PLC_ERR_NO_PATH;
+    }
+    if (append(path, sizeof path, &pos, "\\\\.\\pipe\\") != 0 || append(path, sizeof path, &pos, app) != 0 ||
+        append(path, sizeof path, &pos, "-agent-") != 0 || append(path, sizeof path, &pos, user) != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+  }
+#elif defined(__APPLE__)
+  {
+    const char *home = getenv("HOME");
+    char pwbuf[1024];
+    struct passwd pw, *found = NULL;
+    if (home == NULL || home[0] == '\0') {
+      if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
+      home = found->pw_dir;
+    }
+    if (append(path, sizeof path, &pos, home) != 0 ||
+        append(path, sizeof path, &pos, "/Library/Application Support/") != 0 ||
+        append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+  }
+#else
+  {
+    const char *runtime = getenv("XDG_RUNTIME_DIR");
+    if (runtime != NULL && runtime[0] != '\0') {
+      if (append(path, sizeof path, &pos, runtime) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
+          append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+    } else {
+      if (append(path, sizeof path, &pos, "/tmp/") != 0 || append(path, sizeof path, &pos, app) != 0 ||
+          append(path, sizeof path, &pos, "-") != 0 ||
+          append_ulong(path, sizeof path, &pos, (unsigned long)getuid()) != 0 ||
+          append(path, sizeof path, &pos, "/agent.sock") != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+    }
+  }
+#endif
+  return fit_path(path, pos, out, out_size);
+}
+
+/* ---------------------------------------------------------------- names */
+
+const char *plc_strerror(plc_status status) {
+  switch (status) {
+    case PLC_OK: return "ok";
+    case PLC_ERR_INVALID_ARGUMENT: return "invalid argument (NULL, empty or too long)";
+    case PLC_ERR_PATH_TOO_LONG: return "the socket path is longer than the platform allows; set a shorter PLUGIN_LICENSE_SOCKET";
+    case PLC_ERR_NO_PATH: return "no default socket path (no home folder or user name); set PLUGIN_LICENSE_SOCKET";
+    case PLC_ERR_NOT_RUNNING: return "the agent is not running; treat the license as unknown and retry later";
+    case PLC_ERR_CONNECT: return "could not connect to the agent socket (permission, or not a socket)";
+    case PLC_ERR_TIMEOUT: return "the agent did not answer in time";
+    case PLC_ERR_IO: return "a socket read or write failed";
+    case PLC_ERR_CLOSED: return "the agent closed the connection before answering";
+    case PLC_ERR_TOO_LARGE: return "the agent's answer is larger than the client buffer (PLC_BUFFER_SIZE)";
+    case PLC_ERR_PROTOCOL: return "the agent's answer is not a valid protocol message";
+    case PLC_ERR_AGENT: return "the agent answered with an error";
+  }
+  return "unknown status";
+}
+
+static const char *const reason_names[] = {
+    "", "not_activated", "code_revoked", "code_not_found", "deactivated",
+    "grace_expired", "clock_tampered", "cache_invalid",
+};
+
+const char *plc_reason_name(plc_reason reason) {
+  if ((int)reason >= 0 && (size_t)reason < sizeof reason_names / sizeof reason_names[0]) return reason_names[reason];
+  return "other";
+}
+
+static plc_reason reason_from_text(const char *text) {
+  if (text[0] == '\0') return PLC_REASON_NONE;
+  for (size_t i = 1; i < sizeof reason_names / sizeof reason_names[0]; i++)
+    if (strcmp(text, reason_names[i]) == 0) return (plc_reason)i;
+  return PLC_REASON_OTHER;
+}
+
+/* ---------------------------------------------------------------- time parsing */
+
+static int digits(const char *p, int n, int *value) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (p[i] < '0' || p[i] > '9') return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  *value = v;
+  return 0;
+}
+
+/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar (H. Hinnant's algorithm). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+int plc_parse_time(const char *text, int64_t *seconds) {
+  int y, mo, d, h, mi, s, oh = 0, om = 0, sign = 0;
+  const char *p = text;
+  if (text == NULL || seconds == NULL) return -1;
+  if (strlen(text) < 20) return -1;
+  if (digits(p, 4, &y) || p[4] != '-' || digits(p + 5, 2, &mo) || p[7] != '-' || digits(p + 8, 2, &d)) return -1;
+  if (p[10] != 'T' && p[10] != 't' && p[10] != ' ') return -1;
+  if (digits(p + 11, 2, &h) || p[13] != ':' || digits(p + 14, 2, &mi) || p[16] != ':' || digits(p + 17, 2, &s))
+    return -1;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return -1;
+  p += 19;
+  if (*p == '.') {
+    p++;
+    if (*p < '0' || *p > '9') return -1;
+    while (*p >= '0' && *p <= '9') p++;
+  }
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    sign = *p == '-' ? -1 : 1;
+    if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om) || oh > 23 || om > 59) return -1;
+    p += 6;
+  } else {
+    return -1;
+  }
+  if (*p != '\0') return -1;
+  *seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - sign * (oh * 3600 + om * 60);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- bounded JSON scanner */
+
+typedef struct scan {
+  const char *p;
+  const char *end;
+} scan;
+
+static void skip_ws(scan *s) {
+  while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r')) s->p++;
+}
+
+static int peek(scan *s) {
+  skip_ws(s);
+  return s->p < s->end ? (unsigned char)*s->p : -1;
+}
+
+static int expect(scan *s, char ch) {
+  if (peek(s) != (unsigned char)ch) return -1;
+  s->p++;
+  return 0;
+}
+
+static int literal(scan *s, const char *word) {
+  size_t n = strlen(word);
+  if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0) return -1;
+  s->p += n;
+  return 0;
+}
+
+static int hex4(const char *p, unsigned *v) {
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    r <<= 4;
+    if (c >= '0' && c <= '9') r |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f') r |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') r |= (unsigned)(c - 'A' + 10);
+    else return -1;
+  }
+  *v = r;
+  return 0;
+}
+
+/* Writes one byte when it fits (room kept for the NUL); remembers truncation. */
+static void put(char *out, size_t cap, size_t *pos, int *cut, unsigned char byte) {
+  if (out == NULL) return;
+  if (*pos + 1 < cap) out[(*pos)++] = (char)byte;
+  else *cut = 1;
+}
+
+static void put_utf8(char *out, size_t cap, size_t *pos, int *cut, unsigned cp) {
+  if (cp < 0x80) {
+    put(out, cap, pos, cut, (unsigned char)cp);
+  } else if (cp < 0x800) {
+    put(out, cap, pos, cut, (unsigned char)(0xC0 | (cp >> 6)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    put(out, cap, pos, cut, (unsigned char)(0xE0 | (cp >> 12)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | ((cp >> 6) & 0x3F)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | (cp & 0x3F)));
+  } else {
+    put(out, cap, pos, cut, (unsigned char)(0xF0 | (cp >> 18)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | ((cp >> 12) & 0x3F)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | ((cp >> 6) & 0x3F)));
+    put(out, cap, pos, cut, (unsigned char)(0x80 | (cp & 0x3F)));
+  }
+}
+
+/* A cut text must not end inside a UTF-8 sequence. */
+static void trim_utf8(char *out, size_t *pos) {
+  size_t i = *pos;
+  while (i > 0 && ((unsigned char)out[i - 1] & 0xC0) == 0x80) i--;
+  if (i == 0) return;
+  unsigned char lead = (unsigned char)out[i - 1];
+  size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  if (*pos - (i - 1) < need) *pos = i - 1;
+}
+
+/* Reads a JSON string, decoding it into out (cap bytes with the NUL) when out is not NULL.
+ * Returns 0, 1 when the text was cut to fit, -1 when malformed. */
+static int scan_string(scan *s, char *out, size_t cap, size_t *out_len) {
+  size_t pos = 0;
+  int cut = 0;
+  if (expect(s, '"') != 0) return -1;
+  for (;;) {
+    if (s->p >= s->end) return -1;
+    unsigned char c = (unsigned char)*s->p++;
+    if (c == '"') break;
+    if (c < 0x20) return -1;
+    if (c != '\\') {
+      put(out, cap, &pos, &cut, c);
+      continue;
+    }
+    if (s->p >= s->end) return -1;
+    c = (unsigned char)*s->p++;
+    switch (c) {
+      case '"': case '\\': case '/': put(out, cap, &pos, &cut, c); break;
+      case 'b': put(out, cap, &pos, &cut, '\b'); break;
+      case 'f': put(out, cap, &pos, &cut, '\f'); break;
+      case 'n': put(out, cap, &pos, &cut, '\n'); break;
+      case 'r': put(out, cap, &pos, &cut, '\r'); break;
+      case 't': put(out, cap, &pos, &cut, '\t'); break;
+      case 'u': {
+        unsigned cp, lo;
+        if (s->end - s->p < 4 || hex4(s->p, &cp) != 0) return -1;
+        s->p += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (s->end - s->p >= 6 && s->p[0] == '\\' && s->p[1] == 'u' && hex4(s->p + 2, &lo) == 0 && lo >= 0xDC00 &&
+              lo <= 0xDFFF) {
+            s->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else {
+            cp = 0xFFFD;
+          }
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          cp = 0xFFFD;
+        }
+        put_utf8(out, cap, &pos, &cut, cp);
+        break;
+      }
+      default: return -1;
+    }
+  }
+  if (out != NULL) {
+    if (cut) trim_utf8(out, &pos);
+    out[pos] = '\0';
+  }
+  if (out_len != NULL) *out_len = pos;
+  return cut;
+}
+
+/* Reads a JSON number; *value gets its integer part, clamped. */
+static int scan_number(scan *s, long long *value) {
+  long long v = 0;
+  int neg = 0, any = 0;
+  skip_ws(s);
+  if (s->p < s->end && *s->p == '-') {
+    neg = 1;
+    s->p++;
+  }
+  while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
+    int dgt = *s->p++ - '0';
+    v = v > (0x7fffffffffffffffLL - dgt) / 10 ? 0x7fffffffffffffffLL : v * 10 + dgt;
+    any = 1;
+  }
+  if (!any) return -1;
+  if (s->p < s->end && *s->p == '.') {
+    s->p++;
+    any = 0;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9') s->p++, any = 1;
+    if (!any) return -1;
+  }
+  if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+    s->p++;
+    if (s->p < s->end && (*s->p == '+' || *s->p == '-')) s->p++;
+    any = 0;
+    while (s->p < s->end && *s->p >= '0' && *s->p <= '9') s->p++, any = 1;
+    if (!any) return -1;
+  }
+  if (value != NULL) *value = neg ? -v : v;
+  return 0;
+}
+
+static int skip_value(scan *s, int depth);
+
+/* Member iteration: call with *first = 1 right after '{'. Returns 1 with the key read and the
+ * ':' consumed, 0 at the closing '}', -1 when malformed. A key cut to fit reads as "". */
+static int next_member(scan *s, int *first, char *key, size_t cap) {
+  int ch = peek(s);
+  if (*first) {
+    *first = 0;
+    if (ch == '}') {
+      s->p++;
+      return 0;
+    }
+  } else {
+    if (ch == '}') {
+      s->p++;
+      return 0;
+    }
+    if (ch != ',') return -1;
+    s->p++;
+  }
+  int r = scan_string(s, key, cap, NULL);
+  if (r < 0) return -1;
+  if (r == 1) key[0] = '\0';
+  return expect(s, ':') == 0 ? 1 : -1;
+}
+
+static int skip_value(scan *s, int depth) {
+  char key[8];
+  int first = 1, r;
+  if (depth > PLC_MAX_DEPTH) return -1;
+  switch (peek(s)) {
+    case '"': return scan_string(s, NULL, 0, NULL) < 0 ? -1 : 0;
+    case '{':
+      s->p++;
+      while ((r = next_member(s, &first, key, sizeof key)) == 1)
+        if (skip_value(s, depth + 1) != 0) return -1;
+      return r;
+    case '[':
+      s->p++;
+      if (peek(s) == ']') {
+        s->p++;
+        return 0;
+      }
+      for (;;) {
+        if (skip_value(s, depth + 1) != 0) return -1;
+        r = peek(s);
+        s->p++;
+        if (r == ']') return 0;
+        if (r != ',') return -1;
+      }
+    case 't': return literal(s, "true");
+    case 'f': return literal(s, "false");
+    case 'n': return literal(s, "null");
+    default: return scan_number(s, NULL);
+  }
+}
+
+/* null -> "", a string -> its text. Returns like scan_string. */
+static int scan_text_or_null(scan *s, char *out, size_t cap) {
+  if (peek(s) == 'n') {
+    out[0] = '\0';
+    return literal(s, "null");
+  }
+  return scan_string(s, out, cap, NULL);
+}
+
+static int scan_long_or_null(scan *s, long *out) {
+  long long v;
+  if (peek(s) == 'n') {
+    *out = -1;
+    return literal(s, "null");
+  }
+  if (scan_number(s, &v) != 0) return -1;
+  *out = v > 0x7fffffffL ? 0x7fffffffL : v < -0x7fffffffL ? -0x7fffffffL : (long)v;
+  return 0;
+}
+
+static int scan_time(scan *s, char *text, size_t cap, int64_t *seconds) {
+  if (scan_text_or_null(s, text, cap) != 0) return -1;
+  if (text[0] == '\0' || plc_parse_time(text, seconds) != 0) *seconds = 0;
+  return 0;
+}
+
+static int parse_license(scan *s, plc_license *out) {
+  char key[24];
+  int first = 1, r, have_valid = 0;
+  if (expect(s, '{') != 0) return -1;
+  while ((r = next_member(s, &first, key, sizeof key)) == 1) {
+    int bad = 0;
+    if (strcmp(key, "valid") == 0) {
+      int ch = peek(s);
+      if (ch == 't') bad = literal(s, "true"), out->valid = 1;
+      else if (ch == 'f') bad = literal(s, "false"), out->valid = 0;
+      else bad = 1;
+      have_valid = !bad;
+    } else if (strcmp(key, "reason") == 0) {
+      bad = scan_text_or_null(s, out->reason_text, sizeof out->reason_text) < 0;
+      out->reason = bad ? PLC_REASON_NONE : reason_from_text(out->reason_text);
+    } else if (strcmp(key, "source") == 0) {
+      char source[16] = "";
+      bad = scan_text_or_null(s, source, sizeof source) < 0;
+      out->source = strcmp(source, "online") == 0 ? PLC_SOURCE_ONLINE
+                    : strcmp(source, "cache") == 0 ? PLC_SOURCE_CACHE
+                                                   : PLC_SOURCE_UNKNOWN;
+    } else if (strcmp(key, "project_id") == 0) {
+      bad = scan_text_or_null(s, out->project_id, sizeof out->project_id) != 0;
+    } else if (strcmp(key, "code_hint") == 0) {
+      bad = scan_text_or_null(s, out->code_hint, sizeof out->code_hint) != 0;
+    } else if (strcmp(key, "activations") == 0) {
+      bad = scan_long_or_null(s, &out->activations);
+    } else if (strcmp(key, "max_activations") == 0) {
+      bad = scan_long_or_null(s, &out->max_activations);
+    } else if (strcmp(key, "validated_at") == 0) {
+      bad = scan_time(s, out->validated_at, sizeof out->validated_at, &out->validated_at_s);
+    } else if (strcmp(key, "grace_until") == 0) {
+      bad = scan_time(s, out->grace_until, sizeof out->grace_until, &out->grace_until_s);
+    } else if (strcmp(key, "next_check_at") == 0) {
+      bad = scan_time(s, out->next_check_at, sizeof out->next_check_at, &out->next_check_at_s);
+    } else {
+      bad = skip_value(s, 1);
+    }
+    if (bad) return -1;
+  }
+  return r == 0 && have_valid ? 0 : -1;
+}
+
+static int parse_error(scan *s, plc_license *out) {
+  char key[16];
+  int first = 1, r, have_code = 0;
+  if (expect(s, '{') != 0) return -1;
+  while ((r = next_member(s, &first, key, sizeof key)) == 1) {
+    int bad;
+    if (strcmp(key, "code") == 0) {
+      bad = scan_long_or_null(s, &out->error_code);
+      have_code = !bad;
+    } else if (strcmp(key, "message") == 0) {
+      bad = scan_text_or_null(s, out->error_message, sizeof out->error_message) < 0;
+    } else if (strcmp(key, "data") == 0 && peek(s) == '{') {
+      int dfirst = 1, dr;
+      s->p++;
+      while ((dr = next_member(s, &dfirst, key, sizeof key)) == 1) {
+        if (strcmp(key, "code") == 0 && peek(s) == '"') dr = scan_string(s, out->error_detail, sizeof out->error_detail, NULL) < 0;
+        else dr = skip_value(s, 2);
+        if (dr != 0) return -1;
+      }
+      bad = dr != 0;
+    } else {
+      bad = skip_value(s, 1);
+    }
+    if (bad) return -1;
+  }
+  return r == 0 && have_code ? 0 : -1;
+}
+
+typedef enum line_kind { LINE_SKIP, LINE_RESULT, LINE_ERROR, LINE_BAD } line_kind;
+
+/* Classifies one answer line for request `id` and fills out when it is ours. */
+static line_kind handle_line(const char *line, size_t len, unsigned long id, plc_license *out) {
+  scan s = {line, line + len};
+  char key[16], version[8];
+  int first = 1, r, is_ours = 0, id_null = 0, is_notification = 0, have_version = 0;
+  const char *result_at = NULL, *error_at = NULL;
+  if (expect(&s, '{') != 0) return LINE_BAD;
+  while ((r = next_member(&s, &first, key, sizeof key)) == 1) {
+    int bad;
+    if (strcmp(key, "jsonrpc") == 0) {
+      bad = scan_string(&s, version, sizeof version, NULL) != 0 || strcmp(version, "2.0") != 0;
+      have_version = !bad;
+    } else if (strcmp(key, "id") == 0) {
+      int ch = peek(&s);
+      long long v;
+      if (ch == 'n') {
+        bad = literal(&s, "null");
+        id_null = 1;
+      } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        bad = scan_number(&s, &v);
+        is_ours = !bad && v == (long long)id;
+      } else {
+        bad = skip_value(&s, 1);
+      }
+    } else if (strcmp(key, "method") == 0) {
+      is_notification = 1;
+      bad = skip_value(&s, 1);
+    } else if (strcmp(key, "result") == 0) {
+      result_at = s.p;
+      bad = skip_value(&s, 1);
+    } else if (strcmp(key, "error") == 0) {
+      error_at = s.p;
+      bad = skip_value(&s, 1);
+    } else {
+      bad = skip_value(&s, 1);
+    }
+    if (bad) return LINE_BAD;
+  }
+  if (r != 0 || peek(&s) != -1 || !have_version) return LINE_BAD;
+  if (is_notification) return LINE_SKIP;
+  /* An error with a null id answers a line the agent could not parse: with one request in
+   * flight, that line was ours. */
+  if (!is_ours && !(id_null && error_at != NULL)) return LINE_SKIP;
+  if (error_at != NULL) {
+    s.p = error_at;
+    return parse_error(&s, out) == 0 ? LINE_ERROR : LINE_BAD;
+  }
+  if (result_at != NULL) {
+    s.p = result_at;
+    return parse_license(&s, out) == 0 ? LINE_RESULT : LINE_BAD;
+  }
+  return LINE_BAD;
+}
+
+/* ---------------------------------------------------------------- transport */
+
+#ifdef _WIN32
+
+static int is_open(const plc_client *c) { return c->pipe != INVALID_HANDLE_VALUE && c->pipe != NULL; }
+
+static void transport_close(plc_client *c) {
+  if (is_open(c)) CloseHandle((HANDLE)c->pipe);
+  if (c->event != NULL) CloseHandle((HANDLE)c->event);
+  c->pipe = INVALID_HANDLE_VALUE;
+  c->event = NULL;
+}
+
+static plc_status transport_connect(plc_client *c, int64_t deadline) {
+  HANDLE h;
+  for (;;) {
+    /* Handles are not inheritable unless asked for: the Windows form of close-on-exec. */
+    h = CreateFileA(c->path, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING, FILE_FLAG_OVERLAPPED, NULL);
+    if (h != INVALID_HANDLE_VALUE) break;
+    DWORD e = GetLastError();
+    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return PLC_ERR_NOT_RUNNING;
+    if (e != ERROR_PIPE_BUSY) return PLC_ERR_CONNECT;
+    int left = remaining_ms(deadline);
+    if (left == 0) return PLC_ERR_TIMEOUT;
+    if (!WaitNamedPipeA(c->path, (DWORD)left) && GetLastError() == ERROR_SEM_TIMEOUT) return PLC_ERR_TIMEOUT;
+  }
+  c->event = CreateEventA(NULL, TRUE, FALSE, NULL);
+  if (c->event == NULL) {
+    CloseHandle(h);
+    return PLC_ERR_IO;
+  }
+  c->pipe = h;
+  return PLC_OK;
+}
+
+static plc_status map_pipe_error(DWORD e) {
+  return e == ERROR_BROKEN_PIPE || e == ERROR_NO_DATA || e == ERROR_PIPE_NOT_CONNECTED ? PLC_ERR_CLOSED : PLC_ERR_IO;
+}
+
+/* One overlapped ReadFile or WriteFile, bounded by the deadline; cancelled on time-out. */
+static plc_status overlapped_io(plc_client *c, int writing, void *data, DWORD n, DWORD *done, int64_t deadline) {
+  HANDLE h = (HANDLE)c->pipe;
+  OVERLAPPED ov;
+  BOOL ok;
+  memset(&ov, 0, sizeof ov);
+  ov.hEvent = (HANDLE)c->event;
+  ResetEvent(ov.hEvent);
+  *done = 0;
+  ok = writing ? WriteFile(h, data, n, NULL, &ov) : ReadFile(h, data, n, NULL, &ov);
+  if (!ok) {
+    DWORD e = GetLastError();
+    if (e != ERROR_IO_PENDING) return map_pipe_error(e);
+    DWORD w = WaitForSingleObject(ov.hEvent, (DWORD)remaining_ms(deadline));
+    if (w != WAIT_OBJECT_0) {
+      CancelIoEx(h, &ov);
+      GetOverlappedResult(h, &ov, done, TRUE); /* the OVERLAPPED lives on this stack: wait for the cancel */
+      return w == WAIT_TIMEOUT ? PLC_ERR_TIMEOUT : PLC_ERR_IO;
+    }
+  }
+  if (!GetOverlappedResult(h, &ov, done, FALSE)) return map_pipe_error(GetLastError());
+  return PLC_OK;
+}
+
+static plc_status transport_send_all(plc_client *c, const char *data, size_t n, int64_t deadline) {
+  while (n > 0) {
+    DWORD done;
+    plc_status st = overlapped_io(c, 1, (void *)data, (DWORD)n, &done, deadline);
+    if (st != PLC_OK) return st;
+    data += done;
+    n -= done;
+  }
+  return PLC_OK;
+}
+
+static plc_status transport_recv(plc_client *c, char *dst, size_t cap, size_t *got, int64_t deadline) {
+  DWORD done;
+  plc_status st = overlapped_io(c, 0, dst, (DWORD)cap, &done, deadline);
+  if (st != PLC_OK) return st;
+  if (done == 0) return PLC_ERR_CLOSED;
+  *got = done;
+  return PLC_OK;
+}
+
+#else /* POSIX */
+
+#if defined(MSG_NOSIGNAL)
+#define PLC_SEND_FLAGS MSG_NOSIGNAL
+#else
+#define PLC_SEND_FLAGS 0 /* SO_NOSIGPIPE is set on the socket instead */
+#endif
+
+static int is_open(const plc_client *c) { return c->fd >= 0; }
+
+static void transport_close(plc_client *c) {
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+}
+
+/* Waits until fd is ready for events or the deadline passes. */
+static plc_status wait_fd(int fd, short events, int64_t deadline) {
+  for (;;) {
+    struct pollfd pfd;
+    pfd.fd = fd;
+    pfd.events = events;
+    pfd.revents = 0;
+    int r = poll(&pfd, 1, remaining_ms(deadline));
+    if (r > 0) return PLC_OK; /* errors and hang-ups surface in the following call */
+    if (r == 0) return PLC_ERR_TIMEOUT;
+    if (errno != EINTR) return PLC_ERR_IO;
+  }
+}
+
+static plc_status map_connect_error(int e) {
+  if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR) return PLC_ERR_NOT_RUNNING;
+  if (e == ETIMEDOUT) return PLC_ERR_TIMEOUT;
+  return PLC_ERR_CONNECT;
+}
+
+static plc_status transport_connect(plc_client *c, int64_t deadline) {
+  struct sockaddr_un addr;
+  size_t n = strlen(c->path);
+  int fd;
+  if (n > PLC_SUN_PATH_MAX) return PLC_ERR_PATH_TOO_LONG;
+  memset(&addr, 0, sizeof addr);
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, c->path, n);
+
+#if defined(SOCK_CLOEXEC) && defined(SOCK_NONBLOCK)
+  fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return PLC_ERR_IO;
+#else
+  fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return PLC_ERR_IO;
+  if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+    close(fd);
+    return PLC_ERR_IO;
+  }
+#endif
+#if defined(SO_NOSIGPIPE)
+  {
+    int one = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one) != 0) {
+      close(fd);
+      return PLC_ERR_IO;
+    }
+  }
+#endif
+
+  for (;;) {
+    if (connect(fd, (struct sockaddr *)&addr, (socklen_t)sizeof addr) == 0) break;
+    int e = errno;
+    if (e == EINPROGRESS || e == EINTR) {
+      int err = 0;
+      socklen_t len = sizeof err;
+      plc_status st = wait_fd(fd, POLLOUT, deadline);
+      if (st == PLC_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+      if (st == PLC_OK && err != 0) st = map_connect_error(err);
+      if (st != PLC_OK) {
+        close(fd);
+        return st;
+      }
+      break;
+    }
+    if (e == EAGAIN) {
+      /* Linux: the listener's backlog is full (a DAW opening many plugins at once); try again. */
+      struct timespec pause = {0, 1000000};
+      if (remaining_ms(deadline) == 0) {
+        close(fd);
+        return PLC_ERR_TIMEOUT;
+      }
+      nanosleep(&pause, NULL);
+      continue;
+    }
+    close(fd);
+    return map_connect_error(e);
+  }
+  c->fd = fd;
+  return PLC_OK;
+}
+
+static plc_status transport_send_all(plc_client *c, const char *data, size_t n, int64_t deadline) {
+  while (n > 0) {
+    ssize_t w = send(c->fd, data, n, PLC_SEND_FLAGS);
+    if (w > 0) {
+      data += w;
+      n -= (size_t)w;
+      continue;
+    }
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      plc_status st = wait_fd(c->fd, POLLOUT, deadline);
+      if (st != PLC_OK) return st;
+      continue;
+    }
+    return w < 0 && (errno == EPIPE || errno == ECONNRESET || errno == ENOTCONN) ? PLC_ERR_CLOSED : PLC_ERR_IO;
+  }
+  return PLC_OK;
+}
+
+static plc_status transport_recv(plc_client *c, char *dst, size_t cap, size_t *got, int64_t deadline) {
+  for (;;) {
+    ssize_t r = recv(c->fd, dst, cap, 0);
+    if (r > 0) {
+      *got = (size_t)r;
+      return PLC_OK;
+    }
+    if (r == 0) return PLC_ERR_CLOSED;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      plc_status st = wait_fd(c->fd, POLLIN, deadline);
+      if (st != PLC_OK) return st;
+      continue;
+    }
+    return errno == ECONNRESET ? PLC_ERR_CLOSED : PLC_ERR_IO;
+  }
+}
+
+#endif
+
+/* ---------------------------------------------------------------- client */
+
+void plc_init(plc_client *client, const char *socket_path) {
+  if (client == NULL) return;
+  memset(client, 0, sizeof *client);
+#ifdef _WIN32
+  client->pipe = INVALID_HANDLE_VALUE;
+  client->event = NULL;
+#else
+  client->fd = -1;
+#endif
+  if (socket_path != NULL && socket_path[0] != '\0') {
+    size_t n = strlen(socket_path);
+    client->path_status = fit_path(socket_path, n, client->path, sizeof client->path);
+  } else {
+    client->path_status = plc_default_socket_path(NULL, client->path, sizeof client->path);
+  }
+  if (client->path_status != PLC_OK) client->path[0] = '\0';
+}
+
+void plc_close(plc_client *client) {
+  if (client == NULL) return;
+  transport_close(client);
+  client->len = 0;
+}
+
+static plc_status connect_until(plc_client *client, int64_t deadline) {
+  if (client->path_status != PLC_OK) return client->path_status;
+  if (client->path[0] == '\0') return PLC_ERR_NO_PATH;
+  client->len = 0;
+  return transport_connect(client, deadline);
+}
+
+plc_status plc_connect(plc_client *client, int timeout_ms) {
+  if (client == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  if (is_open(client)) return PLC_OK;
+  if (timeout_ms <= 0) timeout_ms = PLC_DEFAULT_TIMEOUT_MS;
+  return connect_until(client, now_ms() + timeout_ms);
+}
+
+/* Finds the next complete line in the buffer, reading more when needed. */
+static plc_status next_line(plc_client *c, size_t *line_len, int64_t deadline) {
+  size_t scanned = 0;
+  for (;;) {
+    const char *nl = memchr(c->buf + scanned, '\n', c->len - scanned);
+    if (nl != NULL) {
+      *line_len = (size_t)(nl - c->buf);
+      return PLC_OK;
+    }
+    scanned = c->len;
+    if (c->len == sizeof c->buf) return PLC_ERR_TOO_LARGE;
+    size_t got = 0;
+    plc_status st = transport_recv(c, c->buf + c->len, sizeof c->buf - c->len, &got, deadline);
+    if (st != PLC_OK) return st;
+    c->len += got;
+  }
+}
+
+static void drop_line(plc_client *c, size_t line_len) {
+  size_t used = line_len + 1;
+  memmove(c->buf, c->buf + used, c->len - used);
+  c->len -= used;
+}
+
+static void reset_license(plc_license *out) {
+  memset(out, 0, sizeof *out);
+  out->activations = -1;
+  out->max_activations = -1;
+}
+
+/* Sends one request and waits for its answer. */
+static plc_status exchange(plc_client *c, const char *request, size_t request_len, unsigned long id, plc_license *out,
+                           int64_t deadline, int *answered_bytes) {
+  plc_status st = transport_send_all(c, request, request_len, deadline);
+  if (st != PLC_OK) return st;
+  for (;;) {
+    size_t line_len = 0;
+    st = next_line(c, &line_len, deadline);
+    if (c->len > 0) *answered_bytes = 1;
+    if (st != PLC_OK) return st;
+    reset_license(out);
+    line_kind kind = handle_line(c->buf, line_len, id, out);
+    drop_line(c, line_len);
+    if (kind == LINE_RESULT) return PLC_OK;
+    if (kind == LINE_ERROR) return PLC_ERR_AGENT;
+    if (kind == LINE_BAD) return PLC_ERR_PROTOCOL;
+    if (remaining_ms(deadline) == 0) return PLC_ERR_TIMEOUT; /* a flood of notifications */
+  }
+}
+
+plc_status plc_check(plc_client *client, const char *project_id, plc_license *out, int timeout_ms) {
+  char request[PLC_REQUEST_CAP];
+  size_t pos = 0;
+  int64_t deadline;
+  int reused;
+  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  reset_license(out);
+  if (project_id == NULL || project_id[0] == '\0' || strlen(project_id) >= sizeof out->project_id)
+    return PLC_ERR_INVALID_ARGUMENT;
+  if (timeout_ms <= 0) timeout_ms = PLC_DEFAULT_TIMEOUT_MS;
+  deadline = now_ms() + timeout_ms;
+
+  if (++client->next_id == 0) client->next_id = 1;
+  if (append(request, sizeof request, &pos, "{\"jsonrpc\":\"2.0\",\"id\":") != 0 ||
+      append_ulong(request, sizeof request, &pos, client->next_id) != 0 ||
+      append(request, sizeof request, &pos, ",\"method\":\"check\",\"params\":{\"project_id\":") != 0 ||
+      append_json_string(request, sizeof request, &pos, project_id) != 0 ||
+      append(request, sizeof request, &pos, "}}\n") != 0)
+    return PLC_ERR_INVALID_ARGUMENT;
+
+  reused = is_open(client);
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int answered = 0;
+    plc_status st = PLC_OK;
+    if (!is_open(client)) st = connect_until(client, deadline);
+    if (st == PLC_OK) st = exchange(client, request, pos, client->next_id, out, deadline, &answered);
+    if (st == PLC_OK || st == PLC_ERR_AGENT) return st;
+    plc_close(client);
+    /* The agent closes idle connections: a kept connection found closed before any answer
+     * byte is reopened once, within the same deadline. */
+    if (!(reused && attempt == 0 && st == PLC_ERR_CLOSED && !answered)) return st;
+    reset_license(out);
+  }
+  return PLC_ERR_CLOSED;
+}

@@ -1,0 +1,148 @@
+/*
+ * plc: a small C client of the plugin-license agent (protocol version 1).
+ *
+ * One header, one source (plc.c), no allocation: every byte lives in the caller's plc_client.
+ * POSIX: a Unix domain socket with a non-blocking connect and poll() time-outs, no SIGPIPE,
+ * close-on-exec. Windows: a named pipe with overlapped I/O.
+ *
+ * Call it from a background thread, never from the audio thread: a call may wait up to its
+ * time-out (200 ms by default). A plc_client is not thread-safe; give each thread its own.
+ *
+ *   plc_client client;
+ *   plc_license lic;
+ *   plc_init(&client, NULL);                  // NULL: PLUGIN_LICENSE_SOCKET, else the default path
+ *   plc_status st = plc_check(&client, "your-project-id", &lic, PLC_DEFAULT_TIMEOUT_MS);
+ *   if (st == PLC_OK && lic.valid) { ... }   // st == PLC_ERR_NOT_RUNNING: unknown, retry later
+ *   plc_close(&client);
+ */
+#ifndef PLC_H
+#define PLC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PLC_PROTOCOL_VERSION 1
+#define PLC_DEFAULT_TIMEOUT_MS 200
+#define PLC_DEFAULT_APP "plugin-license"
+
+/* Bytes kept for one answer line. A LicenseState line is about 400 bytes; a longer line is
+ * refused with PLC_ERR_TOO_LARGE. Define it for the whole build (-DPLC_BUFFER_SIZE=...), never
+ * per file: it changes the size of plc_client. */
+#ifndef PLC_BUFFER_SIZE
+#define PLC_BUFFER_SIZE 4096
+#endif
+
+/* Room for a socket path or pipe name, including the terminating NUL. */
+#define PLC_PATH_CAP 260
+
+typedef enum plc_status {
+  PLC_OK = 0,
+  PLC_ERR_INVALID_ARGUMENT, /* NULL pointer, empty or over-long project id or path */
+  PLC_ERR_PATH_TOO_LONG,    /* the socket path does not fit the platform's sun_path */
+  PLC_ERR_NO_PATH,          /* no default path could be made (no HOME / USERNAME) */
+  PLC_ERR_NOT_RUNNING,      /* nothing listens on the path: treat the license as unknown */
+  PLC_ERR_CONNECT,          /* connecting failed otherwise (permission, not a socket) */
+  PLC_ERR_TIMEOUT,          /* no connection or no answer within the time-out */
+  PLC_ERR_IO,               /* a send or receive failed */
+  PLC_ERR_CLOSED,           /* the agent closed the connection before answering */
+  PLC_ERR_TOO_LARGE,        /* an answer line longer than PLC_BUFFER_SIZE */
+  PLC_ERR_PROTOCOL,         /* an answer that is not a JSON-RPC 2.0 LicenseState */
+  PLC_ERR_AGENT             /* the agent answered an error object: see plc_license.error_* */
+} plc_status;
+
+typedef enum plc_reason {
+  PLC_REASON_NONE = 0, /* valid, or no reason given */
+  PLC_REASON_NOT_ACTIVATED,
+  PLC_REASON_CODE_REVOKED,
+  PLC_REASON_CODE_NOT_FOUND,
+  PLC_REASON_DEACTIVATED,
+  PLC_REASON_GRACE_EXPIRED,
+  PLC_REASON_CLOCK_TAMPERED,
+  PLC_REASON_CACHE_INVALID,
+  PLC_REASON_OTHER /* a reason this client does not know: see reason_text */
+} plc_reason;
+
+typedef enum plc_source {
+  PLC_SOURCE_UNKNOWN = 0,
+  PLC_SOURCE_ONLINE, /* the service answered during this agent's life */
+  PLC_SOURCE_CACHE   /* the state rests on the stored cache */
+} plc_source;
+
+/* One LicenseState. Text fields are NUL-terminated and empty when the agent sent null or
+ * nothing; times are RFC 3339 text plus seconds since the Unix epoch (0 when absent). */
+typedef struct plc_license {
+  int valid;
+  plc_reason reason;
+  char reason_text[32];
+  plc_source source;
+  char project_id[128];
+  char code_hint[32];
+  long activations;     /* -1 when absent */
+  long max_activations; /* -1 when absent */
+  char validated_at[40];
+  char grace_until[40];
+  char next_check_at[40];
+  int64_t validated_at_s;
+  int64_t grace_until_s;
+  int64_t next_check_at_s;
+  /* Filled when plc_check returns PLC_ERR_AGENT. */
+  long error_code;         /* JSON-RPC code, e.g. -32602 invalid params, -32003 over a limit */
+  char error_message[160]; /* the agent's message, cut to fit */
+  char error_detail[48];   /* data.code when given (the service's error code) */
+} plc_license;
+
+typedef struct plc_client {
+#ifdef _WIN32
+  void *pipe;  /* HANDLE, INVALID_HANDLE_VALUE when closed */
+  void *event; /* manual-reset event for overlapped I/O */
+#else
+  int fd; /* -1 when closed */
+#endif
+  unsigned long next_id;
+  size_t len;              /* bytes held in buf */
+  plc_status path_status;  /* why path is empty, when plc_init could not make one */
+  char path[PLC_PATH_CAP];
+  char buf[PLC_BUFFER_SIZE];
+} plc_client;
+
+/* Prepares a client; no I/O. socket_path NULL or "" means plc_default_socket_path(NULL, ...).
+ * A path that does not fit is reported by the first plc_connect / plc_check. */
+void plc_init(plc_client *client, const char *socket_path);
+
+/* Connects now (plc_check also connects on demand). timeout_ms <= 0 means the default. */
+plc_status plc_connect(plc_client *client, int timeout_ms);
+
+/* Asks the agent for the state of project_id: connects when needed, sends `check`, waits for
+ * the answer with the same id, skipping notifications. The whole call is bounded by timeout_ms
+ * (<= 0: PLC_DEFAULT_TIMEOUT_MS). After any error other than PLC_ERR_AGENT the connection is
+ * closed, and the next call reconnects. */
+plc_status plc_check(plc_client *client, const char *project_id, plc_license *out, int timeout_ms);
+
+/* Closes the connection; the client can be used again. Safe to call twice. */
+void plc_close(plc_client *client);
+
+/* Writes the agent's default socket path (or pipe name) for namespace app (NULL: the
+ * PLUGIN_LICENSE_APP variable, else "plugin-license"), following the protocol: the
+ * PLUGIN_LICENSE_SOCKET variable wins. A path over the platform's limit is PLC_ERR_PATH_TOO_LONG,
+ * never cut. */
+plc_status plc_default_socket_path(const char *app, char *out, size_t out_size);
+
+/* A short English text for a status, e.g. "the agent is not running". Never NULL. */
+const char *plc_strerror(plc_status status);
+
+/* The protocol's name of a reason ("not_activated"), "" for PLC_REASON_NONE. */
+const char *plc_reason_name(plc_reason reason);
+
+/* Parses RFC 3339 text ("2026-12-22T10:00:00Z", fractions and offsets allowed) into seconds
+ * since the Unix epoch. Returns 0 on success, -1 on malformed text. */
+int plc_parse_time(const char *text, int64_t *seconds);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PLC_H */
