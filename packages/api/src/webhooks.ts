@@ -41,10 +41,10 @@ export interface SignWebhookOptions {
   now?: () => number;
 }
 
-export interface WebhookSignatureHeaders {
+export type WebhookSignatureHeaders = {
   'x-service-signature': string;
   'x-service-timestamp'?: string;
-}
+};
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 
