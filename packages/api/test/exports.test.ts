@@ -1,0 +1,79 @@
+// The built package loads as ESM and as CommonJS, from its own name, the way consumers load it.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(packageDir, 'dist');
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+beforeAll(async () => {
+  const built = join(dist, 'index.cjs');
+  if (!existsSync(built) || statSync(built).mtimeMs < newestSource(join(packageDir, 'src'))) {
+    await run('pnpm', ['--filter', '@plugin-license/api', 'build'], { cwd: packageDir });
+  }
+}, 120_000);
+
+async function node(args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, args, { cwd: packageDir });
+  return stdout.trim();
+}
+
+const probe = `
+  const names = Object.keys(m).sort();
+  const client = new m.ServiceClient({ baseUrl: 'http://127.0.0.1:1/functions/v1' });
+  let configError;
+  try { new m.ServiceClient({ baseUrl: 'http://example.invalid/functions/v1' }); } catch (e) { configError = e; }
+  console.log(JSON.stringify({
+    names,
+    hint: m.codeHint('3f2a9c1e-0b7d-4e55-9a10-77c2d4e8b601'),
+    configError: [configError.name, configError.code, m.isConfigError(configError)],
+    parsed: m.ActivateResult.safeParse({ success: true, activations: 1, max_activations: 2, remaining: 1 }).success,
+  }));
+  client.close();
+`;
+
+describe('built package', () => {
+  it('ships ESM, CommonJS and both type declarations', () => {
+    for (const file of ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts']) expect(existsSync(join(dist, file))).toBe(true);
+  });
+
+  it('loads with require() and with import, exposing the same names', async () => {
+    const cjs = JSON.parse(await node(['-e', `const m = require('@plugin-license/api');${probe}`]));
+    const esm = JSON.parse(await node(['--input-type=module', '-e', `import * as m from '@plugin-license/api';${probe}`]));
+    expect(esm.names).toEqual(cjs.names);
+    for (const name of ['ServiceClient', 'ServiceError', 'NetworkError', 'TimeoutError', 'SchemaError', 'ConfigError', 'isApiError', 'verifyWebhook', 'signWebhook', 'WebhookDeduplicator', 'signTrigger', 'codeHint', 'assertBaseUrl']) {
+      expect(cjs.names).toContain(name);
+    }
+    for (const result of [cjs, esm]) {
+      expect(result.hint).toBe('3f2a…b601');
+      expect(result.configError).toEqual(['ConfigError', 'invalid_config', true]);
+      expect(result.parsed).toBe(true);
+    }
+  });
+
+  it('guards recognise errors of the other copy when both builds load in one process', async () => {
+    const out = await node([
+      '--input-type=module',
+      '-e',
+      `import { createRequire } from 'node:module';
+       import * as esm from '@plugin-license/api';
+       const cjs = createRequire(process.cwd() + '/package.json')('@plugin-license/api');
+       const e = new cjs.TimeoutError('slow', 'GET /sdk/status', 5);
+       console.log(JSON.stringify([e instanceof esm.TimeoutError, esm.isTimeoutError(e), esm.isApiError(e), esm.isNetworkError(e)]));`,
+    ]);
+    expect(JSON.parse(out)).toEqual([false, true, true, false]);
+  });
+});
