@@ -1,0 +1,71 @@
+// Client overhead: activate + validate round trips through ServiceClient vs the same requests sent
+// with a bare undici.request on one keep-alive Agent, in the same run, against the in-process
+// emulator with rate limits raised. Rounds alternate between the two so drift hits both alike.
+import { ServiceClient } from '@plugin-license/api';
+import { startEmulator } from '@plugin-license/emulator';
+import { Agent, request } from 'undici';
+
+const WARMUP = 100;
+const ROUNDS = 6;
+const PER_ROUND = 250; // activate + validate pairs per round and side
+
+export async function run() {
+  const emu = await startEmulator({ port: 0, rateLimits: { activation: 1e9, builds: 1e9, general: 1e9, trigger: 1e9 } });
+  const agent = new Agent({ keepAliveTimeout: 10_000 });
+  const client = new ServiceClient({ baseUrl: emu.baseUrl, token: emu.token, retry: false });
+  try {
+    const { code } = await client.activation.generate({ project_id: emu.projectId, max_activations: 10, notes: 'bench' });
+    const body = { code, machine_id: 'm1_bench-machine', plugin_id: emu.projectId };
+    const json = JSON.stringify(body);
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+
+    const bare = async () => {
+      for (const action of ['activate', 'validate']) {
+        const res = await request(`${emu.baseUrl}/plugin-activation/${action}`, { method: 'POST', headers, body: json, dispatcher: agent });
+        const data = await res.body.json();
+        if (res.statusCode !== 200) throw new Error(`bare ${action} answered ${res.statusCode}: ${JSON.stringify(data)}`);
+      }
+    };
+    const viaClient = async () => {
+      await client.activation.activate(body);
+      await client.activation.validate(body);
+    };
+
+    for (let i = 0; i < WARMUP; i++) {
+      await bare();
+      await viaClient();
+    }
+    let bareMs = 0;
+    let clientMs = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const sides = round % 2 === 0 ? ['bare', 'client'] : ['client', 'bare'];
+      for (const side of sides) {
+        const fn = side === 'bare' ? bare : viaClient;
+        const start = performance.now();
+        for (let i = 0; i < PER_ROUND; i++) await fn();
+        const elapsed = performance.now() - start;
+        if (side === 'bare') bareMs += elapsed;
+        else clientMs += elapsed;
+      }
+    }
+    const requests = ROUNDS * PER_ROUND * 2;
+    const clientRps = requests / (clientMs / 1000);
+    const bareRps = requests / (bareMs / 1000);
+    return [
+      {
+        name: 'api: activate+validate via ServiceClient',
+        value: clientRps,
+        unit: 'req/s',
+        baseline: bareRps,
+        ratio: clientMs / bareMs,
+        goal: 'ratio = client time / bare undici time <= 1.15',
+      },
+      { name: 'api: activate+validate via bare undici.request', value: bareRps, unit: 'req/s' },
+      { name: 'api: client overhead (client time / bare time)', value: clientMs / bareMs, unit: 'x', goal: '<= 1.15' },
+    ];
+  } finally {
+    await client.close();
+    await agent.close();
+    await emu.close();
+  }
+}
