@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
 
-export default defineConfig(baseConfig());
+// env-paths (and its is-safe-filename) are ESM-only: bundle them so require() works.
+export default defineConfig(baseConfig({ noExternal: ['env-paths', 'is-safe-filename'] }));

@@ -1,1 +1,14 @@
-export {};
+export { License } from './license.js';
+export type { LicenseOptions, CallOptions, ValidateOptions } from './license.js';
+export type { LicenseStatus, Reason, CodeStatus } from './license-status.js';
+export { LicenseError, isLicenseError } from './errors.js';
+export type { LicenseErrorCode, LicenseErrorOptions } from './errors.js';
+export { DEFAULT_POLICY, resolvePolicy } from './policy.js';
+export type { LicensePolicy } from './policy.js';
+export { backoffDelay, revalidationDelay, nextRevalidation, earliestRequestAt } from './schedule.js';
+export type { Random, RevalidationInput } from './schedule.js';
+export { getMachineId } from './machine-id.js';
+export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
+export { resolvePaths, listCachedProjects, cacheFilePath, DEFAULT_NAMESPACE } from './paths.js';
+export type { PathOptions, LicensePaths } from './paths.js';
+export { normalizeCode } from './input.js';

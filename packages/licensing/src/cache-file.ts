@@ -1,0 +1,214 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFileSync, renameSync } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { z } from 'zod';
+
+/** Version of the file layout; a newer one is left alone (never moved aside) by this version. */
+export const CACHE_FORMAT = 1;
+
+const ServiceReason = z.enum(['not_activated', 'code_revoked', 'code_not_found', 'deactivated']);
+const Millis = z.number().int().nonnegative();
+
+/** What the cache keeps for one project. Times are epoch ms of the injected clock. */
+export const StoredLicense = z.strictObject({
+  code: z.string().min(1).max(256),
+  status: z.enum(['active', 'invalid']),
+  reason: ServiceReason.nullable(),
+  activations: z.number().int().nullable(),
+  maxActivations: z.number().int().nullable(),
+  activatedAt: Millis,
+  /** Last online success. */
+  validatedAt: Millis.nullable(),
+  /** Last definitive answer of the service (success or a reason). */
+  answeredAt: Millis.nullable(),
+  /** Last request, answered or not. */
+  attemptedAt: Millis.nullable(),
+  /** Consecutive transport failures since the last answer. */
+  failures: z.number().int().nonnegative(),
+  /** No request before this time (back-off or the service's rate-limit reset). */
+  retryAt: Millis.nullable(),
+  /** When the next background revalidation is due. */
+  nextCheckAt: Millis.nullable(),
+  /** Highest wall time ever seen; a clock far behind it is tampered. */
+  maxSeenAt: Millis,
+  /** Incremented by every write; lets concurrent writers be checked for lost updates. */
+  revision: z.number().int().nonnegative(),
+});
+export type StoredLicense = z.infer<typeof StoredLicense>;
+
+const CacheBody = z.strictObject({
+  format: z.literal(CACHE_FORMAT),
+  projectId: z.string(),
+  machineId: z.string(),
+  license: StoredLicense,
+});
+type CacheBody = z.infer<typeof CacheBody>;
+
+export type CacheRead =
+  | { kind: 'missing' }
+  | { kind: 'ok'; license: StoredLicense }
+  | { kind: 'invalid'; problem: string; text: string }
+  | { kind: 'newer'; format: number };
+
+export interface CacheIdentity {
+  projectId: string;
+  machineId: string;
+  cacheKey: Buffer;
+}
+
+/** Serialises a state with its HMAC. The MAC covers the exact JSON text of everything else. */
+export function encodeCache(identity: CacheIdentity, license: StoredLicense): string {
+  const body: CacheBody = { format: CACHE_FORMAT, projectId: identity.projectId, machineId: identity.machineId, license: pick(license) };
+  const text = JSON.stringify(body);
+  const mac = createHmac('sha256', identity.cacheKey).update(text).digest('hex');
+  return `${text.slice(0, -1)},"mac":"${mac}"}\n`;
+}
+
+/** Parses and authenticates a cache file's text; any mismatch is `invalid`, never a throw. */
+export function decodeCache(identity: CacheIdentity, text: string): CacheRead {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', problem: 'not JSON (truncated or edited)', text };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { kind: 'invalid', problem: 'not a JSON object', text };
+  const { mac, ...rest } = parsed as Record<string, unknown>;
+  if (typeof rest.format === 'number' && rest.format > CACHE_FORMAT) return { kind: 'newer', format: rest.format };
+  if (typeof mac !== 'string' || !/^[0-9a-f]{64}$/.test(mac)) return { kind: 'invalid', problem: 'no authentication tag', text };
+  const expected = createHmac('sha256', identity.cacheKey).update(JSON.stringify(rest)).digest();
+  if (!timingSafeEqual(expected, Buffer.from(mac, 'hex'))) {
+    return { kind: 'invalid', problem: 'authentication tag does not match (edited, or written on another machine)', text };
+  }
+  const body = CacheBody.safeParse(rest);
+  if (!body.success) return { kind: 'invalid', problem: `unexpected content at ${body.error.issues[0]?.path.join('.') || 'top level'}`, text };
+  if (body.data.projectId !== identity.projectId) return { kind: 'invalid', problem: 'belongs to another project', text };
+  if (body.data.machineId !== identity.machineId) return { kind: 'invalid', problem: 'bound to another machine id', text };
+  return { kind: 'ok', license: body.data.license };
+}
+
+/** Reads a cache file synchronously (the first `check()`). */
+export function readCacheSync(file: string, identity: CacheIdentity): CacheRead {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw e;
+  }
+  return decodeCache(identity, text);
+}
+
+export async function readCache(file: string, identity: CacheIdentity): Promise<CacheRead> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw e;
+  }
+  return decodeCache(identity, text);
+}
+
+/**
+ * Replaces `file` atomically: a temp file in the same folder, written and fsynced, renamed over
+ * the target, then the folder fsynced where the OS allows it (not on Windows). A reader sees
+ * the old content or the new, never a mix.
+ */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
+  const dir = dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `${tempPrefix(file)}${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(text, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, file);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+  await syncDir(dir);
+}
+
+/** Removes temp files of `file` left by writers that died between create and rename. Call under the lock. */
+export async function sweepTempFiles(file: string): Promise<void> {
+  const dir = dirname(file);
+  const prefix = tempPrefix(file);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(names.filter((n) => n.startsWith(prefix) && n.endsWith('.tmp')).map((n) => unlink(join(dir, n)).catch(() => undefined)));
+}
+
+/** Moves a bad file aside (`<name>.invalid-<time>`) for support to inspect; returns the new path. */
+export async function moveAside(file: string): Promise<string | null> {
+  const target = asideName(file);
+  try {
+    await rename(file, target);
+    return target;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+export function moveAsideSync(file: string): string | null {
+  const target = asideName(file);
+  try {
+    renameSync(file, target);
+    return target;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+function asideName(file: string): string {
+  return `${file}.invalid-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}`;
+}
+
+async function syncDir(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  let handle;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename is still atomic.
+  } finally {
+    await handle?.close();
+  }
+}
+
+function tempPrefix(file: string): string {
+  return `.${basename(file)}.`;
+}
+
+// Writes exactly the known fields in a fixed order, so the MAC input is stable.
+function pick(l: StoredLicense): StoredLicense {
+  return {
+    code: l.code,
+    status: l.status,
+    reason: l.reason,
+    activations: l.activations,
+    maxActivations: l.maxActivations,
+    activatedAt: l.activatedAt,
+    validatedAt: l.validatedAt,
+    answeredAt: l.answeredAt,
+    attemptedAt: l.attemptedAt,
+    failures: l.failures,
+    retryAt: l.retryAt,
+    nextCheckAt: l.nextCheckAt,
+    maxSeenAt: l.maxSeenAt,
+    revision: l.revision,
+  };
+}

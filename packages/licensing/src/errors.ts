@@ -1,0 +1,60 @@
+const MARKER = Symbol.for('plugin-license.licensing.LicenseError');
+
+/** Stable codes of {@link LicenseError}; callers switch on these. */
+export type LicenseErrorCode =
+  | 'invalid_code'
+  | 'code_not_found'
+  | 'code_revoked'
+  | 'max_activations_reached'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'unauthorized'
+  | 'invalid_argument'
+  | 'not_activated'
+  | 'cache_io';
+
+export interface LicenseErrorOptions {
+  retryAt?: Date;
+  activations?: number;
+  maxActivations?: number;
+  status?: number;
+  cause?: unknown;
+}
+
+/**
+ * The one error class of `@plugin-license/licensing`. `code` is stable; the message says what
+ * happened and what to do next, and never contains a full activation code.
+ *
+ * @example
+ * try { await license.activate(code); }
+ * catch (e) { if (isLicenseError(e) && e.code === 'max_activations_reached') console.log(e.activations, e.maxActivations); }
+ */
+export class LicenseError extends Error {
+  override readonly name = 'LicenseError' as const;
+  readonly code: LicenseErrorCode;
+  readonly retryAt?: Date;
+  readonly activations?: number;
+  readonly maxActivations?: number;
+  readonly status?: number;
+
+  constructor(code: LicenseErrorCode, message: string, options: LicenseErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    if (options.retryAt !== undefined) this.retryAt = options.retryAt;
+    if (options.activations !== undefined) this.activations = options.activations;
+    if (options.maxActivations !== undefined) this.maxActivations = options.maxActivations;
+    if (options.status !== undefined) this.status = options.status;
+    Object.defineProperty(this, MARKER, { value: true });
+  }
+}
+
+/**
+ * True for a {@link LicenseError}, also one from another copy of this package or another realm.
+ *
+ * @example
+ * if (isLicenseError(e) && e.code === 'unavailable') showOfflineNotice();
+ */
+export function isLicenseError(e: unknown): e is LicenseError {
+  if (typeof e !== 'object' || e === null) return false;
+  return (e as Record<symbol, unknown>)[MARKER] === true || (e as Error).name === 'LicenseError';
+}

@@ -1,0 +1,36 @@
+import type { ValidationReason } from '@plugin-license/api';
+
+/**
+ * Why a license is not valid: the service's reasons (`not_activated`, `code_revoked`,
+ * `code_not_found`, `deactivated`) and the library's own (`grace_expired`, `clock_tampered`,
+ * `cache_invalid`). Nothing stored for a project is `not_activated`.
+ */
+export type Reason = ValidationReason | 'grace_expired' | 'clock_tampered' | 'cache_invalid';
+
+/** The state of one project's license, as `check()`, `validate()` and the `change` event give it. */
+export interface LicenseStatus {
+  projectId: string;
+  valid: boolean;
+  /** Null when valid. */
+  reason: Reason | null;
+  /** `online` once the last word came from the service in this object's life; `cache` when it rests on the stored file. */
+  source: 'online' | 'cache';
+  /** First 4 + "…" + last 4 characters of the stored code; the full code is never shown. */
+  codeHint: string | null;
+  activations: number | null;
+  maxActivations: number | null;
+  /** Last online success. */
+  validatedAt: Date | null;
+  /** Until when the license stays valid offline (validatedAt + graceMs); null when not valid-able. */
+  graceUntil: Date | null;
+  /** When a background revalidation is due (after failures: the back-off); null without a stored code. */
+  nextCheckAt: Date | null;
+}
+
+/** Slots of a code, from the service's public status endpoint. */
+export interface CodeStatus {
+  activations: number;
+  maxActivations: number;
+  available: number;
+  isRevoked: boolean;
+}

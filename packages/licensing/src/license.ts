@@ -1,0 +1,562 @@
+import { EventEmitter } from 'node:events';
+import { codeHint, ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
+
+import type { StoredLicense } from './cache-file.js';
+import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
+import { LicenseError } from './errors.js';
+import { normalizeBaseUrl, normalizeCode } from './input.js';
+import type { CodeStatus, LicenseStatus, Reason } from './license-status.js';
+import { LicenseStore } from './license-store.js';
+import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
+import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
+import { resolvePolicy, type LicensePolicy } from './policy.js';
+import { backoffDelay, earliestRequestAt, revalidationDelay, type Random } from './schedule.js';
+
+type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
+
+/** Options of `new License(...)`. */
+export interface LicenseOptions {
+  /** The project (plugin) id, a UUID. @example '123e4567-e89b-12d3-a456-426614174000' */
+  projectId: string;
+  /** Service base URL ending in `/functions/v1`; https unless loopback. @example 'https://service.example/functions/v1' */
+  baseUrl: string;
+  /** One per vendor, so two vendors' ids and caches never collide. Default `PLUGIN_LICENSE_APP`, else `plugin-license`. @example 'acme-audio' */
+  namespace?: string;
+  /** One root folder for the cache instead of the per-OS folders. Default `PLUGIN_LICENSE_HOME`. @example '/opt/acme/license' */
+  home?: string;
+  /** Your own machine id, sent as is instead of the derived one. @example 'studio-pc-7' */
+  machineId?: string;
+  /** Clock in epoch ms; injected by tests. Default `Date.now`. @example () => Date.now() */
+  now?: () => number;
+  /** Overrides of {@link DEFAULT_POLICY}. @example { graceMs: 7 * 86_400_000 } */
+  policy?: Partial<LicensePolicy>;
+  /** A client to share (not closed by `close()`); otherwise one is created. */
+  client?: ServiceClient;
+  /** Bearer token, if the service wants one on activation calls. */
+  token?: string;
+  /** undici dispatcher for the created client (proxies, tests). */
+  dispatcher?: Dispatcher;
+  /** Replaces the OS machine-id lookup (tests: a machine without one returns null). */
+  rawMachineIdProvider?: RawMachineIdProvider;
+  /** Uniform [0,1) source for jitter; injected by tests. Default `Math.random`. */
+  random?: Random;
+}
+
+/** Options of every async call. */
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+/** Options of `validate()`. */
+export interface ValidateOptions extends CallOptions {
+  /** Ask the service even within the minimum interval or the back-off (support tools). */
+  force?: boolean;
+}
+
+// Decision buckets of an active license; check() recomputes the status only when the bucket moves.
+const VALID = 0;
+const TAMPERED = 1;
+const EXPIRED = 2;
+const STATIC = 3;
+
+interface License {
+  on(event: 'change', listener: (status: LicenseStatus) => void): this;
+  once(event: 'change', listener: (status: LicenseStatus) => void): this;
+  off(event: 'change', listener: (status: LicenseStatus) => void): this;
+  emit(event: 'change', status: LicenseStatus): boolean;
+}
+
+/**
+ * The license of one project on this machine: activation, online validation with an offline
+ * grace period, a tamper-evident cache, clock checks, and a synchronous `check()` for hot paths.
+ * Emits `change` with the new {@link LicenseStatus} whenever it changes.
+ *
+ * @example
+ * const license = new License({ projectId, baseUrl: 'https://service.example/functions/v1', namespace: 'acme-audio' });
+ * const status = await license.validate();
+ * if (!status.valid) console.log(`not licensed: ${status.reason}`);
+ * license.check().valid; // later, on a hot path: memory only
+ */
+class License extends EventEmitter {
+  readonly projectId: string;
+  readonly policy: Readonly<LicensePolicy>;
+  readonly #namespace: string;
+  readonly #home: string | undefined;
+  readonly #callerMachineId: string | undefined;
+  readonly #rawProvider: RawMachineIdProvider | undefined;
+  readonly #now: () => number;
+  readonly #random: Random;
+  readonly #client: ServiceClient;
+  readonly #ownsClient: boolean;
+
+  #identity: MachineIdentity | undefined;
+  #store: LicenseStore | undefined;
+  #loaded = false;
+  #state: StoredLicense | null = null;
+  #cacheInvalid = false;
+  #heardOnline = false;
+  #maxSeen = 0;
+  #validUntil = -Infinity;
+  #tolerance: number;
+  #bucket = -1;
+  #status: LicenseStatus;
+  #queue: Promise<unknown> = Promise.resolve();
+  #closed = false;
+
+  constructor(options: LicenseOptions) {
+    super();
+    if (!options || typeof options !== 'object') {
+      throw new LicenseError('invalid_argument', 'new License() needs an options object with projectId and baseUrl');
+    }
+    assertProjectId(options.projectId);
+    this.projectId = options.projectId.toLowerCase();
+    const baseUrl = normalizeBaseUrl(options.baseUrl);
+    this.#namespace = resolveNamespace(options.namespace);
+    this.#home = options.home;
+    this.#callerMachineId = options.machineId === undefined ? undefined : normalizeCallerMachineId(options.machineId);
+    this.#rawProvider = options.rawMachineIdProvider;
+    this.policy = Object.freeze(resolvePolicy(options.policy));
+    this.#tolerance = this.policy.clockToleranceMs;
+    this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    if (options.client) {
+      this.#client = options.client;
+      this.#ownsClient = false;
+    } else {
+      this.#client = new ServiceClient({
+        baseUrl,
+        ...(options.token === undefined ? {} : { token: options.token }),
+        ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+        timeoutMs: Math.max(1, this.policy.requestTimeoutMs),
+        // One quick retry inside a call; the policy's back-off handles longer outages.
+        retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: Math.max(1, this.policy.requestTimeoutMs) },
+      });
+      this.#ownsClient = true;
+    }
+    this.#status = this.#build(STATIC);
+  }
+
+  /**
+   * The license status from memory: no network, and file I/O only on the first call (it loads
+   * the cache). Grace and clock rules are applied with the current `now()`. Cheap enough for a
+   * hot path.
+   *
+   * @example
+   * if (!license.check().valid) showLicenseDialog();
+   */
+  check(): LicenseStatus {
+    if (!this.#loaded) this.#loadSync();
+    const t = this.#now();
+    if (t > this.#maxSeen) this.#maxSeen = t;
+    const bucket = this.#bucketAt(t);
+    if (bucket !== this.#bucket) this.#publish(bucket);
+    return this.#status;
+  }
+
+  /**
+   * Activates `code` on this machine (online) and stores the license. Throws a
+   * {@link LicenseError}: `invalid_code`, `code_not_found`, `code_revoked`,
+   * `max_activations_reached` (with `activations`, `maxActivations`), `rate_limited` (with
+   * `retryAt`), `unavailable` (offline; `cause` says why), `unauthorized`. A code that is
+   * empty, has control characters or is over 256 characters fails with `invalid_code` before
+   * any request.
+   *
+   * @example
+   * const status = await license.activate('  3f2a9c1e-0b7d-4e55-9a10-77c2d4e8b601 ');
+   * console.log(`activated ${status.codeHint}: ${status.activations}/${status.maxActivations}`);
+   */
+  async activate(code: string, options: CallOptions = {}): Promise<LicenseStatus> {
+    const c = normalizeCode(code);
+    return this.#serial(async () => {
+      const identity = await this.#load();
+      throwIfAborted(options.signal);
+      const store = this.#store as LicenseStore;
+      let result;
+      try {
+        result = await this.#client.activation.activate({ code: c, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+      } catch (e) {
+        throwIfAborted(options.signal);
+        const error = await toLicenseError(e, c, 'activate', this.#client, options.signal);
+        if (!isTransportFailure(e)) this.#heardOnline = true;
+        if ((error.code === 'code_revoked' || error.code === 'code_not_found') && this.#state?.code === c) {
+          // A definitive answer about the stored code: it stops being valid offline too.
+          const t = this.#tick();
+          const reason: ValidationReason = error.code;
+          await this.#apply(store.update((cur) => (cur && cur.code === c ? this.#answered(cur, t, { status: 'invalid', reason }) : undefined)));
+        } else {
+          this.#publish(this.#bucketAt(this.#now()));
+        }
+        throw error;
+      }
+      if (!result.success) {
+        throw new LicenseError('unavailable', `the service did not activate code ${codeHint(c)} and gave no reason; try again later`);
+      }
+      const t = this.#tick();
+      const nextCheckAt = t + revalidationDelay(this.policy, this.#random);
+      const update = store.update((cur) => ({
+        code: c,
+        status: 'active',
+        reason: null,
+        activations: result.activations,
+        maxActivations: result.max_activations,
+        activatedAt: cur?.code === c ? cur.activatedAt : t,
+        validatedAt: t,
+        answeredAt: t,
+        attemptedAt: t,
+        failures: 0,
+        retryAt: this.#rateLimitReset(t),
+        nextCheckAt,
+        maxSeenAt: t,
+        revision: 0,
+      }));
+      this.#heardOnline = true;
+      this.#trustClock(t);
+      return this.#apply(update);
+    });
+  }
+
+  /**
+   * Validates the stored license, online first. A definitive answer of the service updates the
+   * cache at once (a revoked code is not valid offline either). When the service can't be
+   * reached (DNS, refused, reset, time-out, 5xx, 429) the cached state decides, under the grace
+   * period and the clock check, and the next attempt backs off. Within `minRevalidateIntervalMs`
+   * of the last answer, or during a back-off, it answers from memory without a request (pass
+   * `force: true` to ask anyway). Nothing stored: `not_activated`, no request.
+   *
+   * @example
+   * const status = await license.validate({ signal: AbortSignal.timeout(5000) });
+   * if (status.valid && status.source === 'cache') console.log(`offline; valid until ${status.graceUntil?.toISOString()}`);
+   */
+  async validate(options: ValidateOptions = {}): Promise<LicenseStatus> {
+    return this.#serial(async () => {
+      const identity = await this.#load();
+      throwIfAborted(options.signal);
+      const store = this.#store as LicenseStore;
+      const state = this.#state;
+      const t = this.#tick();
+      if (state === null) return this.#publish(this.#bucketAt(t));
+      const bucket = this.#bucketAt(t);
+      const waitUntil = earliestRequestAt({ policy: this.policy, lastAnswerAt: state.answeredAt, retryAt: state.retryAt });
+      const clockWentBack = state.attemptedAt !== null && t < state.attemptedAt;
+      if (!options.force && t < waitUntil && bucket !== TAMPERED && !clockWentBack) {
+        if (this.#maxSeen > state.maxSeenAt + this.policy.clockCheckpointMs) {
+          const seen = this.#maxSeen;
+          return this.#apply(store.update((cur) => (cur && cur.code === state.code && seen > cur.maxSeenAt ? { ...cur, maxSeenAt: seen } : undefined)));
+        }
+        return this.#publish(bucket);
+      }
+      const code = state.code;
+      let answer: { valid: boolean; reason: ValidationReason | null };
+      try {
+        const r = await this.#client.activation.validate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+        answer = { valid: r.valid, reason: r.valid ? null : (r.reason ?? 'not_activated') };
+      } catch (e) {
+        throwIfAborted(options.signal);
+        if (isTransportFailure(e)) {
+          const after = this.#tick();
+          const serviceRetryAt = retryAtOf(e);
+          this.#heardOnline = false;
+          return this.#apply(
+            store.update((cur) => {
+              if (!cur || cur.code !== code) return undefined;
+              const failures = cur.failures + 1;
+              const retryAt = Math.max(after + backoffDelay(this.policy, failures, this.#random), serviceRetryAt ?? 0);
+              return { ...cur, attemptedAt: after, failures, retryAt, nextCheckAt: retryAt, maxSeenAt: Math.max(cur.maxSeenAt, this.#maxSeen) };
+            }),
+          );
+        }
+        const reason = isDefinitiveReason(e);
+        if (reason === null) throw await toLicenseError(e, code, 'validate', this.#client, options.signal);
+        answer = { valid: false, reason };
+      }
+      const after = this.#tick();
+      this.#heardOnline = true;
+      if (answer.valid) this.#trustClock(after);
+      return this.#apply(
+        store.update((cur) => {
+          if (!cur || cur.code !== code) return undefined; // deactivated or replaced meanwhile: keep that
+          return answer.valid
+            ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after })
+            : this.#answered(cur, after, { status: 'invalid', reason: answer.reason });
+        }),
+      );
+    });
+  }
+
+  /**
+   * Releases this machine's slot (online), then forgets the stored license. When the service
+   * can't be reached it throws `unavailable` and keeps the state, so a slot is never lost
+   * locally while the service still counts it. Nothing stored: `not_activated`.
+   *
+   * @example
+   * await license.deactivate(); // before moving the plugin to another computer
+   */
+  async deactivate(options: CallOptions = {}): Promise<LicenseStatus> {
+    return this.#serial(async () => {
+      const identity = await this.#load();
+      throwIfAborted(options.signal);
+      const store = this.#store as LicenseStore;
+      const state = this.#state;
+      if (state === null) {
+        throw new LicenseError(
+          'not_activated',
+          this.#cacheInvalid
+            ? `the license cache of project ${this.projectId} was invalid and has been set aside, so the code is unknown; deactivate by activating again, or ask support to free the slot`
+            : `project ${this.projectId} is not activated on this machine; nothing to deactivate`,
+        );
+      }
+      const code = state.code;
+      try {
+        await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+      } catch (e) {
+        throwIfAborted(options.signal);
+        const error = await toLicenseError(e, code, 'deactivate', this.#client, options.signal);
+        // The service holds no slot for a code it doesn't know or has revoked: forgetting loses nothing.
+        if (error.code !== 'code_not_found' && error.code !== 'code_revoked') throw error;
+      }
+      this.#tick();
+      this.#heardOnline = true;
+      return this.#apply(store.update((cur) => (cur && cur.code === code ? null : undefined)));
+    });
+  }
+
+  /**
+   * Slots of a code from the service's public status endpoint (default: the stored code), for
+   * support tools. Errors as for `activate()`.
+   *
+   * @example
+   * const { activations, maxActivations, isRevoked } = await license.status();
+   */
+  async status(code?: string, options: CallOptions = {}): Promise<CodeStatus> {
+    let c: string;
+    if (code === undefined) {
+      await this.#load();
+      if (this.#state === null) throw new LicenseError('not_activated', `project ${this.projectId} has no stored code on this machine; pass the code to look up`);
+      c = this.#state.code;
+    } else {
+      c = normalizeCode(code);
+    }
+    try {
+      const s = await this.#client.activation.status(c, { ...signalOf(options) });
+      return { activations: s.activations, maxActivations: s.max_activations, available: s.available, isRevoked: s.is_revoked };
+    } catch (e) {
+      throwIfAborted(options.signal);
+      throw await toLicenseError(e, c, 'status', this.#client, options.signal);
+    }
+  }
+
+  /**
+   * Waits for running calls and closes the client this object created. The object can still
+   * `check()` afterwards.
+   *
+   * @example
+   * process.on('beforeExit', () => license.close());
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#queue.catch(() => undefined);
+    if (this.#ownsClient) await this.#client.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new LicenseError('invalid_argument', 'this License was closed; create a new one'));
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  #identityOptions() {
+    return {
+      namespace: this.#namespace,
+      ...(this.#home === undefined ? {} : { home: this.#home }),
+      ...(this.#callerMachineId === undefined ? {} : { machineId: this.#callerMachineId }),
+      ...(this.#rawProvider === undefined ? {} : { rawMachineIdProvider: this.#rawProvider }),
+    };
+  }
+
+  #makeStore(identity: MachineIdentity): LicenseStore {
+    const file = cacheFilePath(this.projectId, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) });
+    return new LicenseStore(file, { projectId: this.projectId, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs: this.policy.lockStaleMs });
+  }
+
+  async #load(): Promise<MachineIdentity> {
+    if (!this.#identity) {
+      const identity = await resolveIdentity(this.#identityOptions());
+      if (!this.#identity) {
+        this.#identity = identity;
+        this.#store = this.#makeStore(identity);
+      }
+    }
+    if (!this.#loaded) {
+      const read = await (this.#store as LicenseStore).read();
+      if (!this.#loaded) this.#adoptRead(read);
+    }
+    return this.#identity;
+  }
+
+  #loadSync(): void {
+    try {
+      if (!this.#identity) {
+        this.#identity = resolveIdentitySync(this.#identityOptions());
+        this.#store = this.#makeStore(this.#identity);
+      }
+      this.#adoptRead((this.#store as LicenseStore).readSync());
+    } catch {
+      // Unreadable (permissions, I/O): the stored state can't be trusted; don't throw on a hot path.
+      this.#loaded = true;
+      this.#cacheInvalid = true;
+      this.#state = null;
+      this.#rederive();
+    }
+  }
+
+  #adoptRead(read: Awaited<ReturnType<LicenseStore['read']>>): void {
+    this.#loaded = true;
+    if (read.kind === 'ok') {
+      this.#setState(read.license);
+    } else {
+      this.#cacheInvalid = read.kind === 'invalid';
+      this.#setState(null);
+    }
+  }
+
+  async #apply(pending: ReturnType<LicenseStore['update']>): Promise<LicenseStatus> {
+    const { license, invalid } = await pending;
+    this.#cacheInvalid = license === null && invalid !== undefined;
+    this.#setState(license);
+    return this.#publish(this.#bucketAt(this.#now()));
+  }
+
+  #setState(license: StoredLicense | null): void {
+    this.#state = license;
+    if (license && license.maxSeenAt > this.#maxSeen) this.#maxSeen = license.maxSeenAt;
+    this.#rederive();
+  }
+
+  #rederive(): void {
+    const s = this.#state;
+    this.#validUntil = s && s.status === 'active' && s.validatedAt !== null ? s.validatedAt + this.policy.graceMs : -Infinity;
+    this.#bucket = -1;
+  }
+
+  /** Reads the clock once for an operation and remembers the highest time seen. */
+  #tick(): number {
+    const t = this.#now();
+    if (t > this.#maxSeen) this.#maxSeen = t;
+    return t;
+  }
+
+  /** An online success vouches for the current clock: the highest time seen restarts from it. */
+  #trustClock(t: number): void {
+    this.#maxSeen = t;
+  }
+
+  #bucketAt(t: number): number {
+    const s = this.#state;
+    if (s === null || s.status !== 'active') return STATIC;
+    if (t < this.#maxSeen - this.#tolerance) return TAMPERED;
+    if (t > this.#validUntil) return EXPIRED;
+    return VALID;
+  }
+
+  #publish(bucket: number): LicenseStatus {
+    const previous = this.#status;
+    const next = this.#build(bucket);
+    this.#bucket = bucket;
+    if (!sameStatus(previous, next)) {
+      this.#status = next;
+      this.emit('change', next);
+    }
+    return this.#status;
+  }
+
+  #build(bucket: number): LicenseStatus {
+    const s = this.#state;
+    const source = this.#heardOnline ? 'online' : 'cache';
+    if (s === null) {
+      const reason: Reason = this.#cacheInvalid ? 'cache_invalid' : 'not_activated';
+      return Object.freeze({
+        projectId: this.projectId,
+        valid: false,
+        reason,
+        source,
+        codeHint: null,
+        activations: null,
+        maxActivations: null,
+        validatedAt: null,
+        graceUntil: null,
+        nextCheckAt: null,
+      });
+    }
+    let reason: Reason | null;
+    if (s.status === 'invalid') reason = s.reason ?? 'not_activated';
+    else if (bucket === TAMPERED) reason = 'clock_tampered';
+    else if (bucket === EXPIRED) reason = 'grace_expired';
+    else reason = null;
+    return Object.freeze({
+      projectId: this.projectId,
+      valid: reason === null,
+      reason,
+      source,
+      codeHint: codeHint(s.code),
+      activations: s.activations,
+      maxActivations: s.maxActivations,
+      validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
+      graceUntil: s.status === 'active' && s.validatedAt !== null ? new Date(s.validatedAt + this.policy.graceMs) : null,
+      nextCheckAt: s.nextCheckAt === null ? null : new Date(s.nextCheckAt),
+    });
+  }
+
+  #answered(cur: StoredLicense, t: number, patch: Partial<StoredLicense>): StoredLicense {
+    return {
+      ...cur,
+      maxSeenAt: Math.max(cur.maxSeenAt, this.#maxSeen),
+      ...patch,
+      answeredAt: t,
+      attemptedAt: t,
+      failures: 0,
+      retryAt: this.#rateLimitReset(t),
+      nextCheckAt: t + revalidationDelay(this.policy, this.#random),
+    };
+  }
+
+  /** When the last answer said no requests are left in the window, the reset time. */
+  #rateLimitReset(t: number): number | null {
+    const rl = this.#client.rateLimit;
+    if (!rl || rl.remaining > 0) return null;
+    const at = rl.resetAt.getTime();
+    return at > t ? at : null;
+  }
+}
+
+export { License };
+
+function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
+  return (
+    a.valid === b.valid &&
+    a.reason === b.reason &&
+    a.source === b.source &&
+    a.codeHint === b.codeHint &&
+    a.activations === b.activations &&
+    a.maxActivations === b.maxActivations &&
+    a.validatedAt?.getTime() === b.validatedAt?.getTime() &&
+    a.graceUntil?.getTime() === b.graceUntil?.getTime() &&
+    a.nextCheckAt?.getTime() === b.nextCheckAt?.getTime()
+  );
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason;
+}
+
+function signalOf(options: CallOptions): { signal?: AbortSignal } {
+  return options.signal ? { signal: options.signal } : {};
+}
+
+function retryAtOf(e: unknown): number | null {
+  const at = (e as { retryAt?: unknown }).retryAt;
+  return at instanceof Date ? at.getTime() : null;
+}
