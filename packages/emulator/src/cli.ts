@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+import { Command, InvalidArgumentError } from 'commander';
+import { startEmulator, type Emulator } from './emulator.js';
+import { isEmulatorError } from './errors.js';
+
+function wholeNumber(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+interface CliOptions {
+  host: string;
+  port: number;
+  data?: string;
+  rateLimitActivation?: number;
+  rateLimitBuilds?: number;
+  rateLimitGeneral?: number;
+  rateLimitTrigger?: number;
+  downloadRedirect?: boolean;
+  quiet?: boolean;
+}
+
+const perMinute = wholeNumber(1, 1_000_000_000);
+
+const program = new Command()
+  .name('plugin-license-emulator')
+  .description('Local emulator of the plugin build and license service. Prints one JSON line {base_url, token, project_id, webhook_secret} on stdout once it listens, then logs to stderr.')
+  .option('--host <host>', 'loopback address to listen on (127.0.0.1, ::1 or localhost)', '127.0.0.1')
+  .option('--port <port>', 'port to listen on; 0 picks a free one', wholeNumber(0, 65535), 0)
+  .option('--data <file>', 'keep codes, activations, builds, token and project in this JSON file across restarts')
+  .option('--rate-limit-activation <n>', 'activation requests per minute per client (default 60)', perMinute)
+  .option('--rate-limit-builds <n>', 'builds requests per minute per client (default 10)', perMinute)
+  .option('--rate-limit-general <n>', 'other requests per minute per client (default 100)', perMinute)
+  .option('--rate-limit-trigger <n>', 'manual triggers per minute per project (default 10)', perMinute)
+  .option('--download-redirect', 'answer build downloads with a 302 instead of {url, expires_at}')
+  .option('--quiet', 'no request logs on stderr')
+  .action(async (opts: CliOptions) => {
+    let emulator: Emulator;
+    try {
+      emulator = await startEmulator({
+        host: opts.host,
+        port: opts.port,
+        dataFile: opts.data,
+        logger: !opts.quiet,
+        downloadRedirect: opts.downloadRedirect ?? false,
+        rateLimits: {
+          ...(opts.rateLimitActivation === undefined ? {} : { activation: opts.rateLimitActivation }),
+          ...(opts.rateLimitBuilds === undefined ? {} : { builds: opts.rateLimitBuilds }),
+          ...(opts.rateLimitGeneral === undefined ? {} : { general: opts.rateLimitGeneral }),
+          ...(opts.rateLimitTrigger === undefined ? {} : { trigger: opts.rateLimitTrigger }),
+        },
+      });
+    } catch (error) {
+      process.stderr.write(`plugin-license-emulator: ${isEmulatorError(error) ? error.message : String(error)}\n`);
+      process.exitCode = isEmulatorError(error) && error.code === 'host_not_loopback' ? 2 : 1;
+      return;
+    }
+    const line = { base_url: emulator.baseUrl, token: emulator.token, project_id: emulator.projectId, webhook_secret: emulator.webhookSecret };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`plugin-license-emulator: ${signal}, closing\n`);
+      emulator.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`plugin-license-emulator: close failed: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`plugin-license-emulator: ${String(error)}\n`);
+  process.exitCode = 1;
+});

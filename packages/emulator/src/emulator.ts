@@ -1,0 +1,139 @@
+import { resolve } from 'node:path';
+import { buildApp, SERVICE_PREFIX } from './app.js';
+import { decodeKey } from './auth.js';
+import { EmulatorClock } from './clock.js';
+import type { EmulatorContext } from './context.js';
+import { loadDataFile } from './data-file.js';
+import { EmulatorError } from './errors.js';
+import { NO_FAULT } from './faults.js';
+import { isLoopbackHost } from './loopback.js';
+import { DEFAULT_RATE_LIMITS, FixedWindowRateLimiter, type RateLimits } from './rate-limiter.js';
+import { createIdentity, createStartState } from './seed.js';
+import { EmulatorStore } from './store.js';
+
+/** Options of {@link startEmulator}. */
+export interface EmulatorOptions {
+  /** Loopback address to listen on; anything else is refused. Default 127.0.0.1. */
+  host?: string;
+  /** Port; 0 (default) picks a free one. */
+  port?: number;
+  /** JSON file holding the state across restarts (atomic writes after each change). */
+  dataFile?: string;
+  /** Base clock in epoch milliseconds; `/__emulator/clock` moves the emulator's clock relative to it. Default Date.now. */
+  now?: () => number;
+  /** Requests per minute per client and scope; defaults are those of the interface (60/10/100/10). */
+  rateLimits?: Partial<RateLimits>;
+  /** Log one line per request to stderr (pino). Default false. */
+  logger?: boolean;
+  /** Answer build downloads with a 302 to the file instead of `{url, expires_at}`. Default false. */
+  downloadRedirect?: boolean;
+}
+
+/** A running emulator. */
+export interface Emulator {
+  /** Service base URL, `http://127.0.0.1:PORT/functions/v1`. */
+  baseUrl: string;
+  /** `http://127.0.0.1:PORT`; the controls live under `${origin}/__emulator`. */
+  origin: string;
+  /** Bearer JWT of the demo account (owner of projectId). */
+  token: string;
+  /** The demo project. */
+  projectId: string;
+  /** Webhook secret of the demo project (manual trigger). */
+  webhookSecret: string;
+  /** A project of another account: the token gets 403 forbidden on it. */
+  otherProjectId: string;
+  /** Stops listening, ends open connections and finishes pending writes of the data file. */
+  close(): Promise<void>;
+}
+
+function checkLimits(limits: Partial<RateLimits> | undefined): RateLimits {
+  const merged = { ...DEFAULT_RATE_LIMITS, ...limits };
+  for (const [scope, value] of Object.entries(merged)) {
+    if (!Number.isInteger(value) || value < 1) {
+      throw new EmulatorError('invalid_option', `rate limit ${scope} must be a positive whole number of requests per minute (got ${String(value)})`, {
+        context: { scope },
+      });
+    }
+  }
+  return merged;
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the service emulator on loopback.
+ *
+ * @example
+ * const emulator = await startEmulator();
+ * const res = await fetch(`${emulator.baseUrl}/sdk/status`, { headers: { authorization: `Bearer ${emulator.token}` } });
+ * await emulator.close();
+ */
+export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
+  const host = options.host ?? '127.0.0.1';
+  if (!isLoopbackHost(host)) {
+    throw new EmulatorError(
+      'host_not_loopback',
+      `refusing to listen on ${host}: the emulator has no real security and only listens on loopback; use 127.0.0.1, ::1 or localhost`,
+      { context: { host } },
+    );
+  }
+  const port = options.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new EmulatorError('invalid_option', `port must be a whole number from 0 to 65535 (got ${String(port)})`, { context: { port } });
+  }
+  const limits = checkLimits(options.rateLimits);
+  const clock = new EmulatorClock(options.now ?? Date.now);
+  const dataFile = options.dataFile === undefined ? undefined : resolve(options.dataFile);
+
+  const loaded = dataFile === undefined ? undefined : await loadDataFile(dataFile);
+  const data = loaded ?? createStartState(await createIdentity(clock.now()), clock.now());
+  const store = new EmulatorStore(data, dataFile);
+  if (!loaded) await store.commit();
+
+  let origin = '';
+  const shutdown = new AbortController();
+  const ctx: EmulatorContext = {
+    store,
+    clock,
+    limiter: new FixedWindowRateLimiter(limits, () => clock.now()),
+    faults: { fault: { ...NO_FAULT } },
+    signingKey: decodeKey(data.identity.signing_key),
+    origin: () => origin,
+    downloadRedirect: options.downloadRedirect ?? false,
+  };
+  const app = buildApp(ctx, { logger: options.logger ?? false, shutdown: shutdown.signal });
+  try {
+    await app.listen({ host, port });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw new EmulatorError('listen_failed', `cannot listen on ${host}:${port}: ${(error as Error).message}; pick another port or stop what uses it`, {
+      cause: error,
+      context: { host, port },
+    });
+  }
+  const address = app.server.address();
+  const actualPort = typeof address === 'object' && address !== null ? address.port : port;
+  origin = `http://${formatHost(host)}:${actualPort}`;
+
+  let closing: Promise<void> | undefined;
+  const identity = store.data.identity;
+  return {
+    baseUrl: `${origin}${SERVICE_PREFIX}`,
+    origin,
+    token: identity.token,
+    projectId: identity.project_id,
+    webhookSecret: identity.webhook_secret,
+    otherProjectId: identity.other_project_id,
+    close: () => {
+      closing ??= (async () => {
+        shutdown.abort();
+        await app.close();
+        await store.flush();
+      })();
+      return closing;
+    },
+  };
+}
