@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The example's folder (sources, Makefile). */
+export const exampleDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+export const C_FLAGS = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2'];
+export const CXX_FLAGS = ['-std=c++17', '-Wall', '-Wextra', '-Werror', '-O2'];
+
+/** True when `tool --version` runs: the compiler is installed. */
+export function hasTool(tool: string): boolean {
+  const r = spawnSync(tool, ['--version'], { stdio: 'ignore' });
+  return r.error === undefined && r.status === 0;
+}
+
+export const hasCc = hasTool('cc');
+export const hasCxx = hasTool('c++');
+export const MINGW = 'x86_64-w64-mingw32-gcc';
+export const hasMingw = hasTool(MINGW);
+
+if (!hasCc) console.log('plugin-host-c: skipping the C client tests: no `cc` on PATH (install a C compiler to run them)');
+
+/** Runs a compiler; throws with its diagnostics when it fails, so a warning shows in the test output. */
+export function compile(tool: string, args: string[]): void {
+  const r = spawnSync(tool, args, { cwd: exampleDir, encoding: 'utf8' });
+  if (r.status !== 0) {
+    throw new Error(`${tool} ${args.join(' ')} failed (exit ${r.status}):\n${r.stderr}${r.stdout}`);
+  }
+}
+
+export interface Binaries {
+  dir: string;
+  plcCheck: string;
+  hostExample: string;
+  wrapperExample: string | undefined;
+  benchCheck: string;
+  echoServer: string;
+  cleanup(): void;
+}
+
+/** Compiles the library, the CLI and the examples with -Wall -Wextra -Werror into a temp folder. */
+export function buildAll(): Binaries {
+  const dir = mkdtempSync(join(tmpdir(), 'plc-build-'));
+  const out = (name: string) => join(dir, name);
+  compile('cc', [...C_FLAGS, '-c', 'plc.c', '-o', out('plc.o')]);
+  compile('cc', [...C_FLAGS, 'plc-check.c', out('plc.o'), '-o', out('plc-check')]);
+  compile('cc', [...C_FLAGS, '-pthread', 'host-example.c', out('plc.o'), '-o', out('host-example')]);
+  compile('cc', [...C_FLAGS, 'bench-check.c', out('plc.o'), '-o', out('bench-check')]);
+  compile('cc', [...C_FLAGS, 'echo-server.c', '-o', out('echo-server')]);
+  let wrapperExample: string | undefined;
+  if (hasCxx) {
+    compile('c++', [...CXX_FLAGS, '-pthread', 'wrapper-example.cpp', out('plc.o'), '-o', out('wrapper-example')]);
+    wrapperExample = out('wrapper-example');
+  }
+  return {
+    dir,
+    plcCheck: out('plc-check'),
+    hostExample: out('host-example'),
+    wrapperExample,
+    benchCheck: out('bench-check'),
+    echoServer: out('echo-server'),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A short private folder under /tmp for sockets (sun_path holds 107 bytes at most). */
+export function socketDir(): { dir: string; path(name?: string): string; cleanup(): void } {
+  const dir = mkdtempSync('/tmp/plc-');
+  return {
+    dir,
+    path: (name = 'agent.sock') => join(dir, name),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
