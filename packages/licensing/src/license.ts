@@ -59,12 +59,6 @@ const TAMPERED = 1;
 const EXPIRED = 2;
 const STATIC = 3;
 
-interface License {
-  on(event: 'change', listener: (status: LicenseStatus) => void): this;
-  once(event: 'change', listener: (status: LicenseStatus) => void): this;
-  off(event: 'change', listener: (status: LicenseStatus) => void): this;
-  emit(event: 'change', status: LicenseStatus): boolean;
-}
 
 /**
  * The license of one project on this machine: activation, online validation with an offline
@@ -77,7 +71,7 @@ interface License {
  * if (!status.valid) console.log(`not licensed: ${status.reason}`);
  * license.check().valid; // later, on a hot path: memory only
  */
-class License extends EventEmitter {
+export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   readonly projectId: string;
   readonly policy: Readonly<LicensePolicy>;
   readonly #namespace: string;
@@ -532,7 +526,6 @@ class License extends EventEmitter {
   }
 }
 
-export { License };
 
 function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
   return (
