@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cacheFilePath, getMachineId, isLicenseError, License, LicenseError, type LicenseOptions, type LicenseStatus } from '../src/index.js';
+import type { LicenseError} from '../src/index.js';
+import { cacheFilePath, getMachineId, isLicenseError, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
 import { manualClock, RAW_A, RAW_B, startService, tempHome, type TestService } from './helpers.js';
 
 const HOUR = 3600_000;
@@ -217,8 +218,8 @@ describe('activate errors', () => {
         }
       }
       expect(e).toMatchObject({ code: 'rate_limited', status: 429 });
-      expect(e.retryAt).toBeInstanceOf(Date);
-      expect(e.retryAt!.getTime()).toBeGreaterThan(Date.now() - 1000);
+      expect(e?.retryAt).toBeInstanceOf(Date);
+      expect(e!.retryAt!.getTime()).toBeGreaterThan(Date.now() - 1000);
     } finally {
       await limited.close();
     }
