@@ -1,0 +1,110 @@
+// The C client, the example host and the C++ wrapper against the real agent (agent/dist/cli.js)
+// backed by the real emulator, over real Unix sockets.
+import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
+import { plcCheck, run, spawnLines, type LineProcess } from './helpers/run.js';
+import { buildAll, hasCc, hasCxx, socketDir, type Binaries } from './helpers/toolchain.js';
+
+describe.skipIf(!hasCc)('plc against the real agent', () => {
+  let bin: Binaries;
+  let sockets: ReturnType<typeof socketDir>;
+  let emulator: Emulator;
+  let agent: RunningAgent | undefined;
+  const extra: { stop(): Promise<unknown> }[] = [];
+
+  beforeAll(async () => {
+    bin = buildAll();
+    sockets = socketDir();
+    emulator = await startEmulator();
+    agent = await startAgent({ socket: sockets.path('agent.sock'), baseUrl: emulator.baseUrl });
+  });
+  afterAll(async () => {
+    for (const p of extra) await p.stop().catch(() => undefined);
+    await agent?.stop();
+    await emulator?.close();
+    sockets?.cleanup();
+    bin?.cleanup();
+  });
+
+  it('reports a project with nothing stored as not activated', async () => {
+    const { code, answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000 });
+    expect(answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'not_activated', reason_enum: 'not_activated', project_id: emulator.projectId });
+    expect(code).toBe(1);
+  });
+
+  it('reports a valid license after an activation through the agent, with only the code hint', async () => {
+    const code = await generateCode(emulator);
+    const activated = await rpc(agent!.socket, 'activate', { project_id: emulator.projectId, code });
+    expect(activated.error).toBeUndefined();
+
+    const r = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000 });
+    expect(r.code).toBe(0);
+    const state = r.answers[0]!;
+    expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'online', code_hint: codeHint(code), project_id: emulator.projectId });
+    expect(JSON.stringify(r.answers)).not.toContain(code);
+    expect(state.validated_at_s).toBe(Math.floor(Date.parse(state.validated_at as string) / 1000));
+    expect(state.grace_until_s as number).toBeGreaterThan(state.validated_at_s as number);
+  });
+
+  it('answers the same over one kept connection, many times', async () => {
+    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000, repeat: 50 });
+    expect(answers).toHaveLength(50);
+    expect(new Set(answers.map((a) => `${a.status}/${a.valid}`))).toEqual(new Set(['ok/true']));
+  });
+
+  it('passes on the agent\'s invalid-params error', async () => {
+    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, ' ', { timeoutMs: 2000 });
+    expect(answers[0]).toMatchObject({ status: 'agent_error', error_code: -32602 });
+  });
+
+  it.skipIf(!hasCxx)('gives the C++ wrapper the same answer, through Client and Monitor', async () => {
+    const r = await run(bin.wrapperExample!, [agent!.socket, emulator.projectId]);
+    expect(r.stdout).toMatch(/^client state=valid reason=- code_hint=\S+…\S+$/m);
+    expect(r.stdout).toMatch(/^monitor state=valid reason=- changes=1 status=0$/m);
+    expect(r.code).toBe(0);
+  });
+
+  it('runs the example host: unknown while the agent is down, then invalid, then valid, read by the audio thread', async () => {
+    const socket = sockets.path('host.sock');
+    let host: LineProcess | undefined;
+    let second: RunningAgent | undefined;
+    try {
+      host = spawnLines(bin.hostExample, [socket, emulator.projectId, '600000', '20']);
+      extra.push(host);
+      await host.waitFor(/^state unknown status=\d+ \(the agent is not running/, 'the unknown state');
+
+      second = await startAgent({ socket, baseUrl: emulator.baseUrl });
+      extra.push(second);
+      await host.waitFor(/^state invalid reason=not_activated$/, 'the not-activated state');
+
+      const code = await generateCode(emulator);
+      expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+      const valid = await host.waitFor(/^state valid /, 'the valid state');
+      expect(valid).toContain(`code_hint=${codeHint(code)}`);
+      expect(valid).toMatch(/grace_until=\d{4}-\d\d-\d\dT/);
+
+      expect(await host.stop('SIGTERM')).toBe(0);
+      const summary = host.lines.find((l) => l.startsWith('done '));
+      const counts = Object.fromEntries([...summary!.matchAll(/(\w+)=(\d+)/g)].map((m) => [m[1], Number(m[2])]));
+      expect(counts.checks).toBeGreaterThanOrEqual(3);
+      expect(counts.licensed_blocks).toBeGreaterThan(0);
+      expect(counts.unknown_blocks).toBeGreaterThan(0);
+      // One line per change: unknown, invalid, valid, in that order, nothing repeated.
+      expect(host.lines.filter((l) => l.startsWith('state ')).map((l) => l.split(' ')[1])).toEqual(['unknown', 'invalid', 'valid']);
+    } finally {
+      await host?.stop('SIGKILL');
+      await second?.stop();
+    }
+  });
+
+  it('reports "not running" at once when the agent has stopped', async () => {
+    const socket = sockets.path('gone.sock');
+    const shortLived = await startAgent({ socket, baseUrl: emulator.baseUrl });
+    expect((await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 2000 })).answers[0]).toMatchObject({ status: 'ok' });
+    expect(await shortLived.stop()).toBe(0);
+    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 2000 });
+    expect(code).toBe(2);
+    expect(answers[0]).toMatchObject({ status: 'not_running' });
+  });
+});

@@ -1,0 +1,177 @@
+// The C client's `check` round trip (examples/plugin-host-c, plc_check one request at a time)
+// against the real agent, beside the same client against a bare C echo server on a sibling
+// socket: the floor of a Unix-socket round trip on this machine. Rounds alternate which side
+// goes first, so drift and noise from other processes hit both alike; each figure is the median
+// of the rounds' percentiles.
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { startEmulator } from '@plugin-license/emulator';
+import { request } from 'undici';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const sources = join(root, 'examples', 'plugin-host-c');
+const agentCli = join(root, 'agent', 'dist', 'cli.js');
+
+const ROUNDS = 5;
+const PER_ROUND = 4000; // measured checks per round and side
+const WARMUP = 1000; // unmeasured checks per run (connection, JIT, caches)
+const READY_MS = 15_000;
+
+export async function run() {
+  if (spawnSync('cc', ['--version'], { stdio: 'ignore' }).status !== 0) {
+    console.log('c-client: no `cc` on PATH; the C client benchmark needs a C compiler, skipped');
+    return [];
+  }
+  if (!existsSync(agentCli)) throw new Error(`c-client: ${agentCli} is missing; run \`pnpm build\` first`);
+
+  const build = mkdtempSync(join(tmpdir(), 'plc-bench-build-'));
+  const sockets = mkdtempSync('/tmp/plc-bench-');
+  const home = mkdtempSync(join(tmpdir(), 'plc-bench-home-'));
+  const children = [];
+  let emulator;
+  try {
+    const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2'];
+    cc([...flags, '-c', join(sources, 'plc.c'), '-o', join(build, 'plc.o')]);
+    cc([...flags, join(sources, 'bench-check.c'), join(build, 'plc.o'), '-o', join(build, 'bench-check')]);
+    cc([...flags, join(sources, 'echo-server.c'), '-o', join(build, 'echo-server')]);
+
+    emulator = await startEmulator({ port: 0 });
+    const agentSocket = join(sockets, 'agent.sock');
+    const echoSocket = join(sockets, 'echo.sock');
+
+    // One client sending back to back is far over the default per-connection rate (200/s):
+    // lift it for this agent only, through its config file.
+    mkdirSync(join(home, 'config'), { recursive: true });
+    writeFileSync(join(home, 'config', 'config.json'), JSON.stringify({ agent: { request_rate: 1_000_000, request_burst: 1_000_000 } }));
+    const agent = startReady(process.execPath, [agentCli, 'run'], {
+      PLUGIN_LICENSE_HOME: home,
+      PLUGIN_LICENSE_SOCKET: agentSocket,
+      PLUGIN_LICENSE_BASE_URL: emulator.baseUrl,
+      PLUGIN_LICENSE_LOG_LEVEL: 'warn',
+    });
+    children.push(agent);
+    const echo = startReady(join(build, 'echo-server'), [echoSocket], {});
+    children.push(echo);
+    await Promise.all([agent.ready, echo.ready]);
+
+    const code = await generateCode(emulator);
+    const activated = await rpc(agentSocket, 'activate', { project_id: emulator.projectId, code });
+    if (activated.error) throw new Error(`c-client: activation through the agent failed: ${JSON.stringify(activated.error)}`);
+
+    const agentRuns = [];
+    const echoRuns = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of round % 2 === 0 ? ['echo', 'agent'] : ['agent', 'echo']) {
+        const socket = side === 'agent' ? agentSocket : echoSocket;
+        const result = await benchCheck(join(build, 'bench-check'), socket, emulator.projectId);
+        if (side === 'agent' && result.valid !== true) throw new Error('c-client: the agent did not report the license valid');
+        (side === 'agent' ? agentRuns : echoRuns).push(result);
+      }
+    }
+
+    const figure = (key, label) => {
+      const value = median(agentRuns.map((r) => r[key]));
+      const baseline = median(echoRuns.map((r) => r[key]));
+      return { name: `c-client check ${label} (agent)`, value, unit: 'µs', baseline, ratio: value / baseline, goal: '<= 1.3x' };
+    };
+    return [figure('p50_us', 'p50'), figure('p99_us', 'p99')];
+  } finally {
+    for (const child of children) await child.stop();
+    await emulator?.close();
+    rmSync(build, { recursive: true, force: true });
+    rmSync(sockets, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+function cc(args) {
+  const r = spawnSync('cc', args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`c-client: cc ${args.join(' ')} failed:\n${r.stderr}`);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function benchCheck(bin, socket, projectId) {
+  return new Promise((resolve, reject) => {
+    execFile(bin, [socket, projectId, String(PER_ROUND), String(WARMUP)], { timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error) return reject(new Error(`c-client: bench-check against ${socket} failed: ${stdout}${stderr}${error.message}`));
+      resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+/** Spawns a server that prints {"ready":true,...} on stdout when it listens. */
+function startReady(file, args, env) {
+  const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`c-client: ${file} not ready within ${READY_MS} ms; stderr: ${stderr}`)), READY_MS);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (/"ready"\s*:\s*true/.test(line)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`c-client: ${file} exited (code ${code}) before it was ready; stderr: ${stderr}`));
+    });
+  });
+  ready.catch(() => undefined);
+  return {
+    ready,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function generateCode(emulator) {
+  const res = await request(`${emulator.baseUrl}/plugin-activation/generate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${emulator.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ project_id: emulator.projectId, max_activations: 2, notes: 'c-client bench' }),
+  });
+  const body = await res.body.text();
+  if (res.statusCode !== 201) throw new Error(`c-client: generate answered ${res.statusCode}: ${body}`);
+  return JSON.parse(body).code;
+}
+
+/** One raw JSON-RPC line over the socket, as any client would send it. */
+function rpc(socket, method, params) {
+  return new Promise((resolve, reject) => {
+    const conn = connect(socket);
+    let pending = '';
+    const timer = setTimeout(() => {
+      conn.destroy();
+      reject(new Error(`c-client: no answer to ${method} within 10 s`));
+    }, 10_000);
+    conn.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    conn.on('connect', () => conn.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) + '\n'));
+    conn.on('data', (chunk) => {
+      pending += chunk;
+      const nl = pending.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      conn.end();
+      resolve(JSON.parse(pending.slice(0, nl)));
+    });
+  });
+}
