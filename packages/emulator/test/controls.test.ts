@@ -1,0 +1,129 @@
+import { ErrorBody } from '@plugin-license/api';
+import { Agent, request } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { control, generateCode } from '../../../test/utils/src/index.js';
+import { startEmulator, type Emulator } from '../src/index.js';
+import { call } from './http.js';
+
+const T0 = Date.UTC(2031, 5, 15, 12, 0, 0);
+let emu: Emulator;
+let ctl: ReturnType<typeof control>;
+
+beforeAll(async () => {
+  emu = await startEmulator({ now: () => T0, rateLimits: { activation: 10_000, builds: 10_000, general: 10_000, trigger: 10_000 } });
+  ctl = control(emu.origin);
+});
+afterAll(async () => {
+  await emu?.close();
+});
+beforeEach(async () => {
+  await ctl.reset();
+});
+
+describe('faults', () => {
+  it('error answers the next `count` service requests with the status and the error body, then recovers', async () => {
+    expect(await ctl.faults({ mode: 'error', status: 503, count: 2 })).toMatchObject({ mode: 'error', status: 503, remaining: 2 });
+    for (let i = 0; i < 2; i++) {
+      const res = await call(emu, 'GET', '/sdk/status');
+      expect(res.status).toBe(503);
+      expect(ErrorBody.parse(res.json)).toMatchObject({ error: 'internal_error', details: { fault: 'error' } });
+      expect(res.headers['x-ratelimit-limit']).toBeDefined();
+    }
+    expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200);
+
+    await ctl.faults({ mode: 'error', status: 429 });
+    const limited = await call(emu, 'POST', '/plugin-activation/validate', { body: { code: 'x', machine_id: 'm' }, token: null });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('rate_limited');
+    expect(limited.headers['x-ratelimit-reset']).toMatch(/^\d+$/);
+    expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200);
+  });
+
+  it('offline destroys the connection of service requests but not of controls', async () => {
+    await ctl.faults({ mode: 'offline' });
+    await expect(request(`${emu.baseUrl}/sdk/status`, { headers: { authorization: `Bearer ${emu.token}` } })).rejects.toMatchObject({
+      code: expect.stringMatching(/UND_ERR_SOCKET|ECONNRESET/),
+    });
+    expect(((await ctl.state()).faults as { mode: string }).mode).toBe('offline');
+    await expect(request(`${emu.baseUrl}/plugin-activation/validate`, { method: 'POST', body: '{}' })).rejects.toThrow();
+    await ctl.faults({ mode: 'none' });
+    expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200);
+
+    await ctl.faults({ mode: 'offline', count: 1 });
+    await expect(request(`${emu.baseUrl}/sdk/status`)).rejects.toThrow();
+    expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200);
+  });
+
+  it('latency holds service requests back, so a client time-out fires', async () => {
+    const dispatcher = new Agent({ headersTimeout: 100, keepAliveTimeout: 10 });
+    try {
+      await ctl.faults({ mode: 'latency', latency_ms: 30_000 });
+      await expect(request(`${emu.baseUrl}/sdk/status`, { dispatcher })).rejects.toMatchObject({ code: 'UND_ERR_HEADERS_TIMEOUT' });
+      // controls are not delayed
+      const state = await request(`${emu.origin}/__emulator/state`, { dispatcher });
+      expect(state.statusCode).toBe(200);
+      await state.body.dump();
+      await ctl.faults({ mode: 'none' });
+      const ok = await request(`${emu.baseUrl}/sdk/status`, { dispatcher, headers: { authorization: `Bearer ${emu.token}` } });
+      expect(ok.statusCode).toBe(200);
+      await ok.body.dump();
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('latency with a count delays only that many requests and still answers', async () => {
+    await ctl.faults({ mode: 'latency', latency_ms: 1, count: 1 });
+    expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200);
+    expect(((await ctl.state()).faults as { mode: string }).mode).toBe('none');
+  });
+
+  it('refuses malformed fault bodies', async () => {
+    for (const body of [{ mode: 'latency' }, { mode: 'error', status: 200 }, { mode: 'error', count: 0 }, {}]) {
+      const res = await call(emu, 'POST', '/__emulator/faults', { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.error).toBe('bad_request');
+    }
+  });
+});
+
+describe('clock', () => {
+  it('moves by advance_ms, jumps to now (ISO or epoch ms), and resets', async () => {
+    expect(await ctl.clock({ advance_ms: 90_000 })).toMatchObject({ now_ms: T0 + 90_000, offset_ms: 90_000 });
+    expect(await ctl.clock({ now: '2032-02-29T00:00:00Z' })).toMatchObject({ now: '2032-02-29T00:00:00.000Z' });
+    expect((await call(emu, 'GET', '/builds/usage')).body).toMatchObject({ period: '2032-02', reset_at: '2032-03-01T00:00:00.000Z' });
+    expect(await ctl.clock({ now: T0 - 1000 })).toMatchObject({ now_ms: T0 - 1000 });
+    for (const body of [{ advance_ms: 1, now: 1 }, { later: 1 }, { now: 'soon' }]) {
+      expect((await call(emu, 'POST', '/__emulator/clock', { body })).status).toBe(400);
+    }
+    await ctl.reset();
+    expect(((await ctl.state()).clock as { now_ms: number }).now_ms).toBe(T0);
+  });
+
+  it('stamps activation and generation times with the emulator clock', async () => {
+    await ctl.clock({ now: '2033-01-01T00:00:00Z' });
+    const res = await call(emu, 'POST', '/plugin-activation/generate', { body: { project_id: emu.projectId, max_activations: 1 } });
+    expect(res.body.created_at).toBe('2033-01-01T00:00:00.000Z');
+  });
+});
+
+describe('reset and state', () => {
+  it('reset drops codes and builds but keeps the token and demo project', async () => {
+    const code = await generateCode(emu.baseUrl, emu.token, emu.projectId, 1);
+    await call(emu, 'POST', '/builds', { body: { project_id: emu.projectId } });
+    await ctl.faults({ mode: 'error', count: 5 });
+    let state = await ctl.state();
+    expect((state.codes as Array<{ code: string }>).map((c) => c.code)).toContain(code);
+    expect(state.builds).toHaveLength(2);
+    expect(JSON.stringify(state)).not.toContain('signing_key');
+
+    await ctl.reset();
+    state = await ctl.state();
+    expect(state.codes).toEqual([]);
+    expect(state.builds).toHaveLength(1);
+    expect(state.faults).toMatchObject({ mode: 'none' });
+    expect(state.account).toMatchObject({ project_id: emu.projectId, token: emu.token, other_project_id: emu.otherProjectId });
+    expect((await call(emu, 'GET', `/plugin-activation/status/${code}`)).status).toBe(404);
+    expect((await call(emu, 'GET', `/plugin-activation/project/${emu.projectId}/keys`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,176 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+
+/** Absolute path of the built emulator CLI (`pnpm build` makes it). */
+export const EMULATOR_CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/emulator/dist/cli.js');
+
+/** The emulator's start-up line. */
+export interface EmulatorInfo {
+  base_url: string;
+  token: string;
+  project_id: string;
+  webhook_secret: string;
+}
+
+export interface EmulatorProcess {
+  info: EmulatorInfo;
+  child: ChildProcess;
+  /** http://127.0.0.1:PORT (the controls live under `${origin}/__emulator`). */
+  origin: string;
+  /** What the process wrote to stderr so far (last 64 KiB). */
+  stderr(): string;
+  /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+  stop(): Promise<void>;
+}
+
+const STDERR_KEEP = 64 * 1024;
+
+function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((done) => {
+    const timer = setTimeout(() => {
+      child.off('exit', onExit);
+      done(false);
+    }, ms);
+    const onExit = (): void => {
+      clearTimeout(timer);
+      done(true);
+    };
+    child.once('exit', onExit);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  if (await waitForExit(child, 5_000)) return;
+  child.kill('SIGKILL');
+  await waitForExit(child, 5_000);
+}
+
+/**
+ * Spawns `node packages/emulator/dist/cli.js` and waits for its start-up line.
+ * The process is killed if it does not start; call `stop()` in `afterAll`/`finally`.
+ *
+ * @example
+ * const emu = await startEmulatorProcess({ args: ['--rate-limit-activation', '1000'] });
+ * try { console.log(emu.info.base_url); } finally { await emu.stop(); }
+ */
+export async function startEmulatorProcess(options: { args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<EmulatorProcess> {
+  if (!existsSync(EMULATOR_CLI)) throw new Error(`the emulator is not built (${EMULATOR_CLI} is missing); run "pnpm build" first`);
+  const child = spawn(process.execPath, [EMULATOR_CLI, ...(options.args ?? [])], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_KEEP);
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  try {
+    const first = await new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`the emulator printed no start-up line within ${timeoutMs} ms`)), timeoutMs);
+      lines.once('line', (line) => {
+        clearTimeout(timer);
+        ok(line);
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        fail(new Error(`the emulator exited before it listened (code ${code}, signal ${signal})`));
+      });
+      child.once('error', (error) => {
+        clearTimeout(timer);
+        fail(error);
+      });
+    });
+    const info = JSON.parse(first) as EmulatorInfo;
+    child.stdout?.resume();
+    return {
+      info,
+      child,
+      origin: new URL(info.base_url).origin,
+      stderr: () => stderr,
+      stop: () => stopChild(child),
+    };
+  } catch (error) {
+    lines.close();
+    await stopChild(child);
+    throw new Error(`${(error as Error).message}\nstderr:\n${stderr}`, { cause: error });
+  } finally {
+    lines.removeAllListeners('line');
+  }
+}
+
+async function send(method: 'GET' | 'POST', url: string, body?: unknown): Promise<unknown> {
+  const res = await request(url, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`${method} ${new URL(url).pathname} answered ${res.statusCode}: ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** Body of `POST /__emulator/faults`. */
+export interface FaultBody {
+  mode: 'none' | 'offline' | 'error' | 'latency';
+  status?: number;
+  count?: number;
+  latency_ms?: number;
+}
+
+/**
+ * Helpers for the emulator's `/__emulator/` controls; each throws on a non-2xx answer.
+ *
+ * @example
+ * await control(emu.origin).faults({ mode: 'error', status: 503, count: 2 });
+ */
+export function control(origin: string) {
+  const at = (path: string): string => `${origin}/__emulator${path}`;
+  return {
+    revoke: (code: string) => send('POST', at(`/codes/${encodeURIComponent(code)}/revoke`)),
+    faults: (body: FaultBody) => send('POST', at('/faults'), body),
+    clock: (body: { advance_ms: number } | { now: string | number }) =>
+      send('POST', at('/clock'), body) as Promise<{ now: string; now_ms: number; offset_ms: number }>,
+    reset: () => send('POST', at('/reset')),
+    state: () => send('GET', at('/state')) as Promise<Record<string, unknown>>,
+  };
+}
+
+/**
+ * A fresh temporary folder (for PLUGIN_LICENSE_HOME, --data files, sockets) and its cleanup.
+ *
+ * @example
+ * const home = await tempHome();
+ * try { ... } finally { await home.cleanup(); }
+ */
+export async function tempHome(prefix = 'plugin-license-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Generates an activation code through the service (bearer token of the project's owner).
+ *
+ * @example
+ * const code = await generateCode(emu.info.base_url, emu.info.token, emu.info.project_id, 3);
+ */
+export async function generateCode(baseUrl: string, token: string, projectId: string, maxActivations = 2): Promise<string> {
+  const res = await request(`${baseUrl}/plugin-activation/generate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ project_id: projectId, max_activations: maxActivations, notes: 'test' }),
+  });
+  const text = await res.body.text();
+  if (res.statusCode !== 201) throw new Error(`generate answered ${res.statusCode}: ${text}`);
+  return (JSON.parse(text) as { code: string }).code;
+}
