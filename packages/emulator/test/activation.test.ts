@@ -197,7 +197,8 @@ describe('content type of the activation endpoints', () => {
   it('parses JSON sent as a form, as text/plain or without a Content-Type', async () => {
     const code = await generateCode(emu.baseUrl, emu.token, emu.projectId, 3);
     const json = JSON.stringify({ code, machine_id: 'sdk-machine' });
-    for (const headers of [{ 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, {}]) {
+    const variants: Array<Record<string, string>> = [{ 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }, {}];
+    for (const headers of variants) {
       const res = await call(emu, 'POST', '/plugin-activation/activate', { raw: json, token: null, headers });
       expect(res.status, JSON.stringify(headers)).toBe(200);
       expect(res.body).toMatchObject({ success: true, activations: 1 });
