@@ -58,7 +58,8 @@ export interface ServiceClientOptions {
    */
   dispatcher?: Dispatcher;
   /**
-   * Time-out of each attempt (headers and body), in ms. Default 10000.
+   * Time-out of each attempt in ms, per phase: connecting (own agent), waiting for the response
+   * headers, and any pause in the body. Default 10000.
    * @example 5000
    */
   timeoutMs?: number;
@@ -131,7 +132,7 @@ export class ServiceClient {
       throw new ConfigError('token must be a non-empty string when given', 'token');
     }
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
+    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: timeoutMs } });
     this.#transport = new Transport({
       baseUrl,
       token: options.token,
