@@ -1,0 +1,377 @@
+import { EventEmitter } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { AgentError } from './errors.js';
+import { LineSplitter } from './framing.js';
+import { fromWireState, type LicenseState } from './license-state.js';
+import { PROTOCOL_VERSION, type HelloResult, type RpcErrorObject } from './protocol.js';
+import { fromRpcError } from './rpc-errors.js';
+import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
+
+/** How `AgentClient` reconnects after the agent goes away. */
+export interface ReconnectOptions {
+  /** Attempts before giving up (default 8). */
+  maxAttempts?: number;
+  /** First delay (default 100 ms); doubles per attempt. */
+  minDelayMs?: number;
+  /** Longest delay (default 5 s). */
+  maxDelayMs?: number;
+}
+
+export interface AgentClientOptions {
+  /** Socket path or pipe name; default: the protocol's path for `namespace`. */
+  socketPath?: string;
+  /** Namespace used to find the socket (default `PLUGIN_LICENSE_APP`, else `plugin-license`). */
+  namespace?: string;
+  /** Connect time-out (default 1000 ms). */
+  connectTimeoutMs?: number;
+  /** Answer time-out per request (default 15 s: activate and refresh wait on the service). */
+  requestTimeoutMs?: number;
+  /** Reconnect with back-off when the connection drops (default on); `false` disables. */
+  reconnect?: boolean | ReconnectOptions;
+  /** Name sent in `hello`, shown in the agent's debug log. */
+  clientName?: string;
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+const CLIENT_MAX_LINE = 16 * 1024 * 1024;
+const QUEUE_LIMIT = 1000;
+
+/**
+ * One subscription: an event emitter (`changed`) and an async iterator of `LicenseState`.
+ * Survives reconnects (the client subscribes again).
+ *
+ * @example
+ * const sub = await client.subscribe(projectId);
+ * for await (const state of sub) if (!state.valid) break;
+ * sub.close();
+ */
+export class Subscription extends EventEmitter<{ changed: [LicenseState]; end: [] }> implements AsyncIterable<LicenseState> {
+  private readonly queue: LicenseState[] = [];
+  private readonly waiters: Array<(r: IteratorResult<LicenseState>) => void> = [];
+  private ended = false;
+
+  constructor(
+    readonly projectId: string | undefined,
+    private readonly onClose: (s: Subscription) => void,
+  ) {
+    super();
+  }
+
+  /** @internal */
+  deliver(state: LicenseState): void {
+    if (this.ended || (this.projectId !== undefined && state.projectId !== this.projectId.toLowerCase())) return;
+    this.emit('changed', state);
+    const waiter = this.waiters.shift();
+    if (waiter) waiter({ value: state, done: false });
+    else {
+      this.queue.push(state);
+      if (this.queue.length > QUEUE_LIMIT) this.queue.shift();
+    }
+  }
+
+  /** Stops delivering; pending iterations end. */
+  close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const w of this.waiters.splice(0)) w({ value: undefined, done: true });
+    this.onClose(this);
+    this.emit('end');
+  }
+
+  get closed(): boolean {
+    return this.ended;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<LicenseState> {
+    return {
+      next: () => {
+        const value = this.queue.shift();
+        if (value) return Promise.resolve({ value, done: false });
+        if (this.ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => this.waiters.push(resolve));
+      },
+      return: () => {
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
+
+type ClientEvents = {
+  changed: [LicenseState];
+  disconnected: [AgentError];
+  reconnected: [];
+  /** The client gave up reconnecting (or was closed). */
+  closed: [AgentError | undefined];
+};
+
+/**
+ * Node client of agent protocol 1: pipelined requests matched by id, typed results, `changed`
+ * notifications, reconnect with bounded back-off.
+ *
+ * @example
+ * const client = await AgentClient.connect({ namespace: 'acme-audio' });
+ * const state = await client.check('8d5e…-project-uuid');
+ * if (state.valid) enableFeatures();
+ * client.close();
+ */
+export class AgentClient extends EventEmitter<ClientEvents> {
+  readonly socketPath: string;
+  private socket: Socket | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private readonly subscriptions = new Set<Subscription>();
+  private nextId = 1;
+  private userClosed = false;
+  private reconnecting: Promise<void> | undefined;
+  private readonly o: Required<Omit<AgentClientOptions, 'socketPath' | 'namespace' | 'reconnect' | 'clientName'>> & { reconnect: Required<ReconnectOptions> | false; clientName: string | undefined };
+
+  private constructor(socketPath: string, options: AgentClientOptions) {
+    super();
+    this.socketPath = socketPath;
+    const r = options.reconnect ?? true;
+    this.o = {
+      connectTimeoutMs: options.connectTimeoutMs ?? 1000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 15_000,
+      reconnect: r === false ? false : { maxAttempts: 8, minDelayMs: 100, maxDelayMs: 5000, ...(r === true ? {} : r) },
+      clientName: options.clientName,
+    };
+  }
+
+  /**
+   * Connects (within `connectTimeoutMs`) and returns a ready client. Throws `AgentError`
+   * `not_running` when nothing listens on the socket, `timeout` when the agent does not accept in time.
+   *
+   * @example
+   * const client = await AgentClient.connect({ socketPath: '/tmp/acme-1000/agent.sock', connectTimeoutMs: 200 });
+   */
+  static async connect(options: AgentClientOptions = {}): Promise<AgentClient> {
+    const socketPath =
+      options.socketPath ??
+      resolveSocketPath({ namespace: options.namespace ?? (process.env.PLUGIN_LICENSE_APP || DEFAULT_NAMESPACE) });
+    const client = new AgentClient(socketPath, options);
+    await client.open();
+    return client;
+  }
+
+  /** True while a connection is up. */
+  get connected(): boolean {
+    return this.socket !== undefined && !this.socket.destroyed;
+  }
+
+  /** `hello`: the agent's protocol, version and namespace. */
+  async hello(): Promise<HelloResult> {
+    const r = (await this.request('hello', { protocol: PROTOCOL_VERSION, ...(this.o.clientName ? { client: this.o.clientName } : {}) })) as HelloResult;
+    return { protocol: r.protocol, agent: r.agent, namespace: r.namespace };
+  }
+
+  /** `check`: the state from the agent's memory (no network). */
+  async check(projectId: string): Promise<LicenseState> {
+    return fromWireState(await this.request('check', { project_id: projectId }));
+  }
+
+  /** `activate`: activates the code online; the answer carries only a hint of the code. */
+  async activate(projectId: string, code: string): Promise<LicenseState> {
+    return fromWireState(await this.request('activate', { project_id: projectId, code }));
+  }
+
+  /** `deactivate`: frees this machine's slot. */
+  async deactivate(projectId: string): Promise<LicenseState> {
+    return fromWireState(await this.request('deactivate', { project_id: projectId }));
+  }
+
+  /** `refresh`: validates online now, or answers from the cache when the service is unreachable. */
+  async refresh(projectId: string): Promise<LicenseState> {
+    return fromWireState(await this.request('refresh', { project_id: projectId }));
+  }
+
+  /** `list`: every project the agent holds. */
+  async list(): Promise<LicenseState[]> {
+    const r = (await this.request('list', {})) as { licenses?: unknown[] };
+    return (r.licenses ?? []).map(fromWireState);
+  }
+
+  /**
+   * `subscribe`: `changed` notifications for one project, or all when `projectId` is omitted.
+   * Every notification is also emitted as `changed` on the client.
+   */
+  async subscribe(projectId?: string): Promise<Subscription> {
+    const sub = new Subscription(projectId, (s) => this.subscriptions.delete(s));
+    await this.request('subscribe', projectId === undefined ? {} : { project_id: projectId });
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  /**
+   * Sends any request and resolves with its `result`; rejects with `AgentError` for an error answer.
+   *
+   * @example
+   * const raw = await client.request('check', { project_id });
+   */
+  async request(method: string, params: Record<string, unknown> = {}, options: { timeoutMs?: number } = {}): Promise<unknown> {
+    if (this.userClosed) throw new AgentError('closed', 'this AgentClient is closed; create a new one with AgentClient.connect()');
+    const timeoutMs = options.timeoutMs ?? this.o.requestTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    if (!this.connected) await this.waitForConnection(timeoutMs);
+    const socket = this.socket as Socket;
+    const id = this.nextId++;
+    const line = JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n';
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new AgentError('timeout', `the agent did not answer '${method}' within ${timeoutMs} ms; it may be overloaded or hung`));
+      }, Math.max(1, deadline - Date.now()));
+      this.pending.set(id, { resolve, reject, timer });
+      socket.write(line);
+    });
+  }
+
+  /** Closes the connection; pending requests reject with `closed`. */
+  close(): void {
+    if (this.userClosed) return;
+    this.userClosed = true;
+    this.failPending(new AgentError('closed', 'the AgentClient was closed before the agent answered'));
+    for (const s of [...this.subscriptions]) s.close();
+    this.socket?.destroy();
+    this.socket = undefined;
+    this.emit('closed', undefined);
+  }
+
+  private async waitForConnection(timeoutMs: number): Promise<void> {
+    if (!this.reconnecting) {
+      if (this.o.reconnect === false) throw new AgentError('disconnected', `not connected to the agent at ${this.socketPath}; connect again`);
+      this.startReconnect();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new AgentError('timeout', `could not reach the agent at ${this.socketPath} within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.reconnecting, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!this.connected) throw new AgentError('not_running', `the agent at ${this.socketPath} is not running; start it with \`plugin-license-agent run\``);
+  }
+
+  private open(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const socket = createConnection(this.socketPath);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new AgentError('timeout', `the agent at ${this.socketPath} did not accept the connection within ${this.o.connectTimeoutMs} ms`, { path: this.socketPath }));
+      }, this.o.connectTimeoutMs);
+      socket.once('error', (err: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        const notRunning = err.code === 'ENOENT' || err.code === 'ECONNREFUSED';
+        reject(
+          new AgentError(
+            notRunning ? 'not_running' : 'disconnected',
+            notRunning
+              ? `no agent is running at ${this.socketPath}; start it with \`plugin-license-agent run\` (or install it as a service)`
+              : `cannot connect to the agent at ${this.socketPath}: ${err.message}`,
+            { path: this.socketPath, cause: err },
+          ),
+        );
+      });
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        this.attach(socket);
+        resolve();
+      });
+    });
+  }
+
+  private attach(socket: Socket): void {
+    this.socket = socket;
+    const splitter = new LineSplitter(CLIENT_MAX_LINE);
+    socket.setNoDelay?.(true);
+    socket.on('data', (chunk: Buffer) => {
+      const { lines, overflow } = splitter.push(chunk);
+      for (const line of lines) this.onLine(line);
+      if (overflow) socket.destroy(new Error('the agent sent a line over 16 MiB'));
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      if (this.userClosed) return;
+      const err = new AgentError('disconnected', `the connection to the agent at ${this.socketPath} was closed`);
+      this.failPending(err);
+      this.emit('disconnected', err);
+      if (this.o.reconnect !== false) this.startReconnect();
+    });
+  }
+
+  private startReconnect(): void {
+    if (this.reconnecting || this.o.reconnect === false) return;
+    const r = this.o.reconnect;
+    this.reconnecting = (async () => {
+      let last: unknown;
+      for (let attempt = 0; attempt < r.maxAttempts && !this.userClosed; attempt++) {
+        const delay = Math.min(r.maxDelayMs, r.minDelayMs * 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)).unref());
+        if (this.userClosed) return;
+        try {
+          await this.open();
+          for (const sub of this.subscriptions) {
+            await this.request('subscribe', sub.projectId === undefined ? {} : { project_id: sub.projectId });
+          }
+          this.emit('reconnected');
+          return;
+        } catch (err) {
+          last = err;
+        }
+      }
+      if (!this.userClosed && !this.connected) {
+        const err = new AgentError('not_running', `gave up reconnecting to the agent at ${this.socketPath} after ${r.maxAttempts} attempts`, { cause: last });
+        for (const s of [...this.subscriptions]) s.close();
+        this.emit('closed', err);
+      }
+    })().finally(() => {
+      this.reconnecting = undefined;
+    });
+  }
+
+  private onLine(line: Buffer): void {
+    let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: RpcErrorObject };
+    try {
+      msg = JSON.parse(line.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (typeof msg !== 'object' || msg === null) return;
+    if (msg.method === 'changed' && msg.id === undefined) {
+      let state: LicenseState;
+      try {
+        state = fromWireState(msg.params);
+      } catch {
+        return;
+      }
+      this.emit('changed', state);
+      for (const s of this.subscriptions) s.deliver(state);
+      return;
+    }
+    if (typeof msg.id !== 'number') return;
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    this.pending.delete(msg.id);
+    clearTimeout(p.timer);
+    if (msg.error) p.reject(fromRpcError(msg.error));
+    else p.resolve(msg.result);
+  }
+
+  private failPending(err: AgentError): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(err);
+      this.pending.delete(id);
+    }
+  }
+}

@@ -1,0 +1,178 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { resolvePaths } from '@plugin-license/licensing';
+import { AgentError } from './errors.js';
+import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Limits of the socket server; every one can be changed by SIGHUP. */
+export interface AgentLimits {
+  /** Most simultaneous connections; the next one gets -32003 and is closed. */
+  maxConnections: number;
+  /** A connection that completes no request for this long is closed (subscribers are exempt). */
+  idleTimeoutMs: number;
+  /** Requests per second per connection (token bucket refill). */
+  requestRate: number;
+  /** Requests a connection may send in a burst. */
+  requestBurst: number;
+  /** Bytes of unsent answers per connection above which the agent stops reading from it. */
+  writeBufferBytes: number;
+  /** Requests to the service per minute for the whole agent (background and user-initiated). */
+  serviceBudgetPerMinute: number;
+  /** Part of that budget kept for activate/refresh: background checks leave this many tokens. */
+  serviceReserve: number;
+}
+
+export const DEFAULT_LIMITS: Readonly<AgentLimits> = Object.freeze({
+  maxConnections: 512,
+  idleTimeoutMs: 5 * 60_000,
+  requestRate: 200,
+  requestBurst: 400,
+  writeBufferBytes: 256 * 1024,
+  serviceBudgetPerMinute: 30,
+  serviceReserve: 10,
+});
+
+/** The agent's configuration after flag > environment > config file > default. */
+export interface AgentConfig {
+  namespace: string;
+  home: string | undefined;
+  baseUrl: string | undefined;
+  token: string | undefined;
+  socketPath: string;
+  logLevel: LogLevel;
+  limits: AgentLimits;
+  /** The config file read (whether or not it existed). */
+  configFile: string;
+}
+
+/** What the command line gave; undefined means "not given". */
+export interface AgentFlags {
+  app?: string;
+  home?: string;
+  baseUrl?: string;
+  token?: string;
+  socket?: string;
+  logLevel?: string;
+  maxConnections?: number;
+  idleTimeoutMs?: number;
+  requestRate?: number;
+  requestBurst?: number;
+}
+
+const positiveInt = z.number().int().positive();
+const FileConfig = z.looseObject({
+  base_url: z.string().optional(),
+  baseUrl: z.string().optional(),
+  token: z.string().optional(),
+  socket: z.string().optional(),
+  log_level: z.enum(LOG_LEVELS).optional(),
+  logLevel: z.enum(LOG_LEVELS).optional(),
+  agent: z
+    .looseObject({
+      max_connections: positiveInt.optional(),
+      idle_timeout_ms: positiveInt.optional(),
+      request_rate: positiveInt.optional(),
+      request_burst: positiveInt.optional(),
+      write_buffer_bytes: positiveInt.optional(),
+      service_budget_per_minute: positiveInt.max(60).optional(),
+      service_reserve: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
+});
+type FileConfig = z.infer<typeof FileConfig>;
+
+/**
+ * Resolves the agent's configuration the way every tool of the project does:
+ * flag > environment (`PLUGIN_LICENSE_*`) > `config.json` in the namespace's config folder > default.
+ *
+ * @example
+ * const config = resolveAgentConfig({ baseUrl: 'http://127.0.0.1:54321/functions/v1' });
+ * config.socketPath; // e.g. /run/user/1000/plugin-license/agent.sock
+ */
+export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, string | undefined> = process.env): AgentConfig {
+  const namespace = flags.app ?? nonEmpty(env.PLUGIN_LICENSE_APP) ?? DEFAULT_NAMESPACE;
+  const home = flags.home ?? nonEmpty(env.PLUGIN_LICENSE_HOME);
+  let paths;
+  try {
+    paths = resolvePaths({ namespace, ...(home === undefined ? {} : { home }) });
+  } catch (err) {
+    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
+  }
+  const configFile = join(paths.config, 'config.json');
+  const file = readConfigFile(configFile);
+  const baseUrl = flags.baseUrl ?? nonEmpty(env.PLUGIN_LICENSE_BASE_URL) ?? file.base_url ?? file.baseUrl;
+  if (baseUrl !== undefined) checkBaseUrl(baseUrl);
+  const socketFromFlagsOrFile = flags.socket ?? nonEmpty(env.PLUGIN_LICENSE_SOCKET) ?? file.socket;
+  const socketPath = resolveSocketPath({
+    namespace,
+    env: { ...env, PLUGIN_LICENSE_SOCKET: socketFromFlagsOrFile },
+  });
+  const logLevelRaw = flags.logLevel ?? nonEmpty(env.PLUGIN_LICENSE_LOG_LEVEL) ?? file.log_level ?? file.logLevel ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
+    throw new AgentError('config_invalid', `log level '${logLevelRaw}' is unknown; use one of ${LOG_LEVELS.join(', ')}`);
+  }
+  const a = file.agent ?? {};
+  const limits: AgentLimits = {
+    maxConnections: flags.maxConnections ?? a.max_connections ?? DEFAULT_LIMITS.maxConnections,
+    idleTimeoutMs: flags.idleTimeoutMs ?? a.idle_timeout_ms ?? DEFAULT_LIMITS.idleTimeoutMs,
+    requestRate: flags.requestRate ?? a.request_rate ?? DEFAULT_LIMITS.requestRate,
+    requestBurst: flags.requestBurst ?? a.request_burst ?? DEFAULT_LIMITS.requestBurst,
+    writeBufferBytes: a.write_buffer_bytes ?? DEFAULT_LIMITS.writeBufferBytes,
+    serviceBudgetPerMinute: a.service_budget_per_minute ?? DEFAULT_LIMITS.serviceBudgetPerMinute,
+    serviceReserve: a.service_reserve ?? DEFAULT_LIMITS.serviceReserve,
+  };
+  return {
+    namespace,
+    home,
+    baseUrl,
+    token: flags.token ?? nonEmpty(env.PLUGIN_LICENSE_TOKEN) ?? file.token,
+    socketPath,
+    logLevel: logLevelRaw as LogLevel,
+    limits,
+    configFile,
+  };
+}
+
+function readConfigFile(path: string): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new AgentError('config_invalid', `cannot read config file ${path}: ${(err as Error).message}`, { path, cause: err });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new AgentError('config_invalid', `config file ${path} is not valid JSON (${(err as Error).message}); fix or remove it`, { path, cause: err });
+  }
+  const parsed = FileConfig.safeParse(json);
+  if (!parsed.success) {
+    const what = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new AgentError('config_invalid', `config file ${path} has invalid settings: ${what}`, { path, cause: parsed.error });
+  }
+  return parsed.data;
+}
+
+/** Throws `config_invalid` unless the URL is http(s), and https unless the host is loopback. */
+export function checkBaseUrl(value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch (err) {
+    throw new AgentError('config_invalid', `base URL '${value}' is not a URL; expected e.g. https://example.com/functions/v1`, { cause: err });
+  }
+  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(url.hostname);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+    throw new AgentError('config_invalid', `base URL '${url.origin}' must use https:// (plain http is only allowed for a loopback host such as 127.0.0.1)`);
+  }
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
+}

@@ -1,0 +1,242 @@
+import type { Socket } from 'node:net';
+import { LineSplitter } from './framing.js';
+import { MAX_LINE_BYTES, RpcErrorCode, checkEnvelope, type RequestId, type RpcErrorObject, type RpcRequest } from './protocol.js';
+import type { Scheduler, TimerHandle } from './scheduler.js';
+import { TokenBucket } from './token-bucket.js';
+import type { AgentLimits } from './config.js';
+
+/** What a connection needs from the agent. */
+export interface ConnectionHost {
+  limits(): AgentLimits;
+  scheduler: Scheduler;
+  /** Handles one request; returns the result, or a promise of it. Throws for an error answer. */
+  dispatch(connection: Connection, request: RpcRequest): unknown;
+  /** Maps an error thrown by dispatch to its JSON-RPC error. */
+  toError(err: unknown): RpcErrorObject;
+  track(promise: Promise<unknown>): void;
+  closed(connection: Connection): void;
+}
+
+const MAX_IN_FLIGHT = 32;
+
+/** One client connection: framing, per-connection limits, backpressure, subscriptions. */
+export class Connection {
+  readonly id: number;
+  /** `null`: not subscribed; `'*'` every project; otherwise the project ids. */
+  subscription: Set<string> | '*' | null = null;
+  private readonly splitter = new LineSplitter(MAX_LINE_BYTES);
+  private readonly rate: TokenBucket;
+  private inFlight = 0;
+  private idleTimer: TimerHandle | undefined;
+  private lastRequestAt: number;
+  private paused = false;
+  private closing = false;
+  private corked = false;
+
+  constructor(
+    id: number,
+    readonly socket: Socket,
+    private readonly host: ConnectionHost,
+  ) {
+    this.id = id;
+    const limits = host.limits();
+    this.rate = new TokenBucket({ capacity: limits.requestBurst, refillPerSecond: limits.requestRate, now: () => host.scheduler.now() });
+    this.lastRequestAt = host.scheduler.now();
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.onDrain());
+    socket.on('error', () => socket.destroy());
+    socket.on('close', () => {
+      this.closing = true;
+      this.idleTimer?.cancel();
+      host.closed(this);
+    });
+    this.armIdle();
+  }
+
+  /** Bytes of answers waiting to be written to this client. */
+  get pendingWriteBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  /** Bytes of an unfinished request line held. */
+  get pendingReadBytes(): number {
+    return this.splitter.buffered;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Picks up new limits (SIGHUP). */
+  reconfigure(limits: AgentLimits): void {
+    this.rate.configure(limits.requestBurst, limits.requestRate);
+  }
+
+  /** Sends a notification; a subscriber far behind on reading is dropped rather than buffered. */
+  notify(method: string, params: unknown): void {
+    if (this.closing) return;
+    if (this.socket.writableLength > this.host.limits().writeBufferBytes * 4) {
+      this.socket.destroy();
+      return;
+    }
+    this.write({ jsonrpc: '2.0', method, params });
+  }
+
+  /** Answers -32003 and closes (used when the connection is over the connection limit). */
+  refuse(limit: string, message: string): void {
+    this.sendError(null, { code: RpcErrorCode.overLimit, message, data: { limit } });
+    this.closeAfterFlush();
+  }
+
+  /** Ends the connection once pending answers are written (shutdown). */
+  end(): void {
+    this.closeAfterFlush();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closing) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
+    const { lines, overflow } = this.splitter.push(chunk);
+    for (const line of lines) {
+      if (this.closing) return;
+      this.handleLine(line);
+    }
+    if (overflow) {
+      this.sendError(null, {
+        code: RpcErrorCode.invalidRequest,
+        message: `invalid request: line longer than ${MAX_LINE_BYTES} bytes (newline included); the connection is closed`,
+        data: { limit: 'line_bytes', max: MAX_LINE_BYTES },
+      });
+      this.closeAfterFlush();
+      return;
+    }
+    this.applyBackpressure();
+  }
+
+  private handleLine(line: Buffer): void {
+    if (line.length === 0 || (line.length <= 2 && line.toString('latin1').trim() === '')) return;
+    this.lastRequestAt = this.host.scheduler.now();
+    let value: unknown;
+    try {
+      value = JSON.parse(line.toString('utf8'));
+    } catch (err) {
+      if (!this.rate.take()) return this.overRate(null);
+      this.sendError(null, { code: RpcErrorCode.parseError, message: `parse error: the line is not valid JSON (${(err as Error).message}); send one JSON-RPC request per line` });
+      return;
+    }
+    const envelope = checkEnvelope(value);
+    if (!envelope.ok) {
+      if (!this.rate.take()) return this.overRate(envelope.id);
+      this.sendError(envelope.id, envelope.error);
+      return;
+    }
+    const { request } = envelope;
+    const id = request.id;
+    if (!this.rate.take()) return this.overRate(id === undefined ? null : id);
+    let result: unknown;
+    try {
+      result = this.host.dispatch(this, request);
+    } catch (err) {
+      if (id !== undefined) this.sendError(id, this.host.toError(err));
+      return;
+    }
+    if (result instanceof Promise) {
+      this.inFlight += 1;
+      const done = result.then(
+        (value) => {
+          if (id !== undefined) this.sendResult(id, value);
+        },
+        (err) => {
+          if (id !== undefined) this.sendError(id, this.host.toError(err));
+        },
+      ).finally(() => {
+        this.inFlight -= 1;
+        this.applyBackpressure();
+      });
+      this.host.track(done);
+    } else if (id !== undefined) {
+      this.sendResult(id, result);
+    }
+  }
+
+  /** True when this connection may start another slow (network) request. */
+  canStartSlowRequest(): boolean {
+    return this.inFlight < MAX_IN_FLIGHT;
+  }
+
+  private overRate(id: RequestId): void {
+    this.sendError(id, {
+      code: RpcErrorCode.overLimit,
+      message: `over the request rate of this connection (${this.host.limits().requestRate}/s); slow down and retry`,
+      data: { limit: 'request_rate' },
+    });
+  }
+
+  private sendResult(id: RequestId, result: unknown): void {
+    this.write({ jsonrpc: '2.0', id, result });
+  }
+
+  private sendError(id: RequestId, error: RpcErrorObject): void {
+    this.write({ jsonrpc: '2.0', id, error });
+  }
+
+  private write(message: unknown): void {
+    if (this.socket.destroyed || !this.socket.writable) return;
+    this.socket.write(JSON.stringify(message) + '\n');
+    if (this.socket.writableLength > this.host.limits().writeBufferBytes * 4) {
+      // A client that sends but never reads: past the hard cap it is dropped, never buffered.
+      this.socket.destroy();
+    }
+  }
+
+  private applyBackpressure(): void {
+    if (this.closing) return;
+    const over = this.socket.writableLength > this.host.limits().writeBufferBytes;
+    if (over && !this.paused) {
+      this.paused = true;
+      this.socket.pause();
+    }
+  }
+
+  private onDrain(): void {
+    if (this.paused && !this.closing) {
+      this.paused = false;
+      this.socket.resume();
+    }
+  }
+
+  private armIdle(): void {
+    const { idleTimeoutMs } = this.host.limits();
+    const left = this.lastRequestAt + idleTimeoutMs - this.host.scheduler.now();
+    // Exempt connections (subscribers, requests in flight) are looked at again a period later.
+    this.idleTimer = this.host.scheduler.setTimer(left > 0 ? left : idleTimeoutMs, () => {
+      if (this.closing) return;
+      const limits = this.host.limits();
+      const idleFor = this.host.scheduler.now() - this.lastRequestAt;
+      if (this.subscription === null && this.inFlight === 0 && idleFor >= limits.idleTimeoutMs) {
+        this.socket.destroy();
+        return;
+      }
+      this.armIdle();
+    });
+  }
+
+  private closeAfterFlush(): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.idleTimer?.cancel();
+    this.socket.pause();
+    this.socket.end();
+    // A peer that never reads would keep the socket half-open: give it a moment, then drop it.
+    const timer = setTimeout(() => this.socket.destroy(), 2_000);
+    timer.unref();
+    this.socket.once('close', () => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,133 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { LicenseFactory, LicenseFactoryOptions, LicenseHandle, LicenseStatusLike } from './license-handle.js';
+import { stateChanged, toWireState, type LicenseStateWire } from './license-state.js';
+import type { Outcome, Revalidator } from './revalidator.js';
+
+interface Entry {
+  license: LicenseHandle;
+  listener: (status: LicenseStatusLike) => void;
+  published: LicenseStateWire | undefined;
+}
+
+export interface RegistryOptions {
+  factory: LicenseFactory;
+  factoryOptions: Omit<LicenseFactoryOptions, 'projectId'>;
+  logger: Logger;
+}
+
+/**
+ * Every project the agent holds, each with its `License`. Knows the last state pushed to
+ * subscribers and emits `changed` (wire state) when what subscribers act on changes.
+ */
+export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] }> {
+  private readonly entries = new Map<string, Entry>();
+  private options: RegistryOptions;
+  revalidator: Revalidator | undefined;
+
+  constructor(options: RegistryOptions) {
+    super();
+    this.options = options;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  projectIds(): string[] {
+    return [...this.entries.keys()].sort();
+  }
+
+  /** The license of a project, created on first use from its cache (no network). */
+  license(projectId: string): LicenseHandle {
+    return this.entry(projectId).license;
+  }
+
+  /** Current state from memory; pushes it first when it changed (e.g. grace just expired). */
+  state(projectId: string): LicenseStateWire {
+    const entry = this.entry(projectId);
+    return this.publish(projectId, entry, entry.license.check());
+  }
+
+  list(): LicenseStateWire[] {
+    return this.projectIds().map((id) => this.state(id));
+  }
+
+  /** Re-reads a project's state (timer or outcome) and pushes it when it changed. */
+  refreshState(projectId: string, status?: LicenseStatusLike): LicenseStateWire {
+    const entry = this.entry(projectId);
+    return this.publish(projectId, entry, status ?? entry.license.check());
+  }
+
+  /** Records a service outcome in the schedule and publishes the resulting state. */
+  settle(projectId: string, outcome: Outcome, status: LicenseStatusLike | undefined): LicenseStateWire {
+    const entry = this.entry(projectId);
+    const current = status ?? entry.license.check();
+    this.revalidator?.record(projectId, outcome, current);
+    return this.publish(projectId, entry, current);
+  }
+
+  /** New service settings (SIGHUP): every license is re-created from its cache. */
+  async reconfigure(factoryOptions: Omit<LicenseFactoryOptions, 'projectId'>): Promise<void> {
+    this.options = { ...this.options, factoryOptions };
+    const ids = this.projectIds();
+    const old = [...this.entries.entries()];
+    this.entries.clear();
+    for (const [, entry] of old) {
+      entry.license.off?.('change', entry.listener);
+    }
+    for (const id of ids) {
+      const previous = old.find(([k]) => k === id)?.[1].published;
+      const entry = this.create(id);
+      entry.published = previous;
+      this.publish(id, entry, entry.license.check());
+    }
+    await Promise.allSettled(old.map(([, e]) => e.license.close()));
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(all.map((e) => e.license.close()));
+  }
+
+  private entry(projectId: string): Entry {
+    const key = projectId.toLowerCase();
+    const existing = this.entries.get(key);
+    if (existing) return existing;
+    const entry = this.create(key);
+    this.publish(key, entry, entry.license.check());
+    return entry;
+  }
+
+  private create(projectId: string): Entry {
+    const license = this.options.factory({ ...this.options.factoryOptions, projectId });
+    const entry: Entry = {
+      license,
+      published: undefined,
+      listener: (status) => {
+        if (this.entries.get(projectId) === entry) this.publish(projectId, entry, status);
+      },
+    };
+    license.on('change', entry.listener);
+    this.entries.set(projectId, entry);
+    return entry;
+  }
+
+  private publish(projectId: string, entry: Entry, status: LicenseStatusLike): LicenseStateWire {
+    this.revalidator?.track(projectId, status);
+    const wire = toWireState(status, this.revalidator?.nextCheckAt(projectId) ?? null);
+    if (stateChanged(entry.published, wire)) {
+      const first = entry.published === undefined;
+      entry.published = wire;
+      this.options.logger.info(
+        { projectId, valid: wire.valid, reason: wire.reason, source: wire.source, codeHint: wire.code_hint },
+        first ? 'license loaded' : 'license state changed',
+      );
+      if (!first) this.emit('changed', wire);
+    } else {
+      entry.published = wire;
+    }
+    return wire;
+  }
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { LicenseStatusLike } from './license-handle.js';
+
+/** Why a license is not valid; null when it is. */
+export type LicenseReason =
+  | 'not_activated'
+  | 'code_revoked'
+  | 'code_not_found'
+  | 'deactivated'
+  | 'grace_expired'
+  | 'clock_tampered'
+  | 'cache_invalid';
+
+/** `LicenseState` exactly as it crosses the socket (protocol 1, snake_case). */
+export const LicenseStateWire = z.looseObject({
+  project_id: z.string(),
+  valid: z.boolean(),
+  reason: z.string().nullable(),
+  source: z.enum(['online', 'cache']),
+  code_hint: z.string().nullable(),
+  activations: z.number().nullable(),
+  max_activations: z.number().nullable(),
+  validated_at: z.string().nullable(),
+  grace_until: z.string().nullable(),
+  next_check_at: z.string().nullable(),
+});
+export type LicenseStateWire = z.infer<typeof LicenseStateWire>;
+
+/** `LicenseState` as `AgentClient` returns it (camelCase, dates as `Date`). */
+export interface LicenseState {
+  projectId: string;
+  valid: boolean;
+  reason: LicenseReason | null;
+  source: 'online' | 'cache';
+  codeHint: string | null;
+  activations: number | null;
+  maxActivations: number | null;
+  validatedAt: Date | null;
+  graceUntil: Date | null;
+  /** When the agent plans its next background validation; null when none is planned. */
+  nextCheckAt: Date | null;
+}
+
+// The one place where wire names and TypeScript names meet.
+
+/** Agent side: a licensing status plus the scheduler's plan, as sent on the socket. */
+export function toWireState(status: LicenseStatusLike, nextCheckAt: Date | null): LicenseStateWire {
+  return {
+    project_id: status.projectId,
+    valid: status.valid,
+    reason: status.valid ? null : (status.reason ?? 'not_activated'),
+    source: status.source,
+    code_hint: status.codeHint ?? null,
+    activations: status.activations ?? null,
+    max_activations: status.maxActivations ?? null,
+    validated_at: iso(status.validatedAt),
+    grace_until: iso(status.graceUntil),
+    next_check_at: iso(nextCheckAt),
+  };
+}
+
+/** Client side: a wire state as typed values. Throws a zod error on a malformed state. */
+export function fromWireState(value: unknown): LicenseState {
+  const w = LicenseStateWire.parse(value);
+  return {
+    projectId: w.project_id,
+    valid: w.valid,
+    reason: w.reason as LicenseReason | null,
+    source: w.source,
+    codeHint: w.code_hint,
+    activations: w.activations,
+    maxActivations: w.max_activations,
+    validatedAt: date(w.validated_at),
+    graceUntil: date(w.grace_until),
+    nextCheckAt: date(w.next_check_at),
+  };
+}
+
+/** True when two wire states differ in what subscribers act on (timestamps alone don't count). */
+export function stateChanged(a: LicenseStateWire | undefined, b: LicenseStateWire): boolean {
+  if (!a) return true;
+  return (
+    a.valid !== b.valid ||
+    a.reason !== b.reason ||
+    a.source !== b.source ||
+    a.code_hint !== b.code_hint ||
+    a.activations !== b.activations ||
+    a.max_activations !== b.max_activations
+  );
+}
+
+function iso(d: Date | null | undefined): string | null {
+  return d && !Number.isNaN(d.getTime()) ? d.toISOString() : null;
+}
+
+function date(s: string | null): Date | null {
+  return s === null ? null : new Date(s);
+}

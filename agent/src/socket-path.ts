@@ -1,0 +1,89 @@
+import { posix, win32 } from 'node:path';
+import os from 'node:os';
+import { AgentError } from './errors.js';
+
+/** Default namespace when `PLUGIN_LICENSE_APP` is not set. */
+export const DEFAULT_NAMESPACE = 'plugin-license';
+
+/** `sun_path` capacity minus the terminating NUL, per platform. */
+export const SUN_PATH_LIMITS: Readonly<Record<string, number>> = { linux: 107, darwin: 103 };
+
+export interface SocketPathInput {
+  namespace: string;
+  platform?: NodeJS.Platform;
+  env?: Record<string, string | undefined>;
+  uid?: number;
+  username?: string;
+  homedir?: string;
+}
+
+/**
+ * The agent socket path (or Windows pipe name) per protocol 1: `PLUGIN_LICENSE_SOCKET` when set,
+ * else `$XDG_RUNTIME_DIR/APP/agent.sock` or `/tmp/APP-UID/agent.sock` on Linux,
+ * `~/Library/Application Support/APP/agent.sock` on macOS, `\\.\pipe\APP-agent-USERNAME` on Windows.
+ * Pure: every input can be given, so every OS's answer is testable anywhere.
+ *
+ * @example
+ * resolveSocketPath({ namespace: 'acme', platform: 'linux', env: {}, uid: 1000 })
+ * // '/tmp/acme-1000/agent.sock'
+ */
+export function resolveSocketPath(input: SocketPathInput): string {
+  const platform = input.platform ?? process.platform;
+  const env = input.env ?? process.env;
+  const explicit = env.PLUGIN_LICENSE_SOCKET;
+  const path = explicit && explicit.length > 0 ? explicit : defaultPath(input, platform, env);
+  assertSocketPathFits(path, platform);
+  return path;
+}
+
+function defaultPath(input: SocketPathInput, platform: NodeJS.Platform, env: Record<string, string | undefined>): string {
+  const app = input.namespace;
+  if (platform === 'win32') {
+    const user = input.username ?? env.USERNAME ?? safeUserInfo().username;
+    return `\\\\.\\pipe\\${app}-agent-${user}`;
+  }
+  if (platform === 'darwin') {
+    const home = input.homedir ?? os.homedir();
+    return posix.join(home, 'Library', 'Application Support', app, 'agent.sock');
+  }
+  const runtime = env.XDG_RUNTIME_DIR;
+  if (runtime && runtime.length > 0) return posix.join(runtime, app, 'agent.sock');
+  const uid = input.uid ?? (typeof process.getuid === 'function' ? process.getuid() : safeUserInfo().uid);
+  return posix.join('/tmp', `${app}-${uid}`, 'agent.sock');
+}
+
+/**
+ * Throws `socket_path_too_long` when a Unix socket path does not fit `sun_path`
+ * (107 bytes on Linux, 103 on macOS); never truncates. Windows pipe names are not limited here.
+ */
+export function assertSocketPathFits(path: string, platform: NodeJS.Platform = process.platform): void {
+  if (platform === 'win32') {
+    if (!path.startsWith('\\\\.\\pipe\\') && !path.startsWith('\\\\?\\pipe\\')) {
+      throw new AgentError('config_invalid', `socket path ${JSON.stringify(path)} is not a named pipe; on Windows use a name like \\\\.\\pipe\\APP-agent-USER`, { path });
+    }
+    return;
+  }
+  const limit = SUN_PATH_LIMITS[platform] ?? 103;
+  const bytes = Buffer.byteLength(path, 'utf8');
+  if (bytes > limit) {
+    throw new AgentError(
+      'socket_path_too_long',
+      `socket path is ${bytes} bytes, over the ${limit}-byte limit of Unix sockets on ${platform}: ${path}; set PLUGIN_LICENSE_SOCKET (or --socket) to a shorter path, e.g. /tmp/APP-UID/agent.sock`,
+      { path },
+    );
+  }
+}
+
+/** True when the path names a Windows pipe rather than a file. */
+export function isPipePath(path: string): boolean {
+  return win32.isAbsolute(path) && (path.startsWith('\\\\.\\pipe\\') || path.startsWith('\\\\?\\pipe\\'));
+}
+
+function safeUserInfo(): { username: string; uid: number } {
+  try {
+    const info = os.userInfo();
+    return { username: info.username, uid: info.uid };
+  } catch {
+    return { username: 'user', uid: -1 };
+  }
+}
