@@ -208,9 +208,9 @@ function safeCall(provider: RawMachineIdProvider): string | null {
 }
 
 function memoSlot(options: MachineIdOptions): { key: string; table: Map<string, MachineIdentity> } {
-  const namespace = resolveNamespace(options.namespace);
-  const paths = resolvePaths(options);
-  const key = `${namespace}\0${paths.data}\0${options.machineId ?? ''}`;
+  // Keyed on the inputs (cheap), not on resolved paths: the memoized call costs a string and a lookup.
+  const env = process.env;
+  const key = `${options.namespace ?? ''}\0${options.home ?? ''}\0${env.PLUGIN_LICENSE_APP ?? ''}\0${env.PLUGIN_LICENSE_HOME ?? ''}\0${options.machineId ?? ''}`;
   if (!options.rawMachineIdProvider) return { key, table: memo };
   let table = memoByProvider.get(options.rawMachineIdProvider);
   if (!table) memoByProvider.set(options.rawMachineIdProvider, (table = new Map()));
