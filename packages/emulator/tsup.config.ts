@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
 
-export default defineConfig(baseConfig({ entry: ['src/index.ts', 'src/cli.ts'] }));
+// jose 6 ships ESM only; bundling it keeps the CommonJS build loadable on Node 20 before require(esm).
+export default defineConfig(baseConfig({ entry: ['src/index.ts', 'src/cli.ts'], noExternal: ['jose'] }));

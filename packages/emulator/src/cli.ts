@@ -60,9 +60,6 @@ const program = new Command()
       process.exitCode = isEmulatorError(error) && error.code === 'host_not_loopback' ? 2 : 1;
       return;
     }
-    const line = { base_url: emulator.baseUrl, token: emulator.token, project_id: emulator.projectId, webhook_secret: emulator.webhookSecret };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-
     let stopping = false;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) return;
@@ -78,6 +75,10 @@ const program = new Command()
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
+
+    // Printed only once the handlers are in place: a parent may signal as soon as it reads the line.
+    const line = { base_url: emulator.baseUrl, token: emulator.token, project_id: emulator.projectId, webhook_secret: emulator.webhookSecret };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

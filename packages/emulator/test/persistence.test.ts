@@ -1,0 +1,104 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { generateCode, startEmulatorProcess, tempHome } from '../../../test/utils/src/index.js';
+import { startEmulator } from '../src/index.js';
+import { call } from './http.js';
+
+let home: { dir: string; cleanup: () => Promise<void> };
+
+beforeEach(async () => {
+  home = await tempHome('plugin-license-emulator-');
+});
+afterEach(async () => {
+  await home.cleanup();
+});
+
+describe('--data persistence', () => {
+  it('keeps codes, activations, revocations, builds, token and project across a restart of the CLI', async () => {
+    const file = join(home.dir, 'state', 'emulator.json');
+    const first = await startEmulatorProcess({ args: ['--data', file, '--quiet'] });
+    let kept: string;
+    let revoked: string;
+    let buildId: string;
+    try {
+      const api = { baseUrl: first.info.base_url, origin: first.origin, token: first.info.token };
+      kept = await generateCode(api.baseUrl, api.token, first.info.project_id, 3);
+      revoked = await generateCode(api.baseUrl, api.token, first.info.project_id, 1);
+      for (const m of ['m1', 'm2']) {
+        expect((await call(api, 'POST', '/plugin-activation/activate', { body: { code: kept, machine_id: m }, token: null })).status).toBe(200);
+      }
+      await call(api, 'POST', '/plugin-activation/deactivate', { body: { code: kept, machine_id: 'm2' }, token: null });
+      expect((await call(api, 'POST', `/__emulator/codes/${revoked}/revoke`)).status).toBe(200);
+      buildId = String((await call(api, 'POST', '/builds', { body: { project_id: first.info.project_id } })).body.id);
+    } finally {
+      await first.stop();
+    }
+
+    const info = await stat(file);
+    expect(info.mode & 0o777).toBe(0o600);
+    expect((await readdir(join(home.dir, 'state'))).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+
+    const second = await startEmulatorProcess({ args: ['--data', file, '--quiet'] });
+    try {
+      expect(second.info.token).toBe(first.info.token);
+      expect(second.info.project_id).toBe(first.info.project_id);
+      expect(second.info.webhook_secret).toBe(first.info.webhook_secret);
+      const api = { baseUrl: second.info.base_url, origin: second.origin, token: first.info.token };
+      expect((await call(api, 'GET', `/plugin-activation/status/${kept}`, { token: null })).body).toEqual({
+        activations: 1,
+        max_activations: 3,
+        available: 2,
+        is_revoked: false,
+      });
+      const validate = (code: string, m: string) => call(api, 'POST', '/plugin-activation/validate', { body: { code, machine_id: m }, token: null });
+      expect((await validate(kept, 'm1')).body).toEqual({ valid: true });
+      expect((await validate(kept, 'm2')).body).toEqual({ valid: false, reason: 'deactivated' });
+      expect((await validate(revoked, 'x')).body).toEqual({ valid: false, reason: 'code_revoked' });
+      expect((await call(api, 'GET', `/builds/${buildId}`)).body).toMatchObject({ id: buildId, status: 'pending' });
+      const keys = (await call(api, 'GET', `/plugin-activation/project/${second.info.project_id}/keys`)).body.keys as unknown[];
+      expect(keys).toHaveLength(2);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('writes through on each change in process too, and reset is persisted', async () => {
+    const file = join(home.dir, 'emu.json');
+    const a = await startEmulator({ dataFile: file });
+    let code: string;
+    try {
+      code = await generateCode(a.baseUrl, a.token, a.projectId, 1);
+      const onDisk = JSON.parse(await readFile(file, 'utf8')) as { codes: Array<{ code: string }> };
+      expect(onDisk.codes.map((c) => c.code)).toEqual([code]);
+    } finally {
+      await a.close();
+    }
+    const b = await startEmulator({ dataFile: file });
+    try {
+      expect(b.token).toBe(a.token);
+      expect(b.otherProjectId).toBe(a.otherProjectId);
+      expect((await call(b, 'GET', `/plugin-activation/status/${code}`)).status).toBe(200);
+      await call(b, 'POST', '/__emulator/reset');
+    } finally {
+      await b.close();
+    }
+    const c = await startEmulator({ dataFile: file });
+    try {
+      expect(c.projectId).toBe(a.projectId);
+      expect((await call(c, 'GET', `/plugin-activation/status/${code}`)).status).toBe(404);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('refuses a data file that is not its own and leaves it untouched', async () => {
+    const file = join(home.dir, 'broken.json');
+    await writeFile(file, '{"version": 1, "codes": ');
+    await expect(startEmulator({ dataFile: file })).rejects.toMatchObject({ code: 'data_file_invalid' });
+    await writeFile(file, '{"version": 2}');
+    await expect(startEmulator({ dataFile: file })).rejects.toMatchObject({ code: 'data_file_invalid', message: expect.stringContaining('version') });
+    expect(await readFile(file, 'utf8')).toBe('{"version": 2}');
+    await expect(startEmulatorProcess({ args: ['--data', file], timeoutMs: 15_000 })).rejects.toThrow(/not an emulator data file/);
+  });
+});
