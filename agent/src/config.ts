@@ -33,7 +33,7 @@ export const DEFAULT_LIMITS: Readonly<AgentLimits> = Object.freeze({
   requestBurst: 400,
   writeBufferBytes: 256 * 1024,
   serviceBudgetPerMinute: 30,
-  serviceReserve: 10,
+  serviceReserve: 5,
 });
 
 /** The agent's configuration after flag > environment > config file > default. */
@@ -78,7 +78,7 @@ const FileConfig = z.looseObject({
       request_rate: positiveInt.optional(),
       request_burst: positiveInt.optional(),
       write_buffer_bytes: positiveInt.optional(),
-      service_budget_per_minute: positiveInt.max(60).optional(),
+      service_budget_per_minute: positiveInt.max(40, 'at most 40: bursts may reach 1.5 times this in a minute, and the service allows 60').optional(),
       service_reserve: z.number().int().nonnegative().optional(),
     })
     .optional(),

@@ -4,16 +4,17 @@ export type Priority = 'user' | 'background';
 
 export interface ServiceBudgetOptions {
   perMinute: number;
-  /** Tokens background checks must leave for user-initiated calls. */
+  /** Tokens background checks must leave for user-initiated calls (at most burst - 1). */
   reserve: number;
   now: () => number;
 }
 
 /**
  * One budget of requests to the service for the whole agent, however many projects it holds:
- * a token bucket (default 30 a minute, half the activation endpoints' 60) plus a pause until the
- * service's `retryAt` after a 429. User-initiated calls may use the reserve; background checks
- * may not, which gives users priority while both count.
+ * a token bucket refilled at `perMinute` (default 30) with a burst of half that, so any 60 s
+ * window holds at most 1.5 × perMinute requests (45 by default, under the activation endpoints'
+ * 60), plus a pause until the service's `retryAt` after a 429. User-initiated calls may use the
+ * reserve; background checks may not, which gives users priority while both count.
  */
 export class ServiceBudget {
   private readonly bucket: TokenBucket;
@@ -23,13 +24,15 @@ export class ServiceBudget {
 
   constructor(options: ServiceBudgetOptions) {
     this.now = options.now;
-    this.reserve = Math.min(options.reserve, Math.max(0, options.perMinute - 1));
-    this.bucket = new TokenBucket({ capacity: options.perMinute, refillPerSecond: options.perMinute / 60, now: options.now });
+    const capacity = burstOf(options.perMinute);
+    this.reserve = Math.min(options.reserve, capacity - 1);
+    this.bucket = new TokenBucket({ capacity, refillPerSecond: options.perMinute / 60, now: options.now });
   }
 
   configure(perMinute: number, reserve: number): void {
-    this.reserve = Math.min(reserve, Math.max(0, perMinute - 1));
-    this.bucket.configure(perMinute, perMinute / 60);
+    const capacity = burstOf(perMinute);
+    this.reserve = Math.min(reserve, capacity - 1);
+    this.bucket.configure(capacity, perMinute / 60);
   }
 
   /** Takes a token for one request; false when over budget or paused. */
@@ -53,4 +56,8 @@ export class ServiceBudget {
   get pausedUntilTime(): number {
     return this.pausedUntil;
   }
+}
+
+function burstOf(perMinute: number): number {
+  return Math.max(1, Math.floor(perMinute / 2));
 }

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { control, generateCode } from '@plugin-license/test-utils';
+import { startAgent, type AgentOptions, type RunningAgent } from '../src/index.js';
+
+/** A short folder under /tmp: sun_path is only 107 bytes. */
+export function shortDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync('/tmp/pla-');
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestService {
+  emulator: Emulator;
+  control: ReturnType<typeof control>;
+  code(maxActivations?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** The emulator in-process on 127.0.0.1:0, with activation limits high enough for a test file. */
+export async function startService(): Promise<TestService> {
+  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000 } });
+  return {
+    emulator,
+    control: control(emulator.origin),
+    code: (max = 2) => generateCode(emulator.baseUrl, emulator.token, emulator.projectId, max),
+    close: () => emulator.close(),
+  };
+}
+
+export interface TestAgent {
+  agent: RunningAgent;
+  home: string;
+  socketPath: string;
+  cleanup(): Promise<void>;
+}
+
+/** An agent on a short socket path with its own home, logging to its home's log folder. */
+export async function startTestAgent(service: TestService, options: AgentOptions = {}, existing?: { home: string; socketPath: string }): Promise<TestAgent> {
+  const dirs = existing ? undefined : shortDir();
+  const home = existing?.home ?? join(dirs!.dir, 'home');
+  const socketPath = existing?.socketPath ?? join(dirs!.dir, 's', 'agent.sock');
+  const agent = await startAgent({
+    baseUrl: service.emulator.baseUrl,
+    home,
+    socketPath,
+    namespace: 'agent-test',
+    env: {},
+    ...options,
+  });
+  return {
+    agent,
+    home,
+    socketPath,
+    cleanup: async () => {
+      await agent.close();
+      dirs?.cleanup();
+    },
+  };
+}
+
+/** A raw socket that collects what the agent sends, line by line. */
+export class RawClient {
+  readonly socket: Socket;
+  readonly lines: string[] = [];
+  closed = false;
+  error: NodeJS.ErrnoException | undefined;
+  private buffer = '';
+  private waiters: Array<() => void> = [];
+
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      this.buffer += chunk;
+      let nl: number;
+      while ((nl = this.buffer.indexOf('\n')) !== -1) {
+        this.lines.push(this.buffer.slice(0, nl));
+        this.buffer = this.buffer.slice(nl + 1);
+      }
+      this.wake();
+    });
+    socket.on('error', (err) => {
+      this.error = err;
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+  }
+
+  static connect(path: string): Promise<RawClient> {
+    return new Promise((resolve, reject) => {
+      const s = createConnection(path);
+      s.once('connect', () => {
+        s.off('error', reject);
+        resolve(new RawClient(s));
+      });
+      s.once('error', reject);
+    });
+  }
+
+  send(text: string | Buffer): void {
+    this.socket.write(text);
+  }
+
+  request(message: unknown): void {
+    this.socket.write(JSON.stringify(message) + '\n');
+  }
+
+  /** Waits until `count` lines arrived (or the socket closed); returns them parsed. */
+  async next(count = 1): Promise<Array<Record<string, any>>> {
+    while (this.lines.length < count && !this.closed) await new Promise<void>((r) => this.waiters.push(r));
+    if (this.lines.length < count) throw new Error(`socket closed after ${this.lines.length} of ${count} lines`);
+    return this.lines.splice(0, count).map((l) => JSON.parse(l));
+  }
+
+  waitClosed(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve();
+      this.socket.once('close', () => resolve());
+    });
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+/** Polls a condition on the event loop (bounded); for states that have no event to await. */
+export async function until(condition: () => boolean, what: string, rounds = 2000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (condition()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`gave up waiting for: ${what}`);
+}
+
+export const UNKNOWN_PROJECT = '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b';
