@@ -179,7 +179,7 @@ describe('generate and keys', () => {
     expect(unknown.body.error).toBe('not_found');
   });
 
-  it('accepts a bearer token of a wrong scheme spelling (bearer) and refuses an expired token on the emulator clock', async () => {
+  it('matches the Bearer scheme case-insensitively and refuses a token expired on the emulator clock', async () => {
     const lower = await call(emu, 'GET', `/plugin-activation/project/${emu.projectId}/keys`, { token: null, headers: { authorization: `bearer ${emu.token}` } });
     expect(lower.status).toBe(200);
     const later = await startEmulator({ rateLimits: high, now: () => Date.now() + 11 * 365 * 24 * 3600 * 1000 });
