@@ -1,0 +1,213 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
+import { RawClient, startService, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, type TestService } from './helpers.js';
+
+const DAY = 24 * 3600_000;
+
+let service: TestService;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+  await service.control.faults({ mode: 'none' });
+});
+
+async function agentAndClient(options: Parameters<typeof startTestAgent>[1] = {}): Promise<{ t: TestAgent; client: AgentClient }> {
+  const t = await startTestAgent(service, options);
+  cleanups.push(() => t.cleanup());
+  const client = await AgentClient.connect({ socketPath: t.socketPath, connectTimeoutMs: 2000 });
+  cleanups.push(() => client.close());
+  return { t, client };
+}
+
+async function rejection(p: Promise<unknown>): Promise<AgentError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isAgentError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected an AgentError');
+}
+
+function nextChange(client: AgentClient, predicate: (s: LicenseState) => boolean): Promise<LicenseState> {
+  return new Promise((resolve) => {
+    const on = (s: LicenseState): void => {
+      if (predicate(s)) {
+        client.off('changed', on);
+        resolve(s);
+      }
+    };
+    client.on('changed', on);
+  });
+}
+
+describe('protocol 1 methods through AgentClient', () => {
+  it('hello names the protocol, version and namespace', async () => {
+    const { client } = await agentAndClient();
+    expect(await client.hello()).toEqual({ protocol: 1, agent: expect.stringMatching(/^\d+\.\d+\.\d+/), namespace: 'agent-test' });
+  });
+
+  it('check of an unknown project: not_activated, from memory', async () => {
+    const { client } = await agentAndClient();
+    const s = await client.check(UNKNOWN_PROJECT);
+    expect(s).toMatchObject({ projectId: UNKNOWN_PROJECT, valid: false, reason: 'not_activated', codeHint: null, nextCheckAt: null });
+  });
+
+  it('activate → check → refresh → list → deactivate, with only a hint of the code on the socket', async () => {
+    const { t, client } = await agentAndClient();
+    const code = await service.code(2);
+    const projectId = service.emulator.projectId;
+    const activated = await client.activate(projectId, code);
+    expect(activated).toMatchObject({ valid: true, reason: null, source: 'online', codeHint: `${code.slice(0, 4)}…${code.slice(-4)}`, activations: 1, maxActivations: 2 });
+    expect(activated.graceUntil!.getTime() - activated.validatedAt!.getTime()).toBe(30 * DAY);
+    expect(activated.nextCheckAt!.getTime()).toBeGreaterThan(activated.validatedAt!.getTime());
+    expect(await client.check(projectId)).toEqual(activated);
+    const refreshed = await client.refresh(projectId);
+    expect(refreshed).toMatchObject({ valid: true, source: 'online' });
+    expect((await client.list()).map((s) => s.projectId)).toEqual([projectId]);
+
+    const raw = await RawClient.connect(t.socketPath);
+    raw.request({ jsonrpc: '2.0', id: 'l', method: 'list' });
+    const [answer] = await raw.next();
+    expect(JSON.stringify(answer)).not.toContain(code);
+    raw.close();
+
+    const gone = await client.deactivate(projectId);
+    expect(gone).toMatchObject({ valid: false, reason: 'not_activated', codeHint: null, nextCheckAt: null });
+    expect(await client.deactivate(projectId)).toMatchObject({ valid: false, reason: 'not_activated' });
+    expect(await client.refresh(projectId)).toMatchObject({ valid: false, reason: 'not_activated' });
+
+    await t.agent.close();
+    const logDir = join(t.home, 'log');
+    const logs = readdirSync(logDir).filter((f) => f.endsWith('.log')).map((f) => readFileSync(join(logDir, f), 'utf8')).join('');
+    expect(logs).toContain('activation requested');
+    expect(logs).not.toContain(code);
+  });
+
+  it('service refusals are -32001 with the service code and status', async () => {
+    const { client } = await agentAndClient();
+    const projectId = service.emulator.projectId;
+    const missing = await rejection(client.activate(projectId, 'ffffffff-ffff-4fff-8fff-ffffffffffff'));
+    expect(missing).toMatchObject({ code: 'service_refused', rpcCode: -32001, serviceCode: 'code_not_found', status: 404 });
+    const code = await service.code(1);
+    await service.control.revoke(code);
+    const revoked = await rejection(client.activate(projectId, code));
+    expect(revoked).toMatchObject({ rpcCode: -32001, serviceCode: 'code_revoked', status: 403 });
+    expect(revoked.message).not.toContain(code);
+  });
+
+  it('max_activations_reached is -32001 {code, status 403}', async () => {
+    const code = await service.code(1);
+    const projectId = service.emulator.projectId;
+    const first = await agentAndClient();
+    await first.client.activate(projectId, code);
+    // A second machine: another namespace derives another machine id from the same OS id.
+    const second = await agentAndClient({ namespace: 'agent-test-2' });
+    const err = await rejection(second.client.activate(projectId, code));
+    expect(err).toMatchObject({ rpcCode: -32001, serviceCode: 'max_activations_reached', status: 403 });
+    await first.client.deactivate(projectId);
+  });
+
+  it('an unreachable service is -32002 for activate; refresh answers from the cache', async () => {
+    const { client } = await agentAndClient();
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    await client.activate(projectId, code);
+    await service.control.faults({ mode: 'offline' });
+    const err = await rejection(client.activate(projectId, await service.code(2).catch(() => code)));
+    expect(err).toMatchObject({ code: 'service_unavailable', rpcCode: -32002 });
+    expect(await client.refresh(projectId)).toMatchObject({ valid: true, codeHint: `${code.slice(0, 4)}…${code.slice(-4)}` });
+    await service.control.faults({ mode: 'none' });
+    await client.deactivate(projectId);
+  });
+
+  it('check answers from memory while an activation waits on a slow service', async () => {
+    const { client, t } = await agentAndClient();
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    await service.control.faults({ mode: 'latency', latency_ms: 1500 });
+    let settled = false;
+    const activation = client.activate(projectId, code).finally(() => {
+      settled = true;
+    });
+    await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
+    const other = await AgentClient.connect({ socketPath: t.socketPath });
+    cleanups.push(() => other.close());
+    expect(await other.check(projectId)).toMatchObject({ valid: false, reason: 'not_activated' });
+    expect(await client.check(projectId)).toMatchObject({ valid: false });
+    expect(settled).toBe(false);
+    expect(await activation).toMatchObject({ valid: true });
+    await service.control.faults({ mode: 'none' });
+    await client.deactivate(projectId);
+  });
+
+  it('invalid params are -32602; a project id must be a UUID', async () => {
+    const { client } = await agentAndClient();
+    expect(await rejection(client.check('not-a-uuid'))).toMatchObject({ code: 'invalid_params', rpcCode: -32602, message: expect.stringContaining('project_id must be a UUID') });
+    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId }))).toMatchObject({ rpcCode: -32602, message: expect.stringContaining('code') });
+    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId, code: '' }))).toMatchObject({ rpcCode: -32602 });
+    expect(await rejection(client.request('subscribe', { project_id: 42 }))).toMatchObject({ rpcCode: -32602 });
+    expect(await rejection(client.request('nope'))).toMatchObject({ code: 'method_not_found', rpcCode: -32601 });
+  });
+
+  it('a revocation is pushed to subscribers (background revalidation, injected clock)', async () => {
+    const clock = new ManualScheduler(Date.now());
+    const { client, t } = await agentAndClient({ scheduler: clock });
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    await client.activate(projectId, code);
+    const watcher = await AgentClient.connect({ socketPath: t.socketPath });
+    cleanups.push(() => watcher.close());
+    const sub = await watcher.subscribe(projectId);
+    const iterated = (async () => {
+      for await (const s of sub) if (!s.valid) return s;
+      return undefined;
+    })();
+    const pushed = nextChange(watcher, (s) => s.reason === 'code_revoked');
+    await service.control.revoke(code);
+    await clock.advance(26 * 3600_000);
+    expect(await pushed).toMatchObject({ projectId, valid: false, reason: 'code_revoked', source: 'online' });
+    expect(await iterated).toMatchObject({ reason: 'code_revoked' });
+  });
+
+  it('grace expiry is pushed at the deadline, without any request (injected clock)', async () => {
+    const clock = new ManualScheduler(Date.now());
+    // Revalidation far beyond the grace period, so only the grace timer acts.
+    const { client } = await agentAndClient({ scheduler: clock, policy: { revalidateIntervalMs: 90 * DAY, revalidateJitterMs: 0 } });
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    const activated = await client.activate(projectId, code);
+    const sub = await client.subscribe();
+    const expired = new Promise<LicenseState>((resolve) => sub.on('changed', (s) => s.reason === 'grace_expired' && resolve(s)));
+    await clock.advance(activated.graceUntil!.getTime() - clock.now() + 10);
+    expect(await expired).toMatchObject({ projectId, valid: false, reason: 'grace_expired' });
+    expect(await client.check(projectId)).toMatchObject({ reason: 'grace_expired' });
+  });
+
+  it('restart: the agent comes back with the same states from the cache', async () => {
+    const first = await startTestAgent(service);
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    let client = await AgentClient.connect({ socketPath: first.socketPath, reconnect: false });
+    const before = await client.activate(projectId, code);
+    client.close();
+    await first.agent.close();
+    const second = await startTestAgent(service, {}, { home: first.home, socketPath: first.socketPath });
+    cleanups.push(() => second.cleanup().then(() => first.cleanup()));
+    client = await AgentClient.connect({ socketPath: second.socketPath, reconnect: false });
+    cleanups.push(() => client.close());
+    const list = await client.list();
+    expect(list).toEqual([{ ...before, source: 'cache', nextCheckAt: expect.any(Date) }]);
+    expect(await client.check(projectId)).toMatchObject({ valid: true, codeHint: before.codeHint, source: 'cache' });
+    await client.deactivate(projectId);
+  });
+});
