@@ -179,17 +179,9 @@ describe('generate and keys', () => {
     expect(unknown.body.error).toBe('not_found');
   });
 
-  it('matches the Bearer scheme case-insensitively and refuses a token expired on the emulator clock', async () => {
+  it('matches the Bearer scheme case-insensitively', async () => {
     const lower = await call(emu, 'GET', `/plugin-activation/project/${emu.projectId}/keys`, { token: null, headers: { authorization: `bearer ${emu.token}` } });
     expect(lower.status).toBe(200);
-    const later = await startEmulator({ rateLimits: high, now: () => Date.now() + 11 * 365 * 24 * 3600 * 1000 });
-    try {
-      const stale = await call(emu, 'GET', `${later.baseUrl}/sdk/status`, { token: emu.token });
-      expect(stale.status).toBe(401);
-      expect(stale.body.message).toMatch(/not one this service issued|expired/);
-    } finally {
-      await later.close();
-    }
   });
 });
 

@@ -105,6 +105,13 @@ describe('clock', () => {
     const res = await call(emu, 'POST', '/plugin-activation/generate', { body: { project_id: emu.projectId, max_activations: 1 } });
     expect(res.body.created_at).toBe('2033-01-01T00:00:00.000Z');
   });
+  it('expires the token on the emulator clock (ten-year lifetime)', async () => {
+    await ctl.clock({ advance_ms: 11 * 366 * 24 * 3600 * 1000 });
+    const stale = await call(emu, 'GET', '/sdk/status');
+    expect(stale.status).toBe(401);
+    expect(stale.body.message).toContain('expired');
+    expect(stale.text).not.toContain(emu.token);
+  });
 });
 
 describe('reset and state', () => {
