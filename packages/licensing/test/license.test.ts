@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ServiceClient } from '@plugin-license/api';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LicenseError} from '../src/index.js';
-import { cacheFilePath, getMachineId, isLicenseError, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
+import { cacheFilePath, getMachineId, isLicenseError, listCachedProjects, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
 import { manualClock, RAW_A, RAW_B, startService, tempHome, type TestService } from './helpers.js';
 
 const HOUR = 3600_000;
@@ -122,6 +123,21 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
     // The freed slot is usable by another machine.
     const other = license({ rawMachineIdProvider: () => RAW_B });
     expect((await other.activate(code)).valid).toBe(true);
+  });
+
+  it('deactivate() offline fails with unavailable and keeps the state (the slot is still counted)', async () => {
+    const code = await service.generate();
+    const l = license();
+    await l.activate(code);
+    await service.control('faults', { mode: 'offline' });
+    const e = await rejection(l.deactivate());
+    expect(e.code).toBe('unavailable');
+    expect(e.cause).toBeTruthy();
+    expect(l.check()).toMatchObject({ valid: true });
+    expect(license().check()).toMatchObject({ valid: true });
+    await service.control('faults', { mode: 'none' });
+    expect(await l.deactivate()).toMatchObject({ valid: false, reason: 'not_activated' });
+    expect(await l.status(code)).toMatchObject({ activations: 0 });
   });
 
   it('the service says "deactivated" once the slot was released elsewhere (support tool)', async () => {
@@ -297,6 +313,14 @@ describe('bad input: a clear error before any network I/O', () => {
     }
   });
 
+  it('status() of a code checks it locally and maps service errors', async () => {
+    const l = license();
+    expect((await rejection(l.status(' '))).code).toBe('invalid_code');
+    expect((await rejection(l.status('00000000-0000-4000-8000-000000000000'))).code).toBe('code_not_found');
+    const code = await service.generate(4);
+    expect(await l.status(code)).toEqual({ activations: 0, maxActivations: 4, available: 4, isRevoked: false });
+  });
+
   it('deactivate and status without a stored code say not_activated', async () => {
     const l = license();
     expect((await rejection(l.deactivate())).code).toBe('not_activated');
@@ -419,6 +443,41 @@ describe('offline grace', () => {
   });
 });
 
+describe('rate limits', () => {
+  it('a 429 on validate falls back to the cache and holds requests until the reset', async () => {
+    const limited = await startService({ rateLimits: { activation: 3 } });
+    const client = new ServiceClient({ baseUrl: limited.emulator.baseUrl, dispatcher: limited.dispatcher, retry: false });
+    try {
+      const code = await limited.generate();
+      // Real clock here: the reset time comes from the service's X-RateLimit-Reset.
+      const l = new License({
+        projectId: limited.emulator.projectId,
+        baseUrl: limited.emulator.baseUrl,
+        home: home.home,
+        client,
+        rawMachineIdProvider: () => RAW_A,
+        policy: { minRevalidateIntervalMs: 0, backoffMinMs: 0, backoffMaxMs: 0 },
+      });
+      open.push(l);
+      await l.activate(code);
+      let status: LicenseStatus | undefined;
+      for (let i = 0; i < 5 && status?.source !== 'cache'; i++) status = await l.validate({ force: true });
+      expect(status).toMatchObject({ valid: true, source: 'cache' });
+      const resetAt = status!.nextCheckAt!.getTime();
+      expect(resetAt).toBeGreaterThan(Date.now());
+      expect(resetAt).toBeLessThanOrEqual(Date.now() + 61_000);
+      // Not forced: no request until the reset (an armed error fault stays unused).
+      await limited.control('faults', { mode: 'error', status: 500, count: 1 });
+      expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });
+      const state = (await limited.control('state')) as { faults: { remaining: number } };
+      expect(state.faults.remaining).toBe(1);
+    } finally {
+      await client.close();
+      await limited.close();
+    }
+  });
+});
+
 describe('clock tamper', () => {
   it('a clock 2 h behind the highest time seen gives clock_tampered until an online success', async () => {
     const code = await service.generate();
@@ -534,6 +593,16 @@ describe('cache integrity', () => {
     expect(l.check().reason).toBe('cache_invalid');
     expect(await l.activate(code)).toMatchObject({ valid: true, source: 'online' });
     expect(license().check()).toMatchObject({ valid: true });
+  });
+});
+
+describe('listCachedProjects', () => {
+  it('lists the projects with a cache file, not the files set aside', async () => {
+    expect(await listCachedProjects({ home: home.home })).toEqual([]);
+    const code = await service.generate();
+    await license().activate(code);
+    writeFileSync(join(home.home, 'data', 'licenses', `${service.emulator.projectId}.json.invalid-x`), '{}');
+    expect(await listCachedProjects({ home: home.home })).toEqual([service.emulator.projectId]);
   });
 });
 
