@@ -1,6 +1,6 @@
 // The built package loads as ESM and as CommonJS, from its own name, the way consumers load it.
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,18 +10,10 @@ const run = promisify(execFile);
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(packageDir, 'dist');
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
+// Built only when missing: `pnpm test` builds first, and rebuilding here (tsup cleans dist) could
+// pull the files from under other test files' child processes that load this package's dist.
 beforeAll(async () => {
-  const built = join(dist, 'index.cjs');
-  if (!existsSync(built) || statSync(built).mtimeMs < newestSource(join(packageDir, 'src'))) {
+  if (!existsSync(join(dist, 'index.cjs')) || !existsSync(join(dist, 'index.js'))) {
     await run('pnpm', ['--filter', '@plugin-license/api', 'build'], { cwd: packageDir });
   }
 }, 120_000);
