@@ -1,12 +1,14 @@
 /*
  * host-example: how a plugin host uses plc.
  *
- *   host-example SOCKET|- PROJECT_ID DURATION_MS [INTERVAL_MS]
+ *   host-example SOCKET|- PROJECT_ID DURATION_MS [INTERVAL_MS] [TIMEOUT_MS]
  *
- * A background "license thread" checks every INTERVAL_MS (default 1000) and publishes the
- * answer as one atomic word. A simulated "audio thread" reads that word once per block without
- * locks, system calls or allocation, and counts how many blocks it rendered licensed. The
- * license thread prints one line per state change; the agent being down is "unknown" and is
+ * A background "license thread" checks every INTERVAL_MS (default 1000), each check bounded by
+ * TIMEOUT_MS (default 200), and publishes the answer as one atomic word. A simulated "audio
+ * thread" reads that word once per block without locks, system calls or allocation, and counts
+ * how many blocks it rendered licensed. The
+ * license thread prints one line per state change ("state ..."), and one more ("audio thread
+ * plays ...") once the audio thread has acted on it; the agent being down is "unknown" and is
  * retried at the next tick. The program stops after DURATION_MS, or on SIGINT / SIGTERM, and
  * prints a summary line.
  */
@@ -38,11 +40,15 @@ enum { STATE_UNKNOWN = 0, STATE_VALID = 1, STATE_INVALID = 2 };
 /* state in bits 0-7, plc_reason in 8-15, plc_status in 16-23: one word, so one atomic load
  * gives the audio thread a consistent picture. */
 static _Atomic uint32_t license_word = STATE_UNKNOWN;
+/* The last word the audio thread acted on, stored back (an atomic store is real-time safe) so
+ * the license thread can report when the audio side has caught up with a change. */
+static _Atomic uint32_t audio_seen_word = UINT32_MAX;
 static atomic_int stop_requested = 0;
 
 static const char *socket_arg;
 static const char *project_id;
 static int interval_ms = 1000;
+static int timeout_ms = PLC_DEFAULT_TIMEOUT_MS;
 static unsigned long checks_done; /* written by the license thread, read after it is joined */
 static unsigned long blocks_total, blocks_licensed, blocks_unknown; /* likewise, audio thread */
 
@@ -68,6 +74,11 @@ static void sleep_unless_stopped(int ms) {
   }
 }
 
+static const char *state_name(uint32_t word) {
+  int state = (int)(word & 0xFF);
+  return state == STATE_VALID ? "valid" : state == STATE_INVALID ? "invalid" : "unknown";
+}
+
 static void report(uint32_t word, const plc_license *lic, plc_status st) {
   int state = (int)(word & 0xFF);
   if (state == STATE_VALID) {
@@ -85,10 +96,10 @@ static void report(uint32_t word, const plc_license *lic, plc_status st) {
 static void license_loop(void) {
   static plc_client client; /* keeps its connection between checks */
   plc_license lic;
-  uint32_t last = UINT32_MAX;
+  uint32_t last = UINT32_MAX, audio_reported = UINT32_MAX;
   plc_init(&client, strcmp(socket_arg, "-") == 0 ? NULL : socket_arg);
   while (!atomic_load(&stop_requested)) {
-    plc_status st = plc_check(&client, project_id, &lic, PLC_DEFAULT_TIMEOUT_MS);
+    plc_status st = plc_check(&client, project_id, &lic, timeout_ms);
     uint32_t word;
     checks_done++;
     if (st == PLC_OK) word = make_word(lic.valid ? STATE_VALID : STATE_INVALID, lic.reason, PLC_OK);
@@ -97,6 +108,12 @@ static void license_loop(void) {
     if (word != last) report(word, &lic, st);
     last = word;
     sleep_unless_stopped(interval_ms);
+    uint32_t seen = atomic_load_explicit(&audio_seen_word, memory_order_acquire);
+    if (seen != UINT32_MAX && (seen & 0xFF) != (audio_reported & 0xFF)) {
+      printf("audio thread plays state=%s\n", state_name(seen));
+      fflush(stdout);
+      audio_reported = seen;
+    }
   }
   plc_close(&client);
 }
@@ -106,6 +123,8 @@ static void audio_loop(void) {
   while (!atomic_load_explicit(&stop_requested, memory_order_relaxed)) {
     uint32_t word = atomic_load_explicit(&license_word, memory_order_acquire);
     int state = (int)(word & 0xFF);
+    if (word != atomic_load_explicit(&audio_seen_word, memory_order_relaxed))
+      atomic_store_explicit(&audio_seen_word, word, memory_order_release);
     blocks_total++;
     if (state == STATE_VALID) blocks_licensed++;
     else if (state == STATE_UNKNOWN) blocks_unknown++;
@@ -143,16 +162,18 @@ static void on_signal(int sig) {
 #endif
 
 int main(int argc, char **argv) {
-  if (argc < 4 || argc > 5) {
-    fprintf(stderr, "usage: %s SOCKET|- PROJECT_ID DURATION_MS [INTERVAL_MS]\n", argv[0]);
+  if (argc < 4 || argc > 6) {
+    fprintf(stderr, "usage: %s SOCKET|- PROJECT_ID DURATION_MS [INTERVAL_MS] [TIMEOUT_MS]\n", argv[0]);
     return 64;
   }
   socket_arg = argv[1];
   project_id = argv[2];
   long duration_ms = atol(argv[3]);
-  if (argc == 5) interval_ms = atoi(argv[4]);
-  if (duration_ms < 1 || duration_ms > 3600000L || interval_ms < 1 || interval_ms > 3600000) {
-    fprintf(stderr, "DURATION_MS and INTERVAL_MS must be 1 to 3600000\n");
+  if (argc >= 5) interval_ms = atoi(argv[4]);
+  if (argc >= 6) timeout_ms = atoi(argv[5]);
+  if (duration_ms < 1 || duration_ms > 3600000L || interval_ms < 1 || interval_ms > 3600000 || timeout_ms < 1 ||
+      timeout_ms > 60000) {
+    fprintf(stderr, "DURATION_MS and INTERVAL_MS must be 1 to 3600000, TIMEOUT_MS 1 to 60000\n");
     return 64;
   }
 

@@ -153,8 +153,9 @@ class Monitor {
   using Callback = std::function<void(const CheckResult &)>;
 
   explicit Monitor(std::string projectId, std::chrono::milliseconds interval = std::chrono::seconds(60),
-                   const char *socketPath = nullptr)
-      : client_(socketPath), projectId_(std::move(projectId)), interval_(interval) {}
+                   const char *socketPath = nullptr,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(PLC_DEFAULT_TIMEOUT_MS))
+      : client_(socketPath), projectId_(std::move(projectId)), interval_(interval), timeout_(timeout) {}
   ~Monitor() { stop(); }
   Monitor(const Monitor &) = delete;
   Monitor &operator=(const Monitor &) = delete;
@@ -203,7 +204,7 @@ class Monitor {
   void run() {
     std::uint32_t previous = UINT32_MAX;
     for (;;) {
-      CheckResult result = client_.check(projectId_);
+      CheckResult result = client_.check(projectId_, timeout_);
       const std::uint32_t word = static_cast<std::uint32_t>(result.state()) |
                                  (result.license ? static_cast<std::uint32_t>(result.license->reason) << 8 : 0u);
       word_.store(word, std::memory_order_release);
@@ -225,6 +226,7 @@ class Monitor {
   Client client_;
   std::string projectId_;
   std::chrono::milliseconds interval_;
+  std::chrono::milliseconds timeout_;
   Callback onChange_;
   std::atomic<std::uint32_t> word_{static_cast<std::uint32_t>(State::unknown)};
   mutable std::mutex mutex_;

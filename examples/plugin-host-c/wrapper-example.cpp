@@ -1,6 +1,6 @@
 // wrapper-example: the C++ wrapper as a plugin would use it.
 //
-//   wrapper-example SOCKET|- PROJECT_ID
+//   wrapper-example SOCKET|- PROJECT_ID [TIMEOUT_MS]
 //
 // One direct plc::Client check, then a plc::Monitor whose state is read the way an audio
 // callback would. Exit status: 0 valid, 1 not valid, 2 unknown (agent down or no answer).
@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -25,15 +26,16 @@ const char *stateName(plc::State state) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s SOCKET|- PROJECT_ID\n", argv[0]);
+  if (argc < 3 || argc > 4) {
+    std::fprintf(stderr, "usage: %s SOCKET|- PROJECT_ID [TIMEOUT_MS]\n", argv[0]);
     return 64;
   }
   const char *socketPath = std::strcmp(argv[1], "-") == 0 ? nullptr : argv[1];
+  const std::chrono::milliseconds timeout(argc == 4 ? std::atoi(argv[3]) : PLC_DEFAULT_TIMEOUT_MS);
 
   {
     plc::Client client(socketPath);
-    const plc::CheckResult result = client.check(argv[2]);
+    const plc::CheckResult result = client.check(argv[2], timeout);
     if (result.license) {
       std::printf("client state=%s reason=%s code_hint=%s\n", stateName(result.state()),
                   result.license->reasonText.empty() ? "-" : result.license->reasonText.c_str(),
@@ -43,7 +45,7 @@ int main(int argc, char **argv) {
     }
   }
 
-  plc::Monitor monitor(argv[2], std::chrono::milliseconds(50), socketPath);
+  plc::Monitor monitor(argv[2], std::chrono::milliseconds(50), socketPath, timeout);
   int changes = 0;
   monitor.onChange([&changes](const plc::CheckResult &) { ++changes; });
   monitor.start();

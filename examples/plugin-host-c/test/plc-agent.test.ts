@@ -59,7 +59,7 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
   });
 
   it.skipIf(!hasCxx)('gives the C++ wrapper the same answer, through Client and Monitor', async () => {
-    const r = await run(bin.wrapperExample!, [agent!.socket, emulator.projectId]);
+    const r = await run(bin.wrapperExample!, [agent!.socket, emulator.projectId, '2000']);
     expect(r.stdout).toMatch(/^client state=valid reason=- code_hint=\S+…\S+$/m);
     expect(r.stdout).toMatch(/^monitor state=valid reason=- changes=1 status=0$/m);
     expect(r.code).toBe(0);
@@ -70,9 +70,10 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
     let host: LineProcess | undefined;
     let second: RunningAgent | undefined;
     try {
-      host = spawnLines(bin.hostExample, [socket, emulator.projectId, '600000', '20']);
+      host = spawnLines(bin.hostExample, [socket, emulator.projectId, '600000', '20', '2000']);
       extra.push(host);
       await host.waitFor(/^state unknown status=\d+ \(the agent is not running/, 'the unknown state');
+      await host.waitFor(/^audio thread plays state=unknown$/, 'the audio thread on unknown');
 
       second = await startAgent({ socket, baseUrl: emulator.baseUrl });
       extra.push(second);
@@ -83,6 +84,7 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
       const valid = await host.waitFor(/^state valid /, 'the valid state');
       expect(valid).toContain(`code_hint=${codeHint(code)}`);
       expect(valid).toMatch(/grace_until=\d{4}-\d\d-\d\dT/);
+      await host.waitFor(/^audio thread plays state=valid$/, 'the audio thread on valid');
 
       expect(await host.stop('SIGTERM')).toBe(0);
       const summary = host.lines.find((l) => l.startsWith('done '));
