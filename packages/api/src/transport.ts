@@ -1,7 +1,7 @@
 import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { redact, redactDeep } from './code-hint.js';
-import { NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
+import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
 import { parseRateLimit, parseRetryAt, type RateLimit } from './rate-limit.js';
 import { backoffDelay, type RetryPolicy } from './retry-policy.js';
 import { ErrorBody } from './schemas.js';
@@ -120,6 +120,9 @@ export class Transport {
     const { policy } = this.config;
     const signal = options.signal;
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new ConfigError(`timeoutMs must be a positive number of milliseconds (got ${String(timeoutMs)})`, 'timeoutMs');
+    }
     const retries = spec.idempotent ? policy.retries : 0;
     const deadline = policy.now() + policy.deadlineMs;
     const url = this.url(spec);

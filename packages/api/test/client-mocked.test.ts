@@ -222,6 +222,13 @@ describe('requests', () => {
     expect(e.message).toMatch(/id must be a non-empty string/);
   });
 
+  it('rejects a nonsense per-call time-out before sending anything', async () => {
+    for (const timeoutMs of [0, -5, Number.NaN]) {
+      const e = await rejection(client.sdk.status({ timeoutMs }));
+      expect([e.name, (e as { option?: string }).option]).toEqual(['ConfigError', 'timeoutMs']);
+    }
+  });
+
   it('refuses calls after close()', async () => {
     const c = new ServiceClient({ baseUrl: base, dispatcher: mock });
     await c.close();
