@@ -8,7 +8,8 @@ import { z } from 'zod';
 export const CACHE_FORMAT = 1;
 
 const ServiceReason = z.enum(['not_activated', 'code_revoked', 'code_not_found', 'deactivated']);
-const Millis = z.number().int().nonnegative();
+// Whatever the injected clock gives (finite numbers; JSON round-trips them exactly).
+const Millis = z.number();
 
 /** What the cache keeps for one project. Times are epoch ms of the injected clock. */
 export const StoredLicense = z.strictObject({

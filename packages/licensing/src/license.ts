@@ -171,11 +171,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       } catch (e) {
         throwIfAborted(options.signal);
         const error = await toLicenseError(e, c, 'activate', this.#client, options.signal);
-        if (!isTransportFailure(e)) this.#heardOnline = true;
         if ((error.code === 'code_revoked' || error.code === 'code_not_found') && this.#state?.code === c) {
           // A definitive answer about the stored code: it stops being valid offline too.
           const t = this.#tick();
           const reason: ValidationReason = error.code;
+          this.#heardOnline = true;
           await this.#apply(store.update((cur) => (cur && cur.code === c ? this.#answered(cur, t, { status: 'invalid', reason }) : undefined)));
         } else {
           this.#publish(this.#bucketAt(this.#now()));

@@ -170,6 +170,12 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
     expect(s).toMatchObject({ valid: true, activations: 1, maxActivations: 1 });
   });
 
+  it('accepts a clock with fractional milliseconds (performance.timeOrigin + performance.now())', async () => {
+    const code = await service.generate();
+    await license({ now: () => clock.now() + 0.25 }).activate(code);
+    expect(license({ now: () => clock.now() + 0.75 }).check()).toMatchObject({ valid: true, source: 'cache' });
+  });
+
   it('works with a caller-supplied machine id', async () => {
     const code = await service.generate(2);
     const l = license({ machineId: 'studio-pc-7' });
