@@ -28,7 +28,7 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
   });
 
   it('reports a project with nothing stored as not activated', async () => {
-    const { code, answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000 });
+    const { code, answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId);
     expect(answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'not_activated', reason_enum: 'not_activated', project_id: emulator.projectId });
     expect(code).toBe(1);
   });
@@ -38,7 +38,7 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
     const activated = await rpc(agent!.socket, 'activate', { project_id: emulator.projectId, code });
     expect(activated.error).toBeUndefined();
 
-    const r = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000 });
+    const r = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId);
     expect(r.code).toBe(0);
     const state = r.answers[0]!;
     expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'online', code_hint: codeHint(code), project_id: emulator.projectId });
@@ -48,13 +48,13 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
   });
 
   it('answers the same over one kept connection, many times', async () => {
-    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { timeoutMs: 2000, repeat: 50 });
+    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { repeat: 50 });
     expect(answers).toHaveLength(50);
     expect(new Set(answers.map((a) => `${a.status}/${a.valid}`))).toEqual(new Set(['ok/true']));
   });
 
   it('passes on the agent\'s invalid-params error', async () => {
-    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, ' ', { timeoutMs: 2000 });
+    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, ' ');
     expect(answers[0]).toMatchObject({ status: 'agent_error', error_code: -32602 });
   });
 
@@ -103,9 +103,9 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
   it('reports "not running" at once when the agent has stopped', async () => {
     const socket = sockets.path('gone.sock');
     const shortLived = await startAgent({ socket, baseUrl: emulator.baseUrl });
-    expect((await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 2000 })).answers[0]).toMatchObject({ status: 'ok' });
+    expect((await plcCheck(bin.plcCheck, socket, emulator.projectId)).answers[0]).toMatchObject({ status: 'ok' });
     expect(await shortLived.stop()).toBe(0);
-    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 2000 });
+    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId);
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'not_running' });
   });

@@ -138,7 +138,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
       };
       step();
     });
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { timeoutMs: 5000 });
+    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'ok', valid: true, code_hint: 'a1b2…7890' });
   });
 
@@ -152,7 +152,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
 
   it('refuses an answer line bigger than its buffer, without reading past it', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, padding: 'x'.repeat(10_000) })));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { timeoutMs: 2000 });
+    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'too_large' });
   });
@@ -171,7 +171,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
 
   it('reconnects once when a kept connection was closed by the agent, with no SIGPIPE', async () => {
     const path = await serve((line, s) => s.end(answer(requestId(line), SAMPLE_STATE)));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { repeat: 3, timeoutMs: 2000 });
+    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { repeat: 3 });
     expect(code).toBe(0);
     expect(answers.map((a) => a.status)).toEqual(['ok', 'ok', 'ok']);
     expect(fixture!.connections).toBe(3);

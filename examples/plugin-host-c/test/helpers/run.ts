@@ -17,15 +17,15 @@ export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, k
   });
 }
 
-/** Runs plc-check and parses its JSON line. */
+/** Runs plc-check (time-out 5 s unless given) and parses its JSON lines. */
 export async function plcCheck(
   bin: string,
   socket: string,
   projectId: string,
   options: { timeoutMs?: number; repeat?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<{ code: number | null; answers: Record<string, unknown>[] }> {
-  const args = [socket, projectId];
-  if (options.timeoutMs !== undefined || options.repeat !== undefined) args.push(String(options.timeoutMs ?? 200));
+  // A generous default time-out: a loaded CI machine must not turn an answer into a time-out.
+  const args = [socket, projectId, String(options.timeoutMs ?? 5000)];
   if (options.repeat !== undefined) args.push(String(options.repeat));
   const r = await run(bin, args, options.env);
   const answers = r.stdout
