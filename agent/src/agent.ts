@@ -84,6 +84,7 @@ export interface RunningAgent {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
+const LISTEN_BACKLOG = 2048;
 
 /**
  * Starts the agent in this process: listens on the namespace's socket and serves protocol 1.
@@ -451,15 +452,18 @@ function listen(server: Server, path: string): Promise<void> {
       server.off('error', onError);
       resolve();
     });
+    // A DAW opening a session connects dozens of plugin instances at once: a deep accept queue
+    // (the kernel caps it at somaxconn) turns a burst into a short wait instead of EAGAIN.
+    const options = { path, backlog: LISTEN_BACKLOG };
     if (isPipePath(path)) {
-      server.listen(path);
+      server.listen(options);
       return;
     }
     // The socket is created 0600 by the umask at bind time: there is no moment when it is open to others.
     let previous: number | undefined;
     if (isMainThread) previous = process.umask(0o177);
     try {
-      server.listen(path);
+      server.listen(options);
     } finally {
       if (previous !== undefined) process.umask(previous);
     }

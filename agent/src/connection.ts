@@ -233,8 +233,9 @@ export class Connection {
     this.closing = true;
     this.idleTimer?.cancel();
     this.socket.pause();
-    this.socket.end();
-    // A peer that never reads would keep the socket half-open: give it a moment, then drop it.
+    // Once the answer is handed to the kernel the peer can still read it: then drop the socket
+    // rather than wait for a peer that may never close its side (or never read).
+    this.socket.end(() => this.socket.destroy());
     const timer = setTimeout(() => this.socket.destroy(), 2_000);
     timer.unref();
     this.socket.once('close', () => clearTimeout(timer));

@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { createConnection, type Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient, ManualScheduler } from '../src/index.js';
+import { RawClient, startService, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, type TestService } from './helpers.js';
+
+let service: TestService;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function agent(options: Parameters<typeof startTestAgent>[1] = {}): Promise<TestAgent> {
+  const t = await startTestAgent(service, options);
+  cleanups.push(() => t.cleanup());
+  return t;
+}
+
+async function raw(path: string): Promise<RawClient> {
+  const c = await RawClient.connect(path);
+  cleanups.push(() => c.close());
+  return c;
+}
+
+async function wellBehaved(path: string): Promise<AgentClient> {
+  const c = await AgentClient.connect({ socketPath: path, reconnect: false });
+  cleanups.push(() => c.close());
+  return c;
+}
+
+const check = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'check', params: { project_id: UNKNOWN_PROJECT } });
+
+describe('bad input', () => {
+  it('random bytes: every line answered with an error, no crash, others served', async () => {
+    const t = await agent();
+    const good = await wellBehaved(t.socketPath);
+    const c = await raw(t.socketPath);
+    const noise = randomBytes(32 * 1024);
+    // Make sure no line of noise is over the limit and count its lines.
+    for (let i = 1000; i < noise.length; i += 1000) noise[i] = 0x0a;
+    c.send(noise);
+    c.send('\n');
+    c.request(check('after-noise'));
+    await until(() => c.lines.some((l) => l.includes('after-noise')) || c.closed, 'the answer after the noise');
+    expect(c.closed).toBe(false);
+    const answers = c.lines.map((l) => JSON.parse(l));
+    expect(answers.length).toBeGreaterThan(30);
+    for (const a of answers.slice(0, -1)) expect([-32700, -32600]).toContain(a.error.code);
+    expect(answers.at(-1)).toMatchObject({ id: 'after-noise', result: { valid: false } });
+    expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ reason: 'not_activated' });
+  });
+
+  it('invalid JSON: -32700 with id null, and the connection stays open', async () => {
+    const t = await agent();
+    const c = await raw(t.socketPath);
+    c.send('{"jsonrpc":"2.0","id":1,"method":\n');
+    c.request(check(2));
+    const [parse, ok] = await c.next(2);
+    expect(parse).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+    expect(ok).toMatchObject({ id: 2, result: { valid: false } });
+  });
+
+  it('invalid requests: -32600 (and the id when it is usable)', async () => {
+    const t = await agent();
+    const c = await raw(t.socketPath);
+    c.send('[{"jsonrpc":"2.0","id":1,"method":"hello"}]\n"text"\n{"jsonrpc":"1.0","id":3,"method":"hello"}\n{"jsonrpc":"2.0","id":4}\n');
+    const answers = await c.next(4);
+    expect(answers.map((a) => [a.id, a.error.code])).toEqual([
+      [null, -32600],
+      [null, -32600],
+      [3, -32600],
+      [4, -32600],
+    ]);
+  });
+
+  it('unknown methods -32601 and invalid params -32602; notifications get no answer', async () => {
+    const t = await agent();
+    const c = await raw(t.socketPath);
+    c.request({ jsonrpc: '2.0', method: 'check', params: { project_id: UNKNOWN_PROJECT } });
+    c.request({ jsonrpc: '2.0', id: 1, method: 'shutdown' });
+    c.request({ jsonrpc: '2.0', id: 2, method: 'check', params: ['positional'] });
+    c.request({ jsonrpc: '2.0', id: 3, method: 'check', params: { project_id: 'x' } });
+    c.request({ jsonrpc: '2.0', id: 4, method: 'hello', params: { future: true } });
+    const answers = await c.next(4);
+    expect(answers.map((a) => [a.id, a.error?.code ?? 'ok'])).toEqual([
+      [1, -32601],
+      [2, -32602],
+      [3, -32602],
+      [4, 'ok'],
+    ]);
+  });
+
+  it('a 1 MiB line: -32600, then the connection is closed, never buffered', async () => {
+    const t = await agent();
+    const good = await wellBehaved(t.socketPath);
+    const c = await raw(t.socketPath);
+    c.send(Buffer.alloc(1024 * 1024, 0x61));
+    await c.waitClosed();
+    expect(c.lines.map((l) => JSON.parse(l))).toEqual([{ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('65536 bytes'), data: { limit: 'line_bytes', max: 65536 } } }]);
+    expect(t.agent.stats().pendingReadBytes).toBe(0);
+    expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
+  });
+});
+
+describe('abuse and limits', () => {
+  it('1,000 idle connections: the limit applies, the well-behaved client keeps being served', async () => {
+    const fdLimit = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
+    // Each connection costs two descriptors in this process (client and agent side).
+    const n = Number.isFinite(fdLimit) ? Math.min(1000, Math.floor((fdLimit - 300) / 2)) : 1000;
+    if (n < 1000) console.log(`ulimit -n is ${fdLimit}: opening ${n} idle connections instead of 1000`);
+    const max = Math.min(512, n - 100);
+    const t = await agent({ limits: { maxConnections: max } });
+    const good = await wellBehaved(t.socketPath);
+    const sockets: Socket[] = [];
+    cleanups.push(() => sockets.forEach((s) => s.destroy()));
+    let refused = 0;
+    const errors: string[] = [];
+    await Promise.all(
+      Array.from({ length: n }, () =>
+        new Promise<void>((resolve) => {
+          const s = createConnection(t.socketPath);
+          sockets.push(s);
+          let data = '';
+          s.setEncoding('utf8');
+          s.on('data', (d: string) => (data += d));
+          s.on('error', (e: NodeJS.ErrnoException) => errors.push(e.code ?? 'unknown'));
+          s.on('close', () => {
+            if (data.includes('"limit":"connections"')) refused += 1;
+          });
+          s.once('connect', () => resolve());
+          s.once('error', () => resolve());
+        }),
+      ),
+    );
+    expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
+    await until(() => refused === n - (max - 1), `${n - (max - 1)} refusals`);
+    expect(errors).toEqual([]);
+    expect(t.agent.stats().connections).toBe(max);
+    expect(await good.hello()).toMatchObject({ protocol: 1 });
+  });
+
+  it('a client sending one byte a second is dropped at the idle time-out (injected clock); subscribers are exempt', async () => {
+    const clock = new ManualScheduler(Date.now());
+    const t = await agent({ scheduler: clock, limits: { idleTimeoutMs: 5_000 } });
+    const good = await wellBehaved(t.socketPath);
+    await good.subscribe();
+    const slow = await raw(t.socketPath);
+    const text = JSON.stringify(check('slow')) + '\n';
+    let sent = 0;
+    for (; sent < 30 && !slow.closed; sent++) {
+      slow.send(text[sent] as string);
+      await until(() => t.agent.stats().pendingReadBytes >= sent + 1 || slow.closed, 'the byte to arrive');
+      await clock.advance(1_000);
+    }
+    await slow.waitClosed();
+    expect(sent).toBeLessThanOrEqual(6);
+    expect(slow.lines).toEqual([]);
+    expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
+    expect(t.agent.stats()).toMatchObject({ connections: 1, subscribers: 1 });
+  });
+
+  it('per-connection request rate: -32003 {limit: request_rate} past the burst', async () => {
+    const clock = new ManualScheduler(Date.now());
+    const t = await agent({ scheduler: clock, limits: { requestRate: 10, requestBurst: 20 } });
+    const c = await raw(t.socketPath);
+    c.send(Array.from({ length: 25 }, (_, i) => JSON.stringify(check(i))).join('\n') + '\n');
+    const answers = await c.next(25);
+    expect(answers.filter((a) => a.result).length).toBe(20);
+    expect(answers.slice(20).every((a) => a.error?.code === -32003 && a.error.data.limit === 'request_rate')).toBe(true);
+    await clock.advance(1_000);
+    c.request(check('later'));
+    expect((await c.next())[0]).toMatchObject({ id: 'later', result: { valid: false } });
+  });
+
+  it('a client that never reads: the agent stops reading from it, its buffers stay bounded, others are served', async () => {
+    const writeBufferBytes = 64 * 1024;
+    const t = await agent({ limits: { writeBufferBytes, requestRate: 1_000_000, requestBurst: 1_000_000 } });
+    const good = await wellBehaved(t.socketPath);
+    const hog = createConnection(t.socketPath);
+    cleanups.push(() => hog.destroy());
+    hog.on('error', () => undefined);
+    await new Promise((r) => hog.once('connect', r));
+    hog.pause();
+    const line = JSON.stringify(check(1)) + '\n';
+    const batch = line.repeat(1000);
+    let maxAgentWrite = 0;
+    // Keep writing until the agent has stopped reading (the kernel buffers then fill up).
+    for (let i = 0; i < 2000 && t.agent.stats().pausedConnections === 0; i++) {
+      if (!hog.write(batch)) await new Promise((r) => setTimeout(r, 5));
+      maxAgentWrite = Math.max(maxAgentWrite, t.agent.stats().maxPendingWriteBytes);
+    }
+    const stats = t.agent.stats();
+    expect(stats.pausedConnections).toBe(1);
+    for (let i = 0; i < 200; i++) {
+      expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
+      maxAgentWrite = Math.max(maxAgentWrite, t.agent.stats().maxPendingWriteBytes);
+    }
+    // One chunk of requests (at most 64 KiB) turns into at most ~4x its size of answers past the cap.
+    expect(maxAgentWrite).toBeLessThanOrEqual(writeBufferBytes * 4 + 512 * 1024);
+    expect(t.agent.stats().pendingReadBytes).toBeLessThan(65_536 * 2);
+    expect(t.agent.stats().connections).toBeLessThanOrEqual(2);
+  });
+});
