@@ -105,7 +105,8 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
     const shortLived = await startAgent({ socket, baseUrl: emulator.baseUrl });
     expect((await plcCheck(bin.plcCheck, socket, emulator.projectId)).answers[0]).toMatchObject({ status: 'ok' });
     expect(await shortLived.stop()).toBe(0);
-    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId);
+    // A 60 s time-out: plc-check is killed after 15 s, so only an immediate answer passes.
+    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 60_000 });
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'not_running' });
   });

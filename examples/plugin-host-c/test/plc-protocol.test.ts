@@ -185,13 +185,14 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
     expect(fixture!.received.map((l) => requestId(l))).toEqual([1, 2, 3, 4, 5]);
   });
 
-  it('reports "not running" when no socket exists, or nothing accepts on the file', async () => {
-    const missing = await plcCheck(bin.plcCheck, sockets.path('missing.sock'), 'proj_1');
+  it('reports "not running" without waiting out the time-out when no socket exists, or nothing accepts on the file', async () => {
+    // A 60 s time-out: plc-check is killed after 15 s, so only an immediate answer passes.
+    const missing = await plcCheck(bin.plcCheck, sockets.path('missing.sock'), 'proj_1', { timeoutMs: 60_000 });
     expect(missing.code).toBe(2);
     expect(missing.answers[0]).toMatchObject({ status: 'not_running' });
     const stale = sockets.path('stale.sock');
     writeFileSync(stale, '');
-    expect((await plcCheck(bin.plcCheck, stale, 'proj_1')).answers[0]).toMatchObject({ status: 'not_running' });
+    expect((await plcCheck(bin.plcCheck, stale, 'proj_1', { timeoutMs: 60_000 })).answers[0]).toMatchObject({ status: 'not_running' });
   });
 
   it('refuses an empty or over-long project id before any I/O', async () => {
