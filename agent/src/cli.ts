@@ -6,7 +6,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { resolvePaths } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
 import { LOG_LEVELS, resolveAgentConfig, type AgentFlags } from './config.js';
-import { isAgentError } from './errors.js';
+import { AgentError, isAgentError } from './errors.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { SERVICE_PLATFORMS, serviceFile, type ServicePlatform, type ServiceSpec } from './service-files.js';
 import { installService, uninstallService } from './service-install.js';
@@ -125,7 +125,7 @@ function serviceSpec(opts: CommonOpts & { baseUrl?: string }): { spec: ServiceSp
 function platformOf(value: string | undefined): ServicePlatform {
   const p = value ?? process.platform;
   if (!(SERVICE_PLATFORMS as readonly string[]).includes(p)) {
-    throw new InvalidArgumentError(`platform '${p}' has no per-user service; use one of ${SERVICE_PLATFORMS.join(', ')}`);
+    throw new AgentError('config_invalid', `platform '${p}' has no per-user service; use one of ${SERVICE_PLATFORMS.join(', ')}`);
   }
   return p as ServicePlatform;
 }
@@ -196,11 +196,6 @@ async function main(argv: string[]): Promise<void> {
     if (err instanceof CommanderError) {
       // Commander already printed the message; help and version are not errors.
       process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
-      return;
-    }
-    if (err instanceof InvalidArgumentError) {
-      process.stderr.write(`plugin-license-agent: ${err.message}\n`);
-      process.exitCode = EXIT_USAGE;
       return;
     }
     const message = err instanceof Error ? err.message : String(err);

@@ -1,0 +1,199 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient } from '../src/index.js';
+import { shortDir, startService, until, type TestService } from './helpers.js';
+
+const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(AGENT_DIR, 'dist', 'cli.js');
+
+let service: TestService;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "pnpm build" first`);
+  service = await startService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Spawned {
+  child: ChildProcess;
+  ready: { ready: true; socket: string; namespace: string; pid: number; protocol: 1 };
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
+function env(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, PLUGIN_LICENSE_HOME: home, PLUGIN_LICENSE_APP: 'proc-test', ...extra };
+  return e;
+}
+
+async function spawnAgent(home: string, socket: string, args: string[] = []): Promise<Spawned> {
+  const child = spawn(process.execPath, [CLI, 'run', '--socket', socket, ...args], {
+    env: env(home, { PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((ok, fail) => {
+    lines.once('line', ok);
+    child.once('exit', (code) => fail(new Error(`agent exited (${code}) before ready: ${stderr}`)));
+  });
+  return { child, ready: JSON.parse(first), exited, stderr: () => stderr };
+}
+
+function cli(args: string[], home: string, extra: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [CLI, ...args], { env: env(home, extra), encoding: 'utf8', timeout: 20_000 });
+}
+
+describe('plugin-license-agent (built dist, child processes)', () => {
+  it('run prints one ready line, serves, and SIGTERM exits 0 removing the socket', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 's', 'agent.sock');
+    const a = await spawnAgent(d.dir, socket);
+    expect(a.ready).toEqual({ ready: true, socket, namespace: 'proc-test', pid: a.child.pid, protocol: 1 });
+    const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    const code = await service.code(2);
+    await client.activate(service.emulator.projectId, code);
+    client.close();
+    a.child.kill('SIGTERM');
+    expect(await a.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(socket)).toBe(false);
+    const logs = readdirSync(join(d.dir, 'log')).filter((f) => /^agent\.\d+\.log$/.test(f));
+    const text = logs.map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
+    expect(text).toContain('"msg":"agent stopped"');
+    expect(text).not.toContain(code);
+    for (const line of text.trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow();
+
+    // Restart from the cache, then status reads the running agent, then the cache when stopped.
+    const b = await spawnAgent(d.dir, socket);
+    const running = cli(['status', '--json', '--socket', socket], d.dir);
+    expect(running.status).toBe(0);
+    const report = JSON.parse(running.stdout);
+    expect(report).toMatchObject({ running: true, from: 'agent', namespace: 'proc-test', licenses: [{ project_id: service.emulator.projectId, valid: true, source: 'cache' }] });
+    b.child.kill('SIGINT');
+    expect((await b.exited).code).toBe(0);
+    const stopped = cli(['status', '--socket', socket], d.dir);
+    expect(stopped.stdout).toContain('agent not running');
+    expect(stopped.stdout).toContain(`${service.emulator.projectId}  valid`);
+  });
+
+  it('a second agent exits non-zero with a clear message', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 's', 'agent.sock');
+    await spawnAgent(d.dir, socket);
+    const second = cli(['run', '--socket', socket], d.dir, { PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl });
+    expect(second.status).toBe(1);
+    expect(second.stderr).toContain('another agent is already running');
+    expect(second.stdout).toBe('');
+  });
+
+  it('SIGHUP reloads the configuration (log level, limits)', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 's', 'agent.sock');
+    mkdirSync(join(d.dir, 'config'), { recursive: true });
+    writeFileSync(join(d.dir, 'config', 'config.json'), JSON.stringify({ log_level: 'info' }));
+    const a = await spawnAgent(d.dir, socket);
+    writeFileSync(join(d.dir, 'config', 'config.json'), JSON.stringify({ log_level: 'debug', agent: { max_connections: 2 } }));
+    a.child.kill('SIGHUP');
+    const log = (): string => readdirSync(join(d.dir, 'log')).filter((f) => /^agent\.\d+\.log$/.test(f)).map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
+    await until(() => log().includes('configuration reloaded'), 'the reload to be logged');
+    const c1 = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    const c2 = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    await c1.hello();
+    await c2.hello();
+    const c3 = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    await expect(c3.hello()).rejects.toMatchObject({ code: 'disconnected' });
+    [c1, c2, c3].forEach((c) => c.close());
+    await until(() => log().includes('"msg":"connection accepted"'), 'a debug line');
+  });
+
+  it('bad arguments and configuration: clear error, exit 2', () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const unknown = cli(['run', '--frobnicate'], d.dir);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain("unknown option '--frobnicate'");
+    const badNumber = cli(['run', '--max-connections', 'lots'], d.dir);
+    expect(badNumber.status).toBe(2);
+    expect(badNumber.stderr).toContain('--max-connections must be a positive whole number');
+    const noUrl = cli(['run', '--socket', join(d.dir, 'a.sock')], d.dir);
+    expect(noUrl.status).toBe(2);
+    expect(noUrl.stderr).toContain('no service base URL');
+    const httpUrl = cli(['run', '--base-url', 'http://service.example/functions/v1'], d.dir);
+    expect(httpUrl.status).toBe(2);
+    expect(httpUrl.stderr).toContain('must use https://');
+    const longPath = cli(['socket-path', '--socket', '/tmp/' + 'y'.repeat(120)], d.dir);
+    expect(longPath.status).toBe(2);
+    expect(longPath.stderr).toContain('over the 107-byte limit');
+    const badPlatform = cli(['install', '--dry-run', '--platform', 'beos'], d.dir);
+    expect(badPlatform.status).toBe(2);
+    expect(badPlatform.stderr).toContain("platform 'beos' has no per-user service");
+    expect(cli(['nonsense'], d.dir).status).toBe(2);
+    expect(cli(['--help'], d.dir).status).toBe(0);
+  });
+
+  it('socket-path prints the resolved path', () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    expect(cli(['socket-path'], d.dir, { XDG_RUNTIME_DIR: '/run/user/4242' }).stdout).toBe('/run/user/4242/proc-test/agent.sock\n');
+    expect(cli(['socket-path', '--app', 'acme'], d.dir).stdout).toBe(`/tmp/acme-${process.getuid!()}/agent.sock\n`);
+  });
+
+  it('install --dry-run prints each OS file; install --no-enable writes it; uninstall removes it', () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    for (const [platform, marker] of [
+      ['linux', 'ExecStart='],
+      ['darwin', '<key>ProgramArguments</key>'],
+      ['win32', '<LogonTrigger>'],
+    ] as const) {
+      const r = cli(['install', '--dry-run', '--platform', platform], d.dir);
+      expect(r.status).toBe(0);
+      expect(r.stdout).toContain(marker);
+      expect(r.stdout).toContain(`${CLI}`);
+    }
+    expect(existsSync(join(d.dir, '.config'))).toBe(false);
+    const wrote = cli(['install', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
+    expect(wrote.status).toBe(0);
+    const unit = join(d.dir, '.config', 'systemd', 'user', 'proc-test-agent.service');
+    expect(readFileSync(unit, 'utf8')).toContain(`run --app proc-test`);
+    const foreign = cli(['install', '--platform', 'darwin'], d.dir);
+    expect(foreign.stdout).toContain('skipped the service manager: this is linux, the file is for darwin');
+    expect(existsSync(join(d.dir, 'Library', 'LaunchAgents', 'dev.plugin-license.proc-test.agent.plist'))).toBe(true);
+    const removed = cli(['uninstall', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
+    expect(removed.status).toBe(0);
+    expect(existsSync(unit)).toBe(false);
+  });
+
+  it('the built package loads by import and by require()', () => {
+    const script = (kind: 'esm' | 'cjs') =>
+      kind === 'esm'
+        ? `import('@plugin-license/agent').then(m => console.log(typeof m.startAgent, typeof m.AgentClient, m.PROTOCOL_VERSION))`
+        : `const m = require('@plugin-license/agent'); console.log(typeof m.startAgent, typeof m.AgentClient, m.PROTOCOL_VERSION)`;
+    for (const kind of ['esm', 'cjs'] as const) {
+      const r = spawnSync(process.execPath, ['-e', script(kind)], { cwd: join(AGENT_DIR, '..', 'test', 'bench'), encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      expect(r.stdout.trim()).toBe('function function 1');
+    }
+  });
+});
