@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { codeHint, ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
+import { codeHint, isApiError, ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
 
 import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
@@ -111,20 +111,28 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#rawProvider = options.rawMachineIdProvider;
     this.policy = Object.freeze(resolvePolicy(options.policy));
     this.#tolerance = this.policy.clockToleranceMs;
+    if (options.now !== undefined && typeof options.now !== 'function') {
+      throw new LicenseError('invalid_argument', 'now must be a function returning epoch milliseconds, e.g. () => Date.now()');
+    }
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
     if (options.client) {
       this.#client = options.client;
       this.#ownsClient = false;
     } else {
-      this.#client = new ServiceClient({
-        baseUrl,
-        ...(options.token === undefined ? {} : { token: options.token }),
-        ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
-        timeoutMs: Math.max(1, this.policy.requestTimeoutMs),
-        // One quick retry inside a call; the policy's back-off handles longer outages.
-        retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: Math.max(1, this.policy.requestTimeoutMs) },
-      });
+      try {
+        this.#client = new ServiceClient({
+          baseUrl,
+          ...(options.token === undefined ? {} : { token: options.token }),
+          ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+          timeoutMs: Math.max(1, this.policy.requestTimeoutMs),
+          // One quick retry inside a call; the policy's back-off handles longer outages.
+          retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: Math.max(1, this.policy.requestTimeoutMs) },
+        });
+      } catch (e) {
+        if (!isApiError(e)) throw e;
+        throw new LicenseError('invalid_argument', e.message, { cause: e });
+      }
       this.#ownsClient = true;
     }
     this.#status = this.#build(STATIC);

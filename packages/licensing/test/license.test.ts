@@ -305,6 +305,8 @@ describe('bad input: a clear error before any network I/O', () => {
       [{ policy: { graceMs: -1 } }, /graceMs/],
       [{ policy: { gracems: 5 } as never }, /unknown policy option/],
       [{ machineId: '  ' }, /machineId/],
+      [{ token: '' }, /token/],
+      [{ now: 5 as never }, /now must be a function/],
     ];
     for (const [override, message] of cases) {
       let error: unknown;
