@@ -32,7 +32,7 @@ export interface LicenseOptions {
   policy?: Partial<LicensePolicy>;
   /** A client to share (not closed by `close()`); otherwise one is created. */
   client?: ServiceClient;
-  /** Bearer token, if the service wants one on activation calls. */
+  /** Bearer token for the created client; sent only on endpoints that take one (the client sends none on activate/deactivate/validate/status). */
   token?: string;
   /** undici dispatcher for the created client (proxies, tests). */
   dispatcher?: Dispatcher;
