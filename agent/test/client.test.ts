@@ -1,0 +1,108 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient, isAgentError, type AgentError } from '../src/index.js';
+import { shortDir, startService, startTestAgent, UNKNOWN_PROJECT, type TestService } from './helpers.js';
+
+let service: TestService;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  service = await startService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function rejection(p: Promise<unknown>): Promise<AgentError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isAgentError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected an AgentError');
+}
+
+describe('AgentClient', () => {
+  it('not_running when nothing listens', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const err = await rejection(AgentClient.connect({ socketPath: join(d.dir, 'none.sock') }));
+    expect(err).toMatchObject({ code: 'not_running', message: expect.stringContaining('plugin-license-agent run') });
+  });
+
+  it('time-out when the peer never answers', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const path = join(d.dir, 'mute.sock');
+    const peers: Socket[] = [];
+    const server: Server = createServer((s) => peers.push(s));
+    await new Promise<void>((r) => server.listen(path, r));
+    cleanups.push(() => {
+      peers.forEach((p) => p.destroy());
+      return new Promise<void>((r) => server.close(() => r()));
+    });
+    const client = await AgentClient.connect({ socketPath: path, requestTimeoutMs: 50, reconnect: false });
+    cleanups.push(() => client.close());
+    expect(await rejection(client.hello())).toMatchObject({ code: 'timeout' });
+  });
+
+  it('pipelines requests and matches answers by id', async () => {
+    const t = await startTestAgent(service);
+    cleanups.push(() => t.cleanup());
+    const client = await AgentClient.connect({ socketPath: t.socketPath });
+    cleanups.push(() => client.close());
+    const answers = await Promise.all([client.hello(), client.check(UNKNOWN_PROJECT), client.list(), client.check('bad').catch((e: unknown) => e), client.hello()]);
+    expect(answers[0]).toMatchObject({ protocol: 1 });
+    expect(answers[1]).toMatchObject({ projectId: UNKNOWN_PROJECT });
+    expect(Array.isArray(answers[2])).toBe(true);
+    expect(answers[3]).toMatchObject({ code: 'invalid_params' });
+    expect(answers[4]).toMatchObject({ namespace: 'agent-test' });
+  });
+
+  it('reconnects with back-off after the agent restarts, and subscribes again', async () => {
+    const first = await startTestAgent(service);
+    const client = await AgentClient.connect({ socketPath: first.socketPath, reconnect: { minDelayMs: 20, maxDelayMs: 200, maxAttempts: 20 } });
+    cleanups.push(() => client.close());
+    const sub = await client.subscribe(service.emulator.projectId);
+    const disconnected = new Promise((r) => client.once('disconnected', r));
+    await first.agent.close();
+    await disconnected;
+    const second = await startTestAgent(service, {}, { home: first.home, socketPath: first.socketPath });
+    cleanups.push(() => second.cleanup().then(() => first.cleanup()));
+    await new Promise((r) => client.once('reconnected', r));
+    expect(second.agent.stats().subscribers).toBe(1);
+    const changed = new Promise((r) => sub.once('changed', r));
+    const code = await service.code(2);
+    const other = await AgentClient.connect({ socketPath: second.socketPath, reconnect: false });
+    await other.activate(service.emulator.projectId, code);
+    expect(await changed).toMatchObject({ valid: true, projectId: service.emulator.projectId });
+    await other.deactivate(service.emulator.projectId);
+    other.close();
+  });
+
+  it('gives up after a bounded number of attempts', async () => {
+    const t = await startTestAgent(service);
+    const client = await AgentClient.connect({ socketPath: t.socketPath, reconnect: { minDelayMs: 5, maxDelayMs: 10, maxAttempts: 3 } });
+    cleanups.push(() => client.close());
+    const sub = await client.subscribe();
+    const ended = new Promise((r) => sub.once('end', r));
+    const closed = new Promise<AgentError | undefined>((r) => client.once('closed', r));
+    await t.cleanup();
+    expect(await closed).toMatchObject({ code: 'not_running', message: expect.stringContaining('after 3 attempts') });
+    await ended;
+    expect(sub.closed).toBe(true);
+  });
+
+  it('close() rejects pending requests and later ones', async () => {
+    const t = await startTestAgent(service);
+    cleanups.push(() => t.cleanup());
+    const client = await AgentClient.connect({ socketPath: t.socketPath });
+    client.close();
+    expect(await rejection(client.hello())).toMatchObject({ code: 'closed' });
+  });
+});
