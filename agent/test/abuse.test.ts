@@ -185,7 +185,7 @@ describe('abuse and limits', () => {
     const t = await agent({ limits: { writeBufferBytes, requestRate: 1_000_000, requestBurst: 1_000_000 } });
     const good = await wellBehaved(t.socketPath);
     const hog = createConnection(t.socketPath);
-    cleanups.push(() => hog.destroy());
+    cleanups.push(() => void hog.destroy());
     hog.on('error', () => undefined);
     await new Promise((r) => hog.once('connect', r));
     hog.pause();

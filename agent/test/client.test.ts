@@ -74,7 +74,7 @@ describe('AgentClient', () => {
     await disconnected;
     const second = await startTestAgent(service, {}, { home: first.home, socketPath: first.socketPath });
     cleanups.push(() => second.cleanup().then(() => first.cleanup()));
-    await new Promise((r) => client.once('reconnected', r));
+    await new Promise<void>((r) => client.once('reconnected', () => r()));
     expect(second.agent.stats().subscribers).toBe(1);
     const changed = new Promise((r) => sub.once('changed', r));
     const code = await service.code(2);
@@ -90,7 +90,7 @@ describe('AgentClient', () => {
     const client = await AgentClient.connect({ socketPath: t.socketPath, reconnect: { minDelayMs: 5, maxDelayMs: 10, maxAttempts: 3 } });
     cleanups.push(() => client.close());
     const sub = await client.subscribe();
-    const ended = new Promise((r) => sub.once('end', r));
+    const ended = new Promise<void>((r) => sub.once('end', () => r()));
     const closed = new Promise<AgentError | undefined>((r) => client.once('closed', r));
     await t.cleanup();
     expect(await closed).toMatchObject({ code: 'not_running', message: expect.stringContaining('after 3 attempts') });

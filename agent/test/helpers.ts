@@ -110,6 +110,7 @@ export class RawClient {
   }
 
   /** Waits until `count` lines arrived (or the socket closed); returns them parsed. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- protocol answers are inspected freely in tests
   async next(count = 1): Promise<Array<Record<string, any>>> {
     while (this.lines.length < count && !this.closed) await new Promise<void>((r) => this.waiters.push(r));
     if (this.lines.length < count) throw new Error(`socket closed after ${this.lines.length} of ${count} lines`);
