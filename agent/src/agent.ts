@@ -202,6 +202,17 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     dispatch: (connection, request) => dispatch(connection, request),
   };
 
+  // Project ids already validated by zod: `check` is the hot path and sees the same few ids.
+  const knownIds = new Set<string>();
+  function checkProjectId(raw: unknown): string {
+    const p = raw as { project_id?: unknown } | undefined;
+    if (typeof p === 'object' && p !== null && !Array.isArray(p) && typeof p.project_id === 'string' && knownIds.has(p.project_id)) return p.project_id;
+    const id = params(ProjectParams, raw).project_id;
+    if (knownIds.size >= 4096) knownIds.clear();
+    knownIds.add(id);
+    return id;
+  }
+
   function params<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
     if (Array.isArray(raw)) throw new AgentError('invalid_params', 'invalid params: params must be an object with named fields, e.g. {"project_id":"…"}');
     const parsed = schema.safeParse(raw ?? {});
@@ -256,10 +267,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
         const result: HelloResult = { protocol: PROTOCOL_VERSION, agent: AGENT_VERSION, namespace: config.namespace };
         return result;
       }
-      case 'check': {
-        const p = params(ProjectParams, request.params);
-        return registry.state(p.project_id);
-      }
+      case 'check':
+        return registry.state(checkProjectId(request.params));
       case 'list':
         params(ProjectParamsOrEmpty, request.params);
         return { licenses: registry.list() };

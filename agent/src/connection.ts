@@ -4,6 +4,7 @@ import { MAX_LINE_BYTES, RpcErrorCode, checkEnvelope, type RequestId, type RpcEr
 import type { Scheduler, TimerHandle } from './scheduler.js';
 import { TokenBucket } from './token-bucket.js';
 import type { AgentLimits } from './config.js';
+import { cachedJson } from './license-state.js';
 
 /** What a connection needs from the agent. */
 export interface ConnectionHost {
@@ -180,7 +181,9 @@ export class Connection {
   }
 
   private sendResult(id: RequestId, result: unknown): void {
-    this.write({ jsonrpc: '2.0', id, result });
+    const json = cachedJson(result);
+    if (json === undefined) this.write({ jsonrpc: '2.0', id, result });
+    else this.writeLine(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}\n`);
   }
 
   private sendError(id: RequestId, error: RpcErrorObject): void {
@@ -188,8 +191,12 @@ export class Connection {
   }
 
   private write(message: unknown): void {
+    this.writeLine(JSON.stringify(message) + '\n');
+  }
+
+  private writeLine(line: string): void {
     if (this.socket.destroyed || !this.socket.writable) return;
-    this.socket.write(JSON.stringify(message) + '\n');
+    this.socket.write(line);
     if (this.socket.writableLength > this.host.limits().writeBufferBytes * 4) {
       // A client that sends but never reads: past the hard cap it is dropped, never buffered.
       this.socket.destroy();

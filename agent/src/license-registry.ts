@@ -1,13 +1,16 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { LicenseFactory, LicenseFactoryOptions, LicenseHandle, LicenseStatusLike } from './license-handle.js';
-import { stateChanged, toWireState, type LicenseStateWire } from './license-state.js';
+import { stateChanged, toWireState, wireJson, type LicenseStateWire } from './license-state.js';
 import type { Outcome, Revalidator } from './revalidator.js';
 
 interface Entry {
   license: LicenseHandle;
   listener: (status: LicenseStatusLike) => void;
   published: LicenseStateWire | undefined;
+  /** The status and plan the published wire state was built from. */
+  builtFrom: LicenseStatusLike | undefined;
+  builtNext: number | null;
 }
 
 export interface RegistryOptions {
@@ -105,6 +108,8 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     const entry: Entry = {
       license,
       published: undefined,
+      builtFrom: undefined,
+      builtNext: null,
       listener: (status) => {
         if (this.entries.get(projectId) === entry) this.publish(projectId, entry, status);
       },
@@ -116,7 +121,13 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
 
   private publish(projectId: string, entry: Entry, status: LicenseStatusLike): LicenseStateWire {
     this.revalidator?.track(projectId, status);
-    const wire = toWireState(status, this.revalidator?.nextCheckAt(projectId) ?? null);
+    const next = this.revalidator?.nextCheckAtMs(projectId) ?? null;
+    // The hot path of `check`: the License hands back the same status object until it changes.
+    if (status === entry.builtFrom && next === entry.builtNext && entry.published) return entry.published;
+    const wire = toWireState(status, next === null ? null : new Date(next));
+    wireJson(wire);
+    entry.builtFrom = status;
+    entry.builtNext = next;
     if (stateChanged(entry.published, wire)) {
       const first = entry.published === undefined;
       entry.published = wire;

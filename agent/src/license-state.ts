@@ -76,6 +76,25 @@ export function fromWireState(value: unknown): LicenseState {
   };
 }
 
+// Wire states are immutable once built; `check` answers the same object until it changes, so its
+// JSON text is kept with it rather than serialized on every request.
+const jsonOf = new WeakMap<object, string>();
+
+/** The JSON text of a wire state (memoized per object). */
+export function wireJson(value: object): string {
+  let json = jsonOf.get(value);
+  if (json === undefined) {
+    json = JSON.stringify(value);
+    jsonOf.set(value, json);
+  }
+  return json;
+}
+
+/** The memoized JSON text of an object, if it has one. */
+export function cachedJson(value: unknown): string | undefined {
+  return typeof value === 'object' && value !== null ? jsonOf.get(value) : undefined;
+}
+
 /** True when two wire states differ in what subscribers act on (timestamps alone don't count). */
 export function stateChanged(a: LicenseStateWire | undefined, b: LicenseStateWire): boolean {
   if (!a) return true;

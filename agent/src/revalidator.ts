@@ -59,6 +59,11 @@ export class Revalidator {
     this.random = options.random ?? Math.random;
   }
 
+  /** Planned time of the next background check in epoch ms, or null. */
+  nextCheckAtMs(projectId: string): number | null {
+    return this.plans.get(projectId)?.nextAt ?? null;
+  }
+
   /** Planned time of the next background check, or null when none is planned. */
   nextCheckAt(projectId: string): Date | null {
     const at = this.plans.get(projectId)?.nextAt;

@@ -1,0 +1,261 @@
+// The agent's socket against a bare Node newline-JSON echo server on a sibling socket, in the same
+// run: `check` round trips (one client), throughput with 64 pipelining connections, 200 clients
+// connecting at once, cold start of the built bin, idle RSS and RSS growth over 100k requests.
+// Both servers are child processes (the agent is the built dist bin), so neither shares an event
+// loop with the measuring client. Loopback only; every loop is bounded. Needs `pnpm build`.
+// The agent runs with its per-connection request rate raised: the limit is an abuse guard
+// (200/s by default), and these figures measure the transport, not the guard.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { startEmulator } from '@plugin-license/emulator';
+import { AgentClient } from '@plugin-license/agent';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const CLI = resolve(here, '../../agent/dist/cli.js');
+
+const ROUND_TRIPS = 20_000; // per side, in 4 alternating blocks
+const THROUGHPUT_REQUESTS = 200_000; // per side
+const CONNECTIONS = 64;
+const WINDOW = 16; // requests in flight per pipelining connection
+const BURST_CLIENTS = 200;
+const COLD_STARTS = 7;
+const GROWTH_REQUESTS = 100_000;
+
+// The echo server answers every line with a LicenseState-sized result, parsing and serializing
+// JSON like the agent does: the floor of a Node newline-JSON server on this machine.
+const ECHO_SERVER = `
+const net = require('node:net');
+const result = ${JSON.stringify({
+  project_id: '00000000-0000-4000-8000-000000000000', valid: true, reason: null, source: 'online', code_hint: 'abcd…wxyz',
+  activations: 1, max_activations: 2, validated_at: '2026-11-22T10:00:00.000Z', grace_until: '2026-12-22T10:00:00.000Z', next_check_at: '2026-11-23T09:41:07.000Z',
+})};
+net.createServer((s) => {
+  let buf = '';
+  s.setEncoding('utf8');
+  s.on('data', (d) => {
+    buf += d;
+    let out = '';
+    let nl;
+    while ((nl = buf.indexOf('\\n')) !== -1) {
+      const msg = JSON.parse(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      out += JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { ...result, project_id: msg.params.project_id } }) + '\\n';
+    }
+    if (out) s.write(out);
+  });
+  s.on('error', () => {});
+}).listen({ path: process.argv[1], backlog: 2048 }, () => console.log('ready'));
+`;
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function rssMb(pid) {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+    return kb / 1024;
+  } catch {
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) / 1024;
+  }
+}
+
+/** A minimal line client: requests by id, answers resolve in order of arrival. */
+function lineClient(path) {
+  return new Promise((resolveClient, reject) => {
+    const socket = createConnection(path);
+    const pending = new Map();
+    let buf = '';
+    let nextId = 1;
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\n')) !== -1) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        const id = Number(/"id":(\d+)/.exec(line)?.[1]);
+        const done = pending.get(id);
+        if (done) {
+          pending.delete(id);
+          done(line);
+        }
+      }
+    });
+    socket.once('error', reject);
+    socket.once('connect', () =>
+      resolveClient({
+        request(projectId) {
+          const id = nextId++;
+          return new Promise((r) => {
+            pending.set(id, r);
+            socket.write(`{"jsonrpc":"2.0","id":${id},"method":"check","params":{"project_id":"${projectId}"}}\n`);
+          });
+        },
+        close: () => socket.destroy(),
+      }),
+    );
+  });
+}
+
+async function spawnReady(args, env, matcher) {
+  const started = process.hrtime.bigint();
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const lines = createInterface({ input: child.stdout });
+  const line = await new Promise((ok, fail) => {
+    lines.once('line', ok);
+    child.once('exit', (code) => fail(new Error(`${args[0]} exited (${code}) before ready: ${stderr}`)));
+  });
+  const readyMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (!matcher(line)) throw new Error(`unexpected first line: ${line}`);
+  const exited = new Promise((r) => child.once('exit', r));
+  return { child, readyMs, stop: async () => (child.exitCode === null ? (child.kill('SIGTERM'), await exited) : undefined) };
+}
+
+async function roundTrips(client, projectId, n) {
+  const times = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await client.request(projectId);
+    times[i] = Number(process.hrtime.bigint() - t) / 1000;
+  }
+  return times;
+}
+
+async function throughput(path, projectId, total) {
+  const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => lineClient(path)));
+  const perClient = Math.ceil(total / CONNECTIONS);
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    clients.map(async (c) => {
+      let sent = 0;
+      const lane = async () => {
+        while (sent < perClient) {
+          sent++;
+          await c.request(projectId);
+        }
+      };
+      await Promise.all(Array.from({ length: WINDOW }, lane));
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  clients.forEach((c) => c.close());
+  return (perClient * CONNECTIONS) / seconds;
+}
+
+async function burst(path, projectId) {
+  const started = process.hrtime.bigint();
+  const times = await Promise.all(
+    Array.from({ length: BURST_CLIENTS }, async () => {
+      const c = await lineClient(path);
+      const line = await c.request(projectId);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      c.close();
+      if (!line.includes('"result"')) throw new Error(`a burst client got no result: ${line}`);
+      return ms;
+    }),
+  );
+  return times.sort((a, b) => a - b);
+}
+
+export async function run() {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "pnpm build" first`);
+  const dir = mkdtempSync('/tmp/plb-');
+  const emu = await startEmulator({ rateLimits: { activation: 1e6, general: 1e6 } });
+  const stops = [];
+  try {
+    const env = { PATH: process.env.PATH, HOME: dir, PLUGIN_LICENSE_HOME: join(dir, 'home'), PLUGIN_LICENSE_APP: 'bench', PLUGIN_LICENSE_BASE_URL: emu.baseUrl };
+    const agentArgs = (sock) => [CLI, 'run', '--socket', sock, '--request-rate', '10000000', '--request-burst', '10000000', '--max-connections', '1024', '--log-level', 'warn'];
+    const isReady = (line) => JSON.parse(line).ready === true;
+
+    // Cold start to socket ready: spawn to the ready line (printed once the socket listens).
+    const starts = [];
+    for (let i = 0; i < COLD_STARTS; i++) {
+      const a = await spawnReady(agentArgs(join(dir, `cold${i}.sock`)), env, isReady);
+      starts.push(a.readyMs);
+      await a.stop();
+    }
+    starts.sort((a, b) => a - b);
+
+    const agentSock = join(dir, 'agent.sock');
+    const echoSock = join(dir, 'echo.sock');
+    const agent = await spawnReady(agentArgs(agentSock), env, isReady);
+    stops.push(agent.stop);
+    const echo = await spawnReady(['-e', ECHO_SERVER, echoSock], env, (l) => l === 'ready');
+    stops.push(echo.stop);
+
+    // A real activation, so `check` answers a valid license.
+    const res = await fetch(`${emu.baseUrl}/plugin-activation/generate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${emu.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ project_id: emu.projectId, max_activations: 5, notes: 'bench' }),
+    });
+    const { code } = await res.json();
+    const ac = await AgentClient.connect({ socketPath: agentSock, reconnect: false });
+    const state = await ac.activate(emu.projectId, code);
+    ac.close();
+    if (!state.valid) throw new Error('activation through the agent failed');
+
+    // Round trips, one client each, alternating blocks so drift hits both sides alike.
+    const agentClient = await lineClient(agentSock);
+    const echoClient = await lineClient(echoSock);
+    await roundTrips(agentClient, emu.projectId, 2000);
+    await roundTrips(echoClient, emu.projectId, 2000);
+    const idleRss = rssMb(agent.child.pid);
+    const a = [];
+    const e = [];
+    for (let block = 0; block < 4; block++) {
+      a.push(...(await roundTrips(agentClient, emu.projectId, ROUND_TRIPS / 4)));
+      e.push(...(await roundTrips(echoClient, emu.projectId, ROUND_TRIPS / 4)));
+    }
+    a.sort((x, y) => x - y);
+    e.sort((x, y) => x - y);
+
+    // RSS growth over 100k requests (after the warm-up above), pipelined on 4 connections.
+    const before = rssMb(agent.child.pid);
+    const growthClients = await Promise.all(Array.from({ length: 4 }, () => lineClient(agentSock)));
+    await Promise.all(
+      growthClients.map(async (c) => {
+        for (let i = 0; i < GROWTH_REQUESTS / 4 / 50; i++) {
+          await Promise.all(Array.from({ length: 50 }, () => c.request(emu.projectId)));
+        }
+      }),
+    );
+    growthClients.forEach((c) => c.close());
+    const after = rssMb(agent.child.pid);
+
+    const agentTp = await throughput(agentSock, emu.projectId, THROUGHPUT_REQUESTS);
+    const echoTp = await throughput(echoSock, emu.projectId, THROUGHPUT_REQUESTS);
+
+    const agentBurst = await burst(agentSock, emu.projectId);
+    const echoBurst = await burst(echoSock, emu.projectId);
+    agentClient.close();
+    echoClient.close();
+
+    const p50a = percentile(a, 50);
+    const p50e = percentile(e, 50);
+    const p99a = percentile(a, 99);
+    const p99e = percentile(e, 99);
+    return [
+      { name: 'agent check round trip p50 (1 client)', value: p50a, unit: 'µs', baseline: p50e, ratio: p50a / p50e, goal: '<= 1.3x echo' },
+      { name: 'agent check round trip p99 (1 client)', value: p99a, unit: 'µs', baseline: p99e, ratio: p99a / p99e },
+      { name: `agent throughput (${CONNECTIONS} pipelining connections)`, value: agentTp, unit: 'req/s', baseline: echoTp, ratio: agentTp / echoTp, goal: '>= 0.7x echo' },
+      { name: `agent ${BURST_CLIENTS} clients at once, p99 connect+answer`, value: percentile(agentBurst, 99), unit: 'ms', baseline: percentile(echoBurst, 99), ratio: percentile(agentBurst, 99) / percentile(echoBurst, 99), goal: `<= 20 ms, all ${BURST_CLIENTS} answered` },
+      { name: 'agent cold start to socket ready (median)', value: starts[Math.floor(starts.length / 2)], unit: 'ms', goal: '<= 250 ms' },
+      { name: 'agent idle RSS', value: idleRss, unit: 'MB', goal: '<= 60 MB' },
+      { name: `agent RSS growth over ${GROWTH_REQUESTS / 1000}k requests`, value: after - before, unit: 'MB', goal: '< 5 MB' },
+    ];
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    await emu.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
