@@ -2,7 +2,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { isMainThread } from 'node:worker_threads';
 import { chmodSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { DEFAULT_POLICY, listCachedProjects, resolvePaths, type LicensePolicy } from '@plugin-license/licensing';
+import type { ServiceClient } from '@plugin-license/api';
+import { createLicenseClient, DEFAULT_POLICY, listCachedProjects, resolvePaths, type LicensePolicy } from '@plugin-license/licensing';
 import { resolveAgentConfig, type AgentConfig, type AgentFlags, type AgentLimits, type LogLevel } from './config.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { AgentError, isAgentError } from './errors.js';
@@ -140,7 +141,18 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   const now = (): number => scheduler.now();
   const budget = new ServiceBudget({ perMinute: config.limits.serviceBudgetPerMinute, reserve: config.limits.serviceReserve, now: () => scheduler.now() });
   const factory = options.licenseFactory ?? defaultLicenseFactory(options.policy);
-  const factoryOptions = () => ({ baseUrl: config.baseUrl as string, namespace: config.namespace, home: config.home, token: config.token, now });
+  // One client (one keep-alive pool) for every project, so the service's rate-limit headers are
+  // read in one place and pause the one budget, however many projects the agent holds.
+  let serviceClient: ServiceClient | undefined;
+  const factoryOptions = () => {
+    serviceClient = createLicenseClient({ baseUrl: config.baseUrl as string, ...(config.token ? { token: config.token } : {}), policy });
+    return { baseUrl: config.baseUrl as string, namespace: config.namespace, home: config.home, token: config.token, now, client: serviceClient };
+  };
+  /** The service said nothing is left in this window: every request waits for its reset. */
+  const noteRateLimit = (): void => {
+    const rl = serviceClient?.rateLimit;
+    if (rl && rl.remaining <= 0) budget.pauseUntil(rl.resetAt.getTime());
+  };
   const registry = new LicenseRegistry({ factory, factoryOptions: factoryOptions(), logger });
   const shutdown = new AbortController();
 
@@ -153,11 +165,13 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       const license = registry.license(projectId);
       try {
         const status = await license.validate({ signal: shutdown.signal });
+        noteRateLimit();
         const outcome = outcomeOf(status);
         logger.info({ projectId, outcome: outcome.kind, valid: status.valid, reason: status.reason, codeHint: status.codeHint }, 'background validation');
         registry.refreshState(projectId, status);
         return outcome;
       } catch (err) {
+        noteRateLimit();
         const outcome = failureOutcome(err);
         logger.warn({ projectId, outcome: outcome.kind, err: describeError(err) }, 'background validation failed');
         registry.refreshState(projectId);
@@ -247,10 +261,12 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     takeBudget(projectId);
     try {
       const status = await call();
+      noteRateLimit();
       const outcome = outcomeOf(status);
       logger.info({ projectId, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, what);
       return registry.settle(projectId, outcome, status);
     } catch (err) {
+      noteRateLimit();
       const outcome = failureOutcome(err);
       logger.warn({ projectId, err: describeError(err) }, `${what} failed`);
       registry.settle(projectId, outcome.kind === 'failed' && isServiceAnswer(err) ? { kind: 'answered' } : outcome, undefined);
@@ -258,6 +274,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       throw err;
     }
   }
+
+  const refreshing = new Map<string, Promise<LicenseStateWire>>();
 
   function dispatch(connection: Connection, request: RpcRequest): unknown {
     switch (request.method) {
@@ -308,12 +326,22 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
         const id = p.project_id.toLowerCase();
         const license = registry.license(id);
         if (!license.check().codeHint) return registry.state(id);
+        // Many plugin instances refreshing one project at once share one request.
+        const running = refreshing.get(id);
+        if (running) return running;
         slowCall(connection);
-        return serviceCall(id, () => license.validate({ signal: shutdown.signal }), 'refresh').catch((err: unknown) => {
-          // Offline: the protocol answers refresh from the cache.
-          if (isUnavailable(err)) return registry.state(id);
-          throw err;
-        });
+        // An explicit refresh asks the service now (force: past the library's 5-minute floor and
+        // back-off, which pace background checks); the agent's one budget still bounds it.
+        const refresh = serviceCall(id, () => license.validate({ signal: shutdown.signal, force: true }), 'refresh')
+          .catch((err: unknown) => {
+            // Offline, or the service (or the agent's budget) says wait: the protocol answers
+            // refresh from the cache; the background schedule asks again later.
+            if (isUnavailable(err) || isBudgetRefusal(err)) return registry.state(id);
+            throw err;
+          })
+          .finally(() => refreshing.delete(id));
+        refreshing.set(id, refresh);
+        return refresh;
       }
       default:
         throw new AgentError('method_not_found', `method not found: '${request.method.slice(0, 64)}'; protocol 1 has hello, check, activate, deactivate, refresh, list, subscribe`, {
@@ -356,6 +384,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   } catch (err) {
     revalidator.stop();
     await registry.close();
+    await serviceClient?.close();
     await fileLogger?.close();
     if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       throw new AgentError('socket_in_use', `another agent started on ${socketPath} at the same time; stop it first or choose another socket path`, { path: socketPath, cause: err });
@@ -381,6 +410,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     await Promise.race([serverClosed, new Promise<void>((resolve) => setTimeout(resolve, 3_000).unref())]);
     for (const c of connections) c.socket.destroy();
     await registry.close();
+    await serviceClient?.close();
     try {
       removeSocketFile(socketPath);
     } catch (err) {
@@ -404,7 +434,11 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     fileLogger?.setLevel(config.logLevel);
     budget.configure(config.limits.serviceBudgetPerMinute, config.limits.serviceReserve);
     for (const c of connections) c.reconfigure(config.limits);
-    if (serviceChanged) await registry.reconfigure(factoryOptions());
+    if (serviceChanged) {
+      const previous = serviceClient;
+      await registry.reconfigure(factoryOptions());
+      await previous?.close();
+    }
     logger.info({ baseUrl: config.baseUrl, logLevel: config.logLevel, limits: config.limits }, 'configuration reloaded');
   }
 
@@ -509,6 +543,10 @@ function failureOutcome(err: unknown): Outcome {
 function isServiceAnswer(err: unknown): boolean {
   const code = (err as ErrorLike | undefined)?.code;
   return code === 'invalid_code' || code === 'code_not_found' || code === 'code_revoked' || code === 'max_activations_reached' || code === 'not_activated';
+}
+
+function isBudgetRefusal(err: unknown): boolean {
+  return isAgentError(err) && (err.code === 'over_limit' || (err.code === 'service_refused' && err.serviceCode === 'rate_limited'));
 }
 
 function isUnavailable(err: unknown): boolean {

@@ -10,6 +10,7 @@ export function defaultLicenseFactory(policy?: Partial<LicensePolicy>): LicenseF
       namespace: o.namespace,
       ...(o.home === undefined ? {} : { home: o.home }),
       ...(o.token === undefined ? {} : { token: o.token }),
+      ...(o.client === undefined ? {} : { client: o.client }),
       ...(policy === undefined ? {} : { policy }),
       now: o.now,
     }) satisfies LicenseHandle;

@@ -1,3 +1,4 @@
+import type { ServiceClient } from '@plugin-license/api';
 /**
  * The part of `@plugin-license/licensing`'s `License` the agent uses. Kept structural so the
  * agent can also host a caller-supplied implementation (see `AgentOptions.licenseFactory`).
@@ -39,6 +40,8 @@ export interface LicenseFactoryOptions {
   token: string | undefined;
   /** Epoch milliseconds. */
   now: () => number;
+  /** The agent's one service client, shared by every project (not closed by a license). */
+  client?: ServiceClient;
 }
 
 export type LicenseFactory = (options: LicenseFactoryOptions) => LicenseHandle;

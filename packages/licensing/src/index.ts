@@ -4,6 +4,8 @@ export type { LicenseStatus, Reason, CodeStatus } from './license-status.js';
 export { LicenseError, isLicenseError } from './errors.js';
 export type { LicenseErrorCode, LicenseErrorOptions } from './errors.js';
 export { DEFAULT_POLICY, resolvePolicy } from './policy.js';
+export { createLicenseClient } from './service-client.js';
+export type { LicenseClientOptions } from './service-client.js';
 export type { LicensePolicy } from './policy.js';
 export { backoffDelay, revalidationDelay, nextRevalidation, earliestRequestAt } from './schedule.js';
 export type { Random, RevalidationInput } from './schedule.js';

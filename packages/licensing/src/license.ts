@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { codeHint, isApiError, ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
+import { codeHint, type ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
 
 import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
@@ -7,6 +7,7 @@ import { LicenseError } from './errors.js';
 import { normalizeBaseUrl, normalizeCode } from './input.js';
 import type { CodeStatus, LicenseStatus, Reason } from './license-status.js';
 import { LicenseStore } from './license-store.js';
+import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
@@ -120,19 +121,12 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#client = options.client;
       this.#ownsClient = false;
     } else {
-      try {
-        this.#client = new ServiceClient({
-          baseUrl,
-          ...(options.token === undefined ? {} : { token: options.token }),
-          ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
-          timeoutMs: Math.max(1, this.policy.requestTimeoutMs),
-          // One quick retry inside a call; the policy's back-off handles longer outages.
-          retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: Math.max(1, this.policy.requestTimeoutMs) },
-        });
-      } catch (e) {
-        if (!isApiError(e)) throw e;
-        throw new LicenseError('invalid_argument', e.message, { cause: e });
-      }
+      this.#client = createLicenseClient({
+        baseUrl,
+        ...(options.token === undefined ? {} : { token: options.token }),
+        ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+        policy: this.policy,
+      });
       this.#ownsClient = true;
     }
     this.#status = this.#build(STATIC);
