@@ -1,0 +1,218 @@
+#!/usr/bin/env node
+// The main job (`pnpm demo`): a narrated end-to-end run on loopback.
+//
+//   emulator (the service) <- agent (owns the license) <- plugin host (C client) / companion app (Node)
+//
+// Everything it starts, it stops; it exits 0 when every step behaved as narrated.
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ServiceClient, codeHint } from '@plugin-license/api';
+import { AgentClient } from '@plugin-license/agent';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const emulatorBin = join(root, 'packages/emulator/dist/cli.js');
+const agentBin = join(root, 'agent/dist/cli.js');
+const cDir = join(root, 'examples/plugin-host-c');
+
+const children = [];
+const cleanups = [];
+let step = 0;
+
+const bold = (s) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
+const dim = (s) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
+function title(text) {
+  step += 1;
+  console.log(`\n${bold(`${step}. ${text}`)}`);
+}
+function say(text) {
+  console.log(`   ${text}`);
+}
+function show(label, value) {
+  console.log(`   ${dim(label.padEnd(16))} ${value}`);
+}
+function expect(condition, what) {
+  if (!condition) throw new Error(`demo expectation failed: ${what}`);
+}
+/** Accepts both the agent's wire form (snake_case, from the C client) and AgentClient's camelCase. */
+function describeState(s) {
+  const verdict = s.valid ? 'VALID' : `NOT VALID (${s.reason})`;
+  const hint = s.codeHint ?? s.code_hint ?? '-';
+  const max = s.maxActivations ?? s.max_activations ?? '?';
+  return `${verdict}, source ${s.source}, code ${hint}, slots ${s.activations ?? '?'}/${max}`;
+}
+const isoOf = (d) => (d instanceof Date ? d.toISOString() : String(d));
+
+/** Starts a node child process and resolves with the first JSON line it prints on stdout. */
+async function startJsonLineProcess(name, args, env) {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push({ name, child });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([
+    once(lines, 'line').then(([line]) => line),
+    once(child, 'exit').then(([code]) => {
+      throw new Error(`${name} exited with ${code} before it was ready:\n${stderr}`);
+    }),
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${name} did not start within 15 s:\n${stderr}`)), 15_000).unref()),
+  ]);
+  return { child, info: JSON.parse(first) };
+}
+
+async function stopChild(name, child) {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  const [code, signal] = await exited;
+  clearTimeout(timer);
+  return code ?? signal;
+}
+
+function hasCompiler() {
+  return spawnSync('cc', ['--version'], { stdio: 'ignore' }).status === 0 && spawnSync('make', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** The plugin's view: the C example client (plc-check) when a compiler exists, else AgentClient. */
+function makePluginQuery(socket, projectId, fallbackClient) {
+  if (hasCompiler()) {
+    const build = spawnSync('make', ['-s', '-C', cDir, 'build/plc-check'], { encoding: 'utf8' });
+    if (build.status === 0) {
+      const bin = join(cDir, 'build/plc-check');
+      return {
+        kind: `the C client (${bin.replace(root + '/', '')}, compiled with cc)`,
+        async query() {
+          const run = spawnSync(bin, [socket, projectId, '200'], { encoding: 'utf8' });
+          const line = run.stdout.trim().split('\n').pop() ?? '';
+          const parsed = JSON.parse(line);
+          return { exit: run.status, ...parsed };
+        },
+      };
+    }
+    say(dim(`(the C example did not compile, using the Node client instead)\n${build.stderr}`));
+  }
+  return {
+    kind: 'AgentClient (no C compiler on this machine)',
+    async query() {
+      return fallbackClient.check(projectId);
+    },
+  };
+}
+
+async function main() {
+  for (const bin of [emulatorBin, agentBin]) {
+    expect(existsSync(bin), `${bin} exists (run \`pnpm build\` first; \`pnpm demo\` does)`);
+  }
+
+  console.log(bold('plugin-license demo: a license that keeps working on a plane, and stops when revoked'));
+
+  title('Start the service emulator on loopback');
+  const emulator = await startJsonLineProcess('emulator', [emulatorBin, '--port', '0'], {});
+  const { base_url: baseUrl, token, project_id: projectId } = emulator.info;
+  const origin = new URL(baseUrl).origin;
+  show('base URL', baseUrl);
+  show('project', projectId);
+  say('It speaks the whole service interface; /__emulator/ controls let us cut the network later.');
+
+  title('The vendor generates an activation code for the project');
+  const api = new ServiceClient({ baseUrl, token });
+  cleanups.push(() => api.close());
+  const key = await api.activation.generate({ project_id: projectId, max_activations: 2, notes: 'demo customer' });
+  show('code', `${codeHint(key.code)}  (shown as a hint: full codes never reach logs or sockets)`);
+  show('slots', `${key.max_activations} machines`);
+
+  title("Start the user's license agent, with an isolated home folder");
+  const home = mkdtempSync(join(tmpdir(), 'plugin-license-demo-'));
+  cleanups.push(() => rmSync(home, { recursive: true, force: true }));
+  const socket = join(home, 'agent.sock');
+  const agent = await startJsonLineProcess('agent', [agentBin, 'run'], {
+    PLUGIN_LICENSE_HOME: home,
+    PLUGIN_LICENSE_SOCKET: socket,
+    PLUGIN_LICENSE_BASE_URL: baseUrl,
+    PLUGIN_LICENSE_APP: 'plugin-license-demo',
+  });
+  show('socket', `${agent.info.socket}  (folder 0700, socket 0600: only this user connects)`);
+  show('pid', agent.info.pid);
+
+  const companion = await AgentClient.connect({ socketPath: socket, timeoutMs: 2_000 });
+  cleanups.push(() => companion.close());
+
+  title('The installer activates the code through the agent');
+  const activated = await companion.activate(projectId, key.code);
+  show('state', describeState(activated));
+  show('grace until', `${isoOf(activated.graceUntil)}  (how long it keeps working offline)`);
+  expect(activated.valid && activated.source === 'online', 'activation is valid and online');
+
+  title('A plugin inside a DAW asks the agent, as a plugin host would');
+  const plugin = makePluginQuery(socket, projectId, companion);
+  say(`Using ${plugin.kind}; it connects and answers within 200 ms or treats the license as unknown.`);
+  const first = await plugin.query();
+  show('plugin sees', describeState(first));
+  expect(first.valid === true, 'the plugin sees a valid license');
+
+  const pluginSubscription = await AgentClient.connect({ socketPath: socket, timeoutMs: 2_000 });
+  cleanups.push(() => pluginSubscription.close());
+  const sub = await pluginSubscription.subscribe(projectId);
+  const changes = [];
+  sub.on('changed', (s) => changes.push(s));
+  say('The plugin also subscribes (here through AgentClient), so the agent pushes any change to it.');
+
+  title('The musician boards a plane: the service becomes unreachable');
+  await fetch(`${origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'offline' }) });
+  say('Every request to the service now has its connection cut.');
+  const offline = await companion.refresh(projectId);
+  show('refresh', describeState(offline));
+  show('grace until', `${isoOf(offline.graceUntil)}  (still valid until then without the service)`);
+  expect(offline.valid && offline.source === 'cache', 'offline the license is still valid, from the cache');
+  const offlinePlugin = await plugin.query();
+  show('plugin sees', describeState(offlinePlugin));
+  expect(offlinePlugin.valid === true, 'the plugin still sees a valid license offline');
+  say('No network call stood between the plugin and its answer: `check` is answered from memory.');
+
+  title('Back online, the vendor revokes the code (a refund, say)');
+  await fetch(`${origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'none' }) });
+  await fetch(`${origin}/__emulator/codes/${encodeURIComponent(key.code)}/revoke`, { method: 'POST' });
+  say('The agent learns it at its next revalidation; here we ask it to refresh now.');
+  const revoked = await companion.refresh(projectId);
+  show('refresh', describeState(revoked));
+  expect(!revoked.valid && revoked.reason === 'code_revoked', 'the revocation is seen online');
+  const deadline = Date.now() + 5_000;
+  while (!changes.some((s) => s.reason === 'code_revoked') && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const pushed = changes.find((s) => s.reason === 'code_revoked');
+  expect(pushed, 'the subscribed plugin was told of the revocation');
+  show('plugin told', `changed: ${describeState(pushed)}`);
+  const finalPlugin = await plugin.query();
+  show('plugin sees', describeState(finalPlugin));
+  expect(finalPlugin.valid === false, 'the plugin now sees the license as not valid');
+
+  title('Stop everything cleanly');
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  const agentExit = await stopChild('agent', agent.child);
+  show('agent', `exited ${agentExit} on SIGTERM (finished in-flight requests, flushed state, removed ${existsSync(socket) ? 'NOT ' : ''}the socket)`);
+  expect(agentExit === 0, 'the agent exits 0 on SIGTERM');
+  expect(!existsSync(socket), 'the agent removed its socket');
+  const emuExit = await stopChild('emulator', emulator.child);
+  show('emulator', `exited ${emuExit}`);
+  rmSync(home, { recursive: true, force: true });
+
+  console.log(`\n${bold('Done.')} Activation, offline grace and revocation behaved as a musician and a vendor expect.`);
+}
+
+try {
+  await main();
+} catch (err) {
+  console.error(`\ndemo failed: ${err instanceof Error ? err.message : err}`);
+  process.exitCode = 1;
+} finally {
+  for (const fn of cleanups.reverse()) await Promise.resolve().then(fn).catch(() => {});
+  for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
