@@ -120,10 +120,21 @@ describe('another user (needs root to create one)', () => {
     cleanups.push(() => void spawnSync('userdel', [name]));
     const uid = Number(spawnSync('id', ['-u', name], { encoding: 'utf8' }).stdout.trim());
     const gid = Number(spawnSync('id', ['-g', name], { encoding: 'utf8' }).stdout.trim());
+    // A Node the other user can run: the test's own may sit in root's home (e.g. a Node fetched by npx).
+    const nodeForThem = [process.execPath, '/usr/bin/node', '/usr/local/bin/node', '/bin/node'].find(
+      (bin) => existsSync(bin) && spawnSync(bin, ['-e', '0'], { uid, gid, cwd: '/' }).status === 0,
+    );
+    if (!nodeForThem) {
+      console.log(`no Node binary that user ${name} may run (tried ${process.execPath} and the system paths): checked only that the modes deny others`);
+      const t = await startTestAgent(service);
+      cleanups.push(() => t.cleanup());
+      expect(lstatSync(t.socketPath).mode & 0o077).toBe(0);
+      return;
+    }
     const t = await startTestAgent(service);
     cleanups.push(() => t.cleanup());
     const tryConnect = () =>
-      spawnSync(process.execPath, ['-e', `require('net').createConnection(${JSON.stringify(t.socketPath)}).on('connect',()=>{console.log('CONNECTED');process.exit(0)}).on('error',e=>{console.log(e.code);process.exit(0)})`], {
+      spawnSync(nodeForThem, ['-e', `require('net').createConnection(${JSON.stringify(t.socketPath)}).on('connect',()=>{console.log('CONNECTED');process.exit(0)}).on('error',e=>{console.log(e.code);process.exit(0)})`], {
         uid,
         gid,
         encoding: 'utf8',
