@@ -163,6 +163,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     policy,
     validate: async (projectId) => {
       const license = registry.license(projectId);
+      const release = registry.hold(projectId);
       try {
         const status = await license.validate({ signal: shutdown.signal });
         noteRateLimit();
@@ -176,6 +177,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
         logger.warn({ projectId, outcome: outcome.kind, err: describeError(err) }, 'background validation failed');
         registry.refreshState(projectId);
         return outcome;
+      } finally {
+        release();
       }
     },
     onGraceDeadline: (projectId) => {
@@ -259,6 +262,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
 
   async function serviceCall(projectId: string, call: () => Promise<LicenseStatusLike>, what: string): Promise<LicenseStateWire> {
     takeBudget(projectId);
+    const release = registry.hold(projectId);
     try {
       const status = await call();
       noteRateLimit();
@@ -272,6 +276,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       registry.settle(projectId, outcome.kind === 'failed' && isServiceAnswer(err) ? { kind: 'answered' } : outcome, undefined);
       if (outcome.kind === 'rate_limited' && outcome.retryAt !== undefined) budget.pauseUntil(outcome.retryAt);
       throw err;
+    } finally {
+      release();
     }
   }
 

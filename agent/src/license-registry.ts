@@ -17,7 +17,14 @@ export interface RegistryOptions {
   factory: LicenseFactory;
   factoryOptions: Omit<LicenseFactoryOptions, 'projectId'>;
   logger: Logger;
+  /**
+   * Most projects held in memory; past it, the oldest ones with nothing stored (no code) and no
+   * service call in flight are let go (default 1024). Projects with a code are always kept.
+   */
+  maxProjects?: number;
 }
+
+const DEFAULT_MAX_PROJECTS = 1024;
 
 /**
  * Every project the agent holds, each with its `License`. Knows the last state pushed to
@@ -25,6 +32,8 @@ export interface RegistryOptions {
  */
 export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] }> {
   private readonly entries = new Map<string, Entry>();
+  /** Projects with a service call in flight, and how many: never let go. */
+  private readonly busy = new Map<string, number>();
   private options: RegistryOptions;
   revalidator: Revalidator | undefined;
 
@@ -60,6 +69,23 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
   refreshState(projectId: string, status?: LicenseStatusLike): LicenseStateWire {
     const entry = this.entry(projectId);
     return this.publish(projectId, entry, status ?? entry.license.check());
+  }
+
+  /**
+   * Marks a project as in use by a service call until the returned function is called, so it is
+   * not let go while its License is awaited.
+   */
+  hold(projectId: string): () => void {
+    const key = projectId.toLowerCase();
+    this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.busy.get(key) ?? 1) - 1;
+      if (n <= 0) this.busy.delete(key);
+      else this.busy.set(key, n);
+    };
   }
 
   /** Records a service outcome in the schedule and publishes the resulting state. */
@@ -100,7 +126,25 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     if (existing) return existing;
     const entry = this.create(key);
     this.publish(key, entry, entry.license.check());
+    this.trim(key);
     return entry;
+  }
+
+  /**
+   * Keeps memory bounded when clients ask about many distinct projects (any UUID is accepted):
+   * the oldest projects with nothing stored are dropped; asked again, they are re-read from disk.
+   */
+  private trim(keep: string): void {
+    const max = this.options.maxProjects ?? DEFAULT_MAX_PROJECTS;
+    if (this.entries.size <= max) return;
+    for (const [id, entry] of this.entries) {
+      if (this.entries.size <= max) break;
+      if (id === keep || this.busy.has(id) || !entry.published || entry.published.code_hint !== null) continue;
+      this.entries.delete(id);
+      entry.license.off?.('change', entry.listener);
+      this.revalidator?.forget(id);
+      void entry.license.close().catch(() => undefined);
+    }
   }
 
   private create(projectId: string): Entry {

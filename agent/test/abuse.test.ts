@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient, ManualScheduler } from '../src/index.js';
+import { AgentClient, ManualScheduler, type LicenseState } from '../src/index.js';
 import { RawClient, startService, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, type TestService } from './helpers.js';
 
 let service: TestService;
@@ -207,5 +207,35 @@ describe('abuse and limits', () => {
     expect(maxAgentWrite).toBeLessThanOrEqual(writeBufferBytes * 4 + 512 * 1024);
     expect(t.agent.stats().pendingReadBytes).toBeLessThan(65_536 * 2);
     expect(t.agent.stats().connections).toBeLessThanOrEqual(2);
+  });
+
+  it('checks of thousands of distinct projects keep what the agent holds bounded; a project with an activation in flight is kept', async () => {
+    const t = await agent({ limits: { requestRate: 1_000_000, requestBurst: 1_000_000 } });
+    const client = await wellBehaved(t.socketPath);
+    const projectId = service.emulator.projectId;
+    const seen: LicenseState[] = [];
+    // Subscribing loads the project first: it is the oldest entry when the flood starts.
+    (await client.subscribe(projectId)).on('changed', (s) => seen.push(s));
+    const code = await service.code(2);
+    await service.control.faults({ mode: 'latency', latency_ms: 400 });
+    try {
+      const activation = client.activate(projectId, code);
+      await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
+      for (let round = 0; round < 6; round++) {
+        const answers = await Promise.all(Array.from({ length: 500 }, () => client.check(randomUUID())));
+        expect(answers.every((a) => a.reason === 'not_activated')).toBe(true);
+      }
+      expect(t.agent.stats().projects).toBeLessThanOrEqual(1024);
+      expect(await activation).toMatchObject({ valid: true, source: 'online' });
+      // Still the License that activated (a re-created one would rest on the cache).
+      expect(await client.check(projectId)).toMatchObject({ valid: true, source: 'online' });
+      await Promise.all(Array.from({ length: 1500 }, () => client.check(randomUUID())));
+      expect(t.agent.stats().projects).toBeLessThanOrEqual(1024);
+      expect(await client.check(projectId)).toMatchObject({ valid: true, source: 'online', codeHint: `${code.slice(0, 4)}…${code.slice(-4)}` });
+      expect(seen.map((s) => [s.projectId, s.valid, s.source])).toEqual([[projectId, true, 'online']]);
+    } finally {
+      await service.control.faults({ mode: 'none' });
+    }
+    await client.deactivate(projectId);
   });
 });
