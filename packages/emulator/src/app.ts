@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate } from './auth.js';
 import { redactPath } from './code-format.js';
 import type { EmulatorContext, RouteDef } from './context.js';
@@ -19,6 +19,9 @@ export const SERVICE_PREFIX = '/functions/v1';
 export const CONTROL_PREFIX = '/__emulator';
 /** Largest request body accepted; bigger ones get 400 bad_request. */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Longest path parameter the router accepts (codes and ids are far shorter); longer ones get 400. */
+const MAX_PARAM_LENGTH = 200;
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
@@ -55,7 +58,8 @@ function registerRoutes(app: FastifyInstance, prefix: string, defs: RouteDef[]):
     app.route({
       method: others,
       url: prefix + url,
-      config: { bucket: list[0]?.bucket ?? undefined, methodNotAllowed: true },
+      // Lenient so that no Content-Type, however malformed, turns the 405 into a 400.
+      config: { bucket: list[0]?.bucket ?? undefined, methodNotAllowed: true, lenientContentType: true },
       handler: async (request) => {
         throw new HttpError(405, 'method_not_allowed', `${request.method} is not allowed on ${redactPath(request.url)}; use ${allow}`, {
           method: request.method,
@@ -64,6 +68,65 @@ function registerRoutes(app: FastifyInstance, prefix: string, defs: RouteDef[]):
       },
     });
   }
+}
+
+/**
+ * Authenticates the request and counts it in its rate-limit window: sets the three
+ * X-RateLimit headers, and throws 429 rate_limited past the limit.
+ */
+async function countRequest(ctx: EmulatorContext, request: FastifyRequest, reply: FastifyReply, bucket: Bucket): Promise<void> {
+  request.auth = await authenticate(request.headers.authorization, ctx.signingKey, ctx.clock.now());
+  const projectParam = (request.params as Record<string, string | undefined> | null | undefined)?.project_id;
+  const clientKey =
+    bucket === 'trigger'
+      ? `project:${(projectParam ?? '').toLowerCase()}`
+      : request.auth.kind === 'valid'
+        ? `sub:${request.auth.subject}`
+        : `ip:${request.ip}`;
+  const decision = ctx.limiter.hit(bucket, clientKey);
+  reply.header('X-RateLimit-Limit', String(decision.limit));
+  reply.header('X-RateLimit-Remaining', String(decision.remaining));
+  reply.header('X-RateLimit-Reset', String(decision.resetSeconds));
+  if (!decision.allowed) {
+    const resetAt = new Date(decision.resetSeconds * 1000).toISOString();
+    throw new HttpError(
+      429,
+      'rate_limited',
+      `too many ${bucket} requests: the limit is ${decision.limit} per minute; retry after ${resetAt}`,
+      { scope: bucket, limit: decision.limit, reset_at: resetAt },
+      { 'Retry-After': String(Math.max(0, decision.resetSeconds - Math.floor(ctx.clock.now() / 1000))) },
+    );
+  }
+}
+
+/**
+ * Routes that parse JSON whatever the Content-Type drop the header: an empty or malformed one
+ * would otherwise make fastify refuse the body (415) before any parser runs.
+ */
+function acceptAnyContentType(request: FastifyRequest): void {
+  delete request.raw.headers['content-type'];
+}
+
+/**
+ * Requests fastify refuses before routing (a path with broken percent-encoding, a path parameter
+ * over the length limit) get the interface's 400 bad_request body and, on service paths, the
+ * rate-limit headers, like every other answer. The path is not echoed: it may hold a code.
+ */
+function frameworkErrorAnswer(ctx: EmulatorContext, error: { code?: string }, request: FastifyRequest, reply: FastifyReply): void {
+  const issue = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `a path segment is longer than ${MAX_PARAM_LENGTH} characters` : 'the path is not validly percent-encoded';
+  let answer = new HttpError(400, 'bad_request', `the request URL is malformed: ${issue}; check the path`, { field: 'url', issue });
+  const send = (): void => {
+    for (const [name, value] of Object.entries(answer.headers)) reply.header(name, value);
+    reply.code(answer.status).send(answer.toBody());
+  };
+  if (!isServicePath(pathOf(request.url))) {
+    send();
+    return;
+  }
+  countRequest(ctx, request, reply, 'general').then(send, (limited: unknown) => {
+    if (limited instanceof HttpError) answer = limited;
+    send();
+  });
 }
 
 /** Maps anything thrown while handling a request to an answer in the interface's error shape. */
@@ -93,7 +156,9 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     // Our own onResponse line logs the path with codes redacted; fastify's would log them whole.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    maxParamLength: MAX_PARAM_LENGTH,
     forceCloseConnections: true,
+    frameworkErrors: (error, request, reply) => frameworkErrorAnswer(ctx, error, request, reply),
   });
 
   app.decorateRequest('rawBody', null);
@@ -134,6 +199,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
   });
 
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.lenientContentType) acceptAnyContentType(request);
     const path = pathOf(request.url);
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
       if (!isLoopbackAddress(request.socket.remoteAddress)) {
@@ -159,29 +225,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
       return;
     }
 
-    request.auth = await authenticate(request.headers.authorization, ctx.signingKey, ctx.clock.now());
-    const bucket: Bucket = request.routeOptions.config.bucket ?? 'general';
-    const projectParam = (request.params as Record<string, string | undefined> | undefined)?.project_id;
-    const clientKey =
-      bucket === 'trigger'
-        ? `project:${(projectParam ?? '').toLowerCase()}`
-        : request.auth.kind === 'valid'
-          ? `sub:${request.auth.subject}`
-          : `ip:${request.ip}`;
-    const decision = ctx.limiter.hit(bucket, clientKey);
-    reply.header('X-RateLimit-Limit', String(decision.limit));
-    reply.header('X-RateLimit-Remaining', String(decision.remaining));
-    reply.header('X-RateLimit-Reset', String(decision.resetSeconds));
-    if (!decision.allowed) {
-      const resetAt = new Date(decision.resetSeconds * 1000).toISOString();
-      throw new HttpError(
-        429,
-        'rate_limited',
-        `too many ${bucket} requests: the limit is ${decision.limit} per minute; retry after ${resetAt}`,
-        { scope: bucket, limit: decision.limit, reset_at: resetAt },
-        { 'Retry-After': String(Math.max(0, decision.resetSeconds - Math.floor(ctx.clock.now() / 1000))) },
-      );
-    }
+    await countRequest(ctx, request, reply, request.routeOptions.config.bucket ?? 'general');
     if (fault.mode === 'error') {
       throw new HttpError(
         fault.status,

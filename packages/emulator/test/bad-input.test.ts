@@ -1,9 +1,11 @@
 import { ErrorBody } from '@plugin-license/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateCode } from '../../../test/utils/src/index.js';
 import { BODY_LIMIT_BYTES, startEmulator, type Emulator } from '../src/index.js';
 import { call, type Answer } from './http.js';
 
 let emu: Emulator;
+const INTERFACE_CODES = ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'rate_limited', 'invalid_code', 'code_not_found', 'code_revoked', 'max_activations_reached'];
 
 beforeAll(async () => {
   emu = await startEmulator({ rateLimits: { activation: 100_000, builds: 100_000, general: 100_000, trigger: 100_000 } });
@@ -74,6 +76,29 @@ describe('bodies', () => {
     expect((await call(emu, 'POST', '/plugin-activation/activate', { raw: fits, token: null })).body.error).toBe('invalid_code');
   });
 
+  it('the activation endpoints and the trigger also read JSON under an empty or malformed Content-Type', async () => {
+    const code = await generateCode(emu.baseUrl, emu.token, emu.projectId, 2);
+    const json = JSON.stringify({ code, machine_id: 'sdk-machine' });
+    for (const contentType of ['', 'garbage///', 'application/', ';charset=utf-8']) {
+      const headers = { 'content-type': contentType };
+      const activated = await call(emu, 'POST', '/plugin-activation/activate', { raw: json, token: null, headers });
+      expect(activated.status, `activate ${JSON.stringify(contentType)}: ${activated.text}`).toBe(200);
+      expect((await call(emu, 'POST', '/plugin-activation/validate', { raw: json, token: null, headers })).body, contentType).toEqual({ valid: true });
+      expect((await call(emu, 'POST', '/plugin-activation/deactivate', { raw: json, token: null, headers })).body, contentType).toMatchObject({
+        success: true,
+        activations: 0,
+      });
+      const triggered = await call(emu, 'POST', `/external-builds/${emu.projectId}/trigger`, {
+        raw: '{"ref":"refs/heads/main"}',
+        token: null,
+        headers: { ...headers, 'x-webhook-secret': emu.webhookSecret },
+      });
+      expect(triggered.status, `trigger ${JSON.stringify(contentType)}: ${triggered.text}`).toBe(201);
+    }
+    // a wrong method stays 405 whatever the Content-Type
+    expect((await call(emu, 'PUT', '/plugin-activation/activate', { raw: json, token: null, headers: { 'content-type': 'garbage///' } })).status).toBe(405);
+  });
+
   it('prototype-poisoning keys are refused as bad_request', async () => {
     const res = await call(emu, 'POST', '/plugin-activation/activate', { raw: '{"code":"x","machine_id":"m","__proto__":{"admin":true}}', token: null });
     expectBadRequest(res, 'body');
@@ -120,6 +145,22 @@ describe('paths and methods', () => {
     expect((await call(emu, 'GET', '/__emulator/reset')).status).toBe(405);
   });
 
+  it('a path with broken percent-encoding or an overlong segment gives 400 bad_request with rate-limit headers, never echoing the path', async () => {
+    const code = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    for (const path of [`/plugin-activation/status/${code}%zz`, `/plugin-activation/status/${code}%`, `/builds/${code}${'b'.repeat(300)}`]) {
+      const res = await call(emu, 'GET', path);
+      expect(res.status, `${path}: ${res.text}`).toBe(400);
+      expect(ErrorBody.parse(res.json)).toMatchObject({ error: 'bad_request', details: { field: 'url' } });
+      expect(res.text).not.toContain(code);
+      expect(res.headers['x-ratelimit-limit'], path).toBe('100000');
+      expect(res.headers['x-ratelimit-reset'], path).toMatch(/^\d+$/);
+    }
+    const controlPath = await call(emu, 'POST', `/__emulator/codes/${code}%zz/revoke`);
+    expect(controlPath.status).toBe(400);
+    expect(ErrorBody.parse(controlPath.json).error).toBe('bad_request');
+    expect(controlPath.text).not.toContain(code);
+  });
+
   it('malformed path parameters give 400 bad_request naming them', async () => {
     expectBadRequest(await call(emu, 'GET', '/builds/not-a-uuid'), 'id');
     expectBadRequest(await call(emu, 'GET', '/plugin-activation/project/xyz/keys'), 'projectId');
@@ -141,12 +182,17 @@ describe('paths and methods', () => {
       ['POST', '/__emulator/clock', '{"now":"yesterday"}', { 'content-type': 'application/json' }],
       ['POST', '/__emulator/faults', '{"mode":"latency"}', { 'content-type': 'application/json' }],
       ['POST', '/__emulator/codes/%ZZ/revoke', undefined, {}],
+      ['GET', `/plugin-activation/status/${'c'.repeat(500)}`, undefined, {}],
+      ['POST', '/builds', '{}', { 'content-type': 'garbage///' }],
     ];
     for (const [method, path, raw, headers] of shots) {
       const res = await call(emu, method, path, { raw, headers });
       expect(res.status, `${method} ${path} ${res.text}`).toBeGreaterThanOrEqual(400);
       expect(res.status, `${method} ${path} ${res.text}`).toBeLessThan(500);
-      expect(() => ErrorBody.parse(res.json), `${method} ${path}`).not.toThrow();
+      const body = ErrorBody.parse(res.json);
+      expect(INTERFACE_CODES, `${method} ${path} ${res.text}`).toContain(body.error);
+      expect(body.details, `${method} ${path}`).toBeTypeOf('object');
+      if (!path.startsWith('/__emulator')) expect(res.headers['x-ratelimit-limit'], `${method} ${path}`).toBeDefined();
     }
   });
 });
