@@ -202,8 +202,14 @@ export class AgentClient extends EventEmitter<ClientEvents> {
    */
   async subscribe(projectId?: string): Promise<Subscription> {
     const sub = new Subscription(projectId, (s) => this.subscriptions.delete(s));
-    await this.request('subscribe', projectId === undefined ? {} : { project_id: projectId });
+    // Registered before the answer: a `changed` may follow it in the same read.
     this.subscriptions.add(sub);
+    try {
+      await this.request('subscribe', projectId === undefined ? {} : { project_id: projectId });
+    } catch (err) {
+      this.subscriptions.delete(sub);
+      throw err;
+    }
     return sub;
   }
 

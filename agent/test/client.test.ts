@@ -105,4 +105,40 @@ describe('AgentClient', () => {
     client.close();
     expect(await rejection(client.hello())).toMatchObject({ code: 'closed' });
   });
+
+  it('subscribe delivers a change that arrives in the same read as its answer', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const path = join(d.dir, 'fixture.sock');
+    const peers: Socket[] = [];
+    const state = { project_id: UNKNOWN_PROJECT, valid: true, reason: null, source: 'online', code_hint: 'a1b2…7890', activations: 1, max_activations: 2, validated_at: null, grace_until: null, next_check_at: null };
+    const server: Server = createServer((s) => {
+      peers.push(s);
+      s.on('data', (chunk) => {
+        const { id } = JSON.parse(chunk.toString('utf8')) as { id: number };
+        // One write: the answer and the first notification reach the client together.
+        s.write(`${JSON.stringify({ jsonrpc: '2.0', id, result: { subscribed: true } })}\n${JSON.stringify({ jsonrpc: '2.0', method: 'changed', params: state })}\n`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    cleanups.push(() => {
+      peers.forEach((p) => p.destroy());
+      return new Promise<void>((r) => server.close(() => r()));
+    });
+    const client = await AgentClient.connect({ socketPath: path, reconnect: false });
+    cleanups.push(() => client.close());
+    const sub = await client.subscribe(UNKNOWN_PROJECT);
+    const first = await sub[Symbol.asyncIterator]().next();
+    expect(first).toMatchObject({ done: false, value: { projectId: UNKNOWN_PROJECT, valid: true } });
+  });
+
+  it('a refused subscribe leaves no subscription behind', async () => {
+    const t = await startTestAgent(service);
+    cleanups.push(() => t.cleanup());
+    const client = await AgentClient.connect({ socketPath: t.socketPath });
+    cleanups.push(() => client.close());
+    expect(await rejection(client.subscribe('not-a-uuid'))).toMatchObject({ code: 'invalid_params' });
+    expect(t.agent.stats().subscribers).toBe(0);
+    expect((client as unknown as { subscriptions: Set<unknown> }).subscriptions.size).toBe(0);
+  });
 });
