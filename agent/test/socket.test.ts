@@ -142,13 +142,19 @@ describe('another user (needs root to create one)', () => {
       }).stdout.trim();
     // The 0700 folder stops the other user first …
     expect(tryConnect()).toBe('EACCES');
-    // … and with the folder opened for the test, the 0600 socket still does.
+    // … and with the folder (and the test's private folder above it) opened for the test, the
+    // 0600 socket still does; opened too, it would let them in: the check can tell.
     const folder = join(t.socketPath, '..');
+    const above = join(folder, '..');
+    chmodSync(above, 0o711);
     chmodSync(folder, 0o711);
     try {
       expect(tryConnect()).toBe('EACCES');
+      chmodSync(t.socketPath, 0o666);
+      expect(tryConnect()).toBe('CONNECTED');
     } finally {
       chmodSync(folder, 0o700);
+      chmodSync(above, 0o700);
     }
     // A folder created by that other user (to intercept the agent) is refused.
     const d = shortDir();
