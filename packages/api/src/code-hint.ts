@@ -14,13 +14,16 @@ export function codeHint(code: string): string {
 }
 
 /**
- * Replaces every occurrence of each secret in `text` with its hint. Used on anything that reaches
- * an error message, since the service may echo a code back in its own messages.
+ * Replaces every occurrence of each secret in `text` with its hint, ignoring case: the service
+ * compares codes case-insensitively and may echo one back normalised. Used on anything that
+ * reaches an error message.
  */
 export function redact(text: string, secrets: readonly (string | undefined)[]): string {
   let out = text;
   for (const secret of secrets) {
-    if (secret && secret.length >= 4 && out.includes(secret)) out = out.split(secret).join(codeHint(secret));
+    if (!secret || secret.length < 4 || !out.toLowerCase().includes(secret.toLowerCase())) continue;
+    const hint = codeHint(secret);
+    out = out.replace(new RegExp(secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'gi'), () => hint);
   }
   return out;
 }

@@ -107,6 +107,18 @@ describe('error answers', () => {
     expect(e.endpoint).toBe('GET /plugin-activation/status/:code');
     expect(e.details).toEqual({ code: 'C0DE…7654', nested: ['C0DE…7654'] });
   });
+
+  it('hides a code the service echoes in another case (it compares codes case-insensitively)', async () => {
+    const lower = code.toLowerCase();
+    pool()
+      .intercept({ path: '/functions/v1/plugin-activation/activate', method: 'POST' })
+      .reply(403, { error: 'code_revoked', message: `code ${lower} was revoked`, details: { code: lower, machine: 'm1_abc' } });
+    const e = (await rejection(client.activation.activate({ code, machine_id: 'm1_abc' }))) as ServiceError;
+    const everything = JSON.stringify({ message: e.message, details: e.details }).toLowerCase();
+    expect(everything).not.toContain(lower);
+    expect(e.message).toContain('C0DE…7654');
+    expect(e.details).toEqual({ code: 'C0DE…7654', machine: 'm1_abc' });
+  });
 });
 
 describe('downloads', () => {
