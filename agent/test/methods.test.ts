@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
@@ -191,6 +191,28 @@ describe('protocol 1 methods through AgentClient', () => {
     await clock.advance(activated.graceUntil!.getTime() - clock.now() + 10);
     expect(await expired).toMatchObject({ projectId, valid: false, reason: 'grace_expired' });
     expect(await client.check(projectId)).toMatchObject({ reason: 'grace_expired' });
+  });
+
+  it('close (what SIGINT/SIGTERM do) stops accepting, finishes the activation in flight, then removes the socket', async () => {
+    const { client, t } = await agentAndClient();
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    await service.control.faults({ mode: 'latency', latency_ms: 500 });
+    const activation = client.activate(projectId, code);
+    await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
+    const closing = t.agent.close();
+    await expect(AgentClient.connect({ socketPath: t.socketPath, reconnect: false })).rejects.toMatchObject({ code: 'not_running' });
+    expect(await activation).toMatchObject({ projectId, valid: true, source: 'online' });
+    await closing;
+    expect(existsSync(t.socketPath)).toBe(false);
+    await service.control.faults({ mode: 'none' });
+    // The activation was stored: a new agent on the same home holds it.
+    const again = await startTestAgent(service, {}, { home: t.home, socketPath: t.socketPath });
+    cleanups.push(() => again.agent.close());
+    const next = await AgentClient.connect({ socketPath: t.socketPath, reconnect: false });
+    cleanups.push(() => next.close());
+    expect(await next.check(projectId)).toMatchObject({ valid: true, source: 'cache' });
+    await next.deactivate(projectId);
   });
 
   it('restart: the agent comes back with the same states from the cache', async () => {
