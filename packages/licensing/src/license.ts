@@ -115,7 +115,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     if (options.now !== undefined && typeof options.now !== 'function') {
       throw new LicenseError('invalid_argument', 'now must be a function returning epoch milliseconds, e.g. () => Date.now()');
     }
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now === undefined ? Date.now : checkedClock(options.now);
     this.#random = options.random ?? Math.random;
     if (options.client) {
       this.#client = options.client;
@@ -208,7 +208,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#heardOnline = true;
       this.#trustClock(t);
       return this.#apply(update);
-    });
+    }, options.signal);
   }
 
   /**
@@ -276,7 +276,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
             : this.#answered(cur, after, { status: 'invalid', reason: answer.reason });
         }),
       );
-    });
+    }, options.signal);
   }
 
   /**
@@ -313,7 +313,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#tick();
       this.#heardOnline = true;
       return this.#apply(store.update((cur) => (cur && cur.code === code ? null : undefined)));
-    });
+    }, options.signal);
   }
 
   /**
@@ -357,10 +357,13 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   // -------------------------------------------------------------------------------------------
 
-  #serial<T>(fn: () => Promise<T>): Promise<T> {
+  #serial<T>(fn: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     if (this.#closed) return Promise.reject(new LicenseError('invalid_argument', 'this License was closed; create a new one'));
-    const run = this.#queue.then(fn, fn);
-    this.#queue = run.catch(() => undefined);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const previous = this.#queue;
+    // A caller waiting its turn can give up; the next call still waits for the running one.
+    const run = settledOrAborted(previous, signal).then(fn);
+    this.#queue = previous.then(() => run).catch(() => undefined);
     return run;
   }
 
@@ -541,6 +544,36 @@ function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
     a.graceUntil?.getTime() === b.graceUntil?.getTime() &&
     a.nextCheckAt?.getTime() === b.nextCheckAt?.getTime()
   );
+}
+
+/** Resolves when `previous` settles; rejects with the signal's reason if it aborts first. */
+function settledOrAborted(previous: Promise<unknown>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return previous.then(() => undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void previous.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      if (signal.aborted) reject(signal.reason);
+      else resolve();
+    });
+  });
+}
+
+/** Wraps an injected clock so a wrong one (NaN, a Date) fails loudly instead of corrupting the cache. */
+function checkedClock(now: () => number): () => number {
+  return () => {
+    const t = now();
+    if (typeof t !== 'number' || !Number.isFinite(t)) {
+      throw new LicenseError('invalid_argument', `the now() option returned ${describeValue(t)}, not epoch milliseconds; pass a function like () => Date.now()`);
+    }
+    return t;
+  };
+}
+
+function describeValue(v: unknown): string {
+  if (v instanceof Date) return 'a Date';
+  return typeof v === 'number' ? String(v) : typeof v;
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

@@ -1,6 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer, type AddressInfo } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { ServiceClient } from '@plugin-license/api';
+import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LicenseError} from '../src/index.js';
 import { cacheFilePath, getMachineId, isLicenseError, listCachedProjects, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
@@ -348,6 +351,45 @@ describe('bad input: a clear error before any network I/O', () => {
   });
 });
 
+describe('abort and clock input', () => {
+  it('a call waiting behind a running one rejects as soon as its signal aborts', async () => {
+    const code = await service.generate();
+    const l = license({ policy: { requestTimeoutMs: 120_000 } });
+    await l.activate(code);
+    clock.advance(10 * MIN);
+    await service.control('faults', { mode: 'latency', latency_ms: 120_000 });
+    const first = new AbortController();
+    let firstSettled = false;
+    const running = l.validate({ signal: first.signal }).finally(() => {
+      firstSettled = true;
+    });
+    running.catch(() => undefined);
+    const second = new AbortController();
+    const queued = l.deactivate({ signal: second.signal });
+    second.abort(new Error('gave up waiting'));
+    await expect(queued).rejects.toThrow('gave up waiting');
+    expect(firstSettled).toBe(false);
+    first.abort(new Error('closing'));
+    await expect(running).rejects.toThrow('closing');
+    // The given-up call never ran: the state is kept, and the queue still works.
+    await service.control('faults', { mode: 'none' });
+    expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'online' });
+  });
+
+  it('a now() that returns no finite number fails clearly and leaves the cache intact', async () => {
+    const code = await service.generate();
+    await license().activate(code);
+    clock.advance(10 * MIN);
+    for (const now of [() => Number.NaN, () => new Date() as unknown as number]) {
+      const broken = license({ now });
+      expect(() => broken.check()).toThrow(/now\(\) option returned (NaN|a Date)/);
+      expect((await rejection(broken.validate({ force: true }))).code).toBe('invalid_argument');
+      expect((await rejection(broken.activate(code))).code).toBe('invalid_argument');
+    }
+    expect(license().check()).toMatchObject({ valid: true, source: 'cache' });
+  });
+});
+
 describe('revocation', () => {
   it('seen online ends validity at once, and offline afterwards', async () => {
     const code = await service.generate();
@@ -448,6 +490,47 @@ describe('offline grace', () => {
     clock.advance(10_000);
     expect(await l.validate()).toMatchObject({ source: 'cache' });
     expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'online' });
+  });
+});
+
+describe('every transport failure class falls back to the cache', () => {
+  async function closedPort(): Promise<number> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
+
+  it('a refused connection and a failed DNS lookup: valid from the cache; activate says unavailable', async () => {
+    const code = await service.generate(3);
+    await license().activate(code);
+    clock.advance(DAY);
+    const port = await closedPort();
+
+    const refused = license({ baseUrl: `http://127.0.0.1:${port}/functions/v1` });
+    expect(await refused.validate({ force: true })).toMatchObject({ valid: true, reason: null, source: 'cache' });
+    const e1 = await rejection(refused.activate(code));
+    expect(e1.code).toBe('unavailable');
+    expect(e1.message).not.toContain(code);
+
+    // The real connector, with a resolver that doesn't know the host (no traffic leaves loopback).
+    const lookup: LookupFunction = (hostname, _options, callback) =>
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname }), '', 4);
+    const dns = new Agent({ connect: { lookup } });
+    try {
+      const unresolved = license({ baseUrl: `http://licenses.localhost:${port}/functions/v1`, dispatcher: dns });
+      clock.advance(HOUR);
+      expect(await unresolved.validate({ force: true })).toMatchObject({ valid: true, reason: null, source: 'cache' });
+      const e2 = await rejection(unresolved.activate(code));
+      expect(e2.code).toBe('unavailable');
+      expect(e2.message).toMatch(/could not be reached/);
+      await unresolved.close();
+    } finally {
+      await dns.close();
+    }
+    // Nothing definitive was heard: the stored state is untouched apart from the failure count.
+    expect(license().check()).toMatchObject({ valid: true, source: 'cache' });
   });
 });
 
