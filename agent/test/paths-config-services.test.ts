@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveAgentConfig, resolveSocketPath, serviceFile, SERVICE_PLATFORMS, type ServiceSpec } from '../src/index.js';
@@ -113,6 +113,30 @@ describe('per-user service files (every OS)', () => {
     for (const p of SERVICE_PLATFORMS) {
       expect(serviceFile(p, spec)).toEqual(serviceFile(p, spec));
       expect(serviceFile(p, spec).contents).not.toMatch(/--token|PLUGIN_LICENSE_TOKEN/);
+    }
+  });
+
+  it('install and uninstall --dry-run print every OS\'s file and commands and change nothing', () => {
+    const d = shortDir();
+    try {
+      for (const platform of SERVICE_PLATFORMS) {
+        const calls: string[][] = [];
+        const run: CommandRunner = (c, a) => {
+          calls.push([c, ...a]);
+          return { ok: true, output: '' };
+        };
+        const file = serviceFile(platform, { ...spec, homedir: d.dir, xdgConfigHome: join(d.dir, 'cfg'), dataDir: join(d.dir, 'data') });
+        const install = installService(file, { dryRun: true, manage: true, platform, run });
+        expect(install.steps[0]).toBe(`would write ${file.path}:`);
+        expect(install.steps[1]).toBe(file.contents.replace(/\r\n/g, '\n'));
+        expect(install.steps.slice(2)).toEqual(file.enable.map((c) => `would run: ${c.join(' ')}`));
+        const uninstall = uninstallService(file, { dryRun: true, manage: true, platform, run });
+        expect(uninstall.steps).toEqual([...file.disable.map((c) => `would run: ${c.join(' ')}`), `would remove ${file.path}`]);
+        expect(calls).toEqual([]);
+        expect(existsSync(file.path)).toBe(false);
+      }
+    } finally {
+      d.cleanup();
     }
   });
 

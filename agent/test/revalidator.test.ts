@@ -47,6 +47,23 @@ describe('Revalidator', () => {
     r.stop();
   });
 
+  it('spreads the 24 h rhythm by up to ±1 h of jitter', async () => {
+    for (const [random, offset] of [
+      [0, -HOUR],
+      [0.25, -HOUR / 2],
+      [0.75, HOUR / 2],
+    ] as const) {
+      const clock = new ManualScheduler(T0);
+      const r = new Revalidator({ scheduler: clock, budget: new ServiceBudget({ perMinute: 30, reserve: 5, now: () => clock.now() }), policy: DEFAULT_POLICY, random: () => random, validate: async () => ({ kind: 'answered' }), onGraceDeadline: () => undefined });
+      // No plan from the library: the agent plans from the last answer, and after its own answers.
+      r.track('a', status('a', { validatedAt: new Date(T0), nextCheckAt: null }));
+      expect(r.nextCheckAt('a')?.getTime()).toBe(T0 + DAY + offset);
+      await clock.advance(DAY + offset);
+      expect(r.nextCheckAt('a')?.getTime()).toBe(T0 + 2 * DAY + 2 * offset);
+      r.stop();
+    }
+  });
+
   it('keeps the whole agent under its budget however many projects are due', async () => {
     const { clock, calls, r } = setup(() => ({ kind: 'answered' }), 30, 5);
     for (let i = 0; i < 200; i++) r.track(`p${i}`, status(`p${i}`, { nextCheckAt: new Date(T0) }));
