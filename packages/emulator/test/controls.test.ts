@@ -100,6 +100,23 @@ describe('clock', () => {
     expect(((await ctl.state()).clock as { now_ms: number }).now_ms).toBe(T0);
   });
 
+  it('refuses to move the clock outside 1970..9999 and keeps it where it was', async () => {
+    await ctl.clock({ now: '9999-12-31T00:00:00Z' });
+    for (const body of [{ advance_ms: 1e13 }, { now: 8.64e15 }, { now: '+275760-09-13T00:00:00Z' }, { now: -1 }]) {
+      const res = await call(emu, 'POST', '/__emulator/clock', { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(ErrorBody.parse(res.json).error).toBe('bad_request');
+    }
+    await ctl.clock({ now: 0 });
+    const back = await call(emu, 'POST', '/__emulator/clock', { body: { advance_ms: -1 } });
+    expect(back.status).toBe(400);
+    expect(back.body.details).toMatchObject({ field: 'advance_ms' });
+    expect(((await ctl.state()).clock as { now_ms: number }).now_ms).toBe(0);
+    const usage = await call(emu, 'GET', '/builds/usage');
+    expect(usage.status).toBe(200);
+    expect(usage.body).toMatchObject({ period: '1970-01' });
+  });
+
   it('stamps activation and generation times with the emulator clock', async () => {
     await ctl.clock({ now: '2033-01-01T00:00:00Z' });
     const res = await call(emu, 'POST', '/plugin-activation/generate', { body: { project_id: emu.projectId, max_activations: 1 } });

@@ -8,11 +8,14 @@ import { parseWith } from '../request-helpers.js';
 import { artifactBytes, createStartState, sdkBytes } from '../seed.js';
 import { SDK_FILE_NAME } from './sdk.js';
 
+/** The clock stays within 1970..9999 so timestamps, periods (YYYY-MM) and Unix seconds keep their shapes. */
+const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const ClockRequest = z.union([
   z.strictObject({ advance_ms: z.number().int().min(-1e13).max(1e13) }),
   z.strictObject({
     now: z.union([
-      z.number().int().min(0).max(8.64e15),
+      z.number().int().min(0).max(LATEST_MS),
       z.string().refine((s) => Number.isFinite(Date.parse(s)), 'expected an ISO 8601 timestamp'),
     ]),
   }),
@@ -53,8 +56,15 @@ export function controlRoutes(ctx: EmulatorContext): RouteDef[] {
       bucket: null,
       handler: async (request) => {
         const body = parseWith(ClockRequest, request.body, 'body');
-        if ('advance_ms' in body) ctx.clock.advance(body.advance_ms);
-        else ctx.clock.set(typeof body.now === 'number' ? body.now : Date.parse(body.now));
+        const target = 'advance_ms' in body ? ctx.clock.now() + body.advance_ms : typeof body.now === 'number' ? body.now : Date.parse(body.now);
+        if (target < 0 || target > LATEST_MS) {
+          const field = 'advance_ms' in body ? 'advance_ms' : 'now';
+          throw new HttpError(400, 'bad_request', `the clock must stay between 1970 and the end of 9999; ${field} would move it out of that range`, {
+            field,
+            issue: 'out of range',
+          });
+        }
+        ctx.clock.set(target);
         return clockView();
       },
     },
