@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeCache } from '../src/cache-file.js';
@@ -59,6 +59,44 @@ describe('the built package', () => {
     expect(a.id).toEqual({ id: 'esm-check', source: 'caller' });
     expect(b.id).toEqual({ id: 'cjs-check', source: 'caller' });
     expect(readFileSync(join(packageDir, 'dist', 'index.cjs'), 'utf8')).not.toMatch(/require\(["']env-paths["']\)/);
+  });
+});
+
+describe('the README snippets', () => {
+  it('activation from an installer, validation at app start and the offline run work as written', async () => {
+    const readme = readFileSync(join(packageDir, 'README.md'), 'utf8');
+    const blocks = new Map<string, string>();
+    for (const m of readme.matchAll(/```js\n(\/\/ ([a-z-]+\.mjs)[^\n]*\n[\s\S]*?)```/g)) blocks.set(m[2]!, m[1]!);
+    expect([...blocks.keys()]).toEqual(['activate.mjs', 'app.mjs', 'offline.mjs']);
+    // Inside the package, so the bare import resolves to the built package (self-reference).
+    const dir = mkdtempSync(join(packageDir, 'test', '.readme-'));
+    try {
+      for (const [name, text] of blocks) writeFileSync(join(dir, name), text);
+      const env = { PROJECT_ID: service.emulator.projectId, PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl, PLUGIN_LICENSE_HOME: home(), PLUGIN_LICENSE_APP: '' };
+      const code = await service.generate(2);
+      const hint = `${code.slice(0, 4)}…${code.slice(-4)}`;
+
+      const empty = await runNode([join(dir, 'activate.mjs'), '  '], env);
+      expect(empty.code).toBe(1);
+      expect(empty.stderr).toMatch(/activation code is empty/);
+
+      const activated = await runNode([join(dir, 'activate.mjs'), code], env);
+      expect(activated).toMatchObject({ code: 0, stderr: '' });
+      expect(activated.stdout).toBe(`activated ${hint} (1 of 2 machines)\n`);
+
+      const app = await runNode([join(dir, 'app.mjs')], env);
+      expect(app).toMatchObject({ code: 0, stderr: '' });
+      // Just activated: within the minimum interval the stored answer stands, without a request.
+      expect(app.stdout).toBe('license: valid (cache)\n');
+
+      const offline = await runNode([join(dir, 'offline.mjs')], env);
+      expect(offline).toMatchObject({ code: 0, stderr: '' });
+      expect(offline.stdout).toMatch(/^offline: valid from the cache, grace until \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+      for (const r of [activated, app, offline]) expect(r.stdout).not.toContain(code);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await service.control('faults', { mode: 'none' });
+    }
   });
 });
 
