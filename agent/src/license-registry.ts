@@ -61,8 +61,15 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     return this.publish(projectId, entry, entry.license.check());
   }
 
+  /**
+   * The licenses held: projects with a stored code, or a cache file that failed its check (which
+   * support needs to see). Projects a plugin only asked about, with nothing stored, are not
+   * licenses and are left out, so `list` stays small whatever ids clients `check`.
+   */
   list(): LicenseStateWire[] {
-    return this.projectIds().map((id) => this.state(id));
+    return this.projectIds()
+      .map((id) => this.state(id))
+      .filter((s) => s.code_hint !== null || s.reason === 'cache_invalid');
   }
 
   /** Re-reads a project's state (timer or outcome) and pushes it when it changed. */

@@ -73,6 +73,8 @@ describe('protocol 1 methods through AgentClient', () => {
     expect(await client.check(projectId)).toEqual(activated);
     const refreshed = await client.refresh(projectId);
     expect(refreshed).toMatchObject({ valid: true, source: 'online' });
+    // A project only checked, with nothing stored, is not a license: `list` leaves it out.
+    expect(await client.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false, reason: 'not_activated' });
     expect((await client.list()).map((s) => s.projectId)).toEqual([projectId]);
 
     const raw = await RawClient.connect(t.socketPath);
