@@ -162,6 +162,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * console.log(`activated ${status.codeHint}: ${status.activations}/${status.maxActivations}`);
    */
   async activate(code: string, options: CallOptions = {}): Promise<LicenseStatus> {
+    assertCallOptions(options);
     const c = normalizeCode(code);
     return this.#serial(async () => {
       const identity = await this.#load();
@@ -224,6 +225,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * if (status.valid && status.source === 'cache') console.log(`offline; valid until ${status.graceUntil?.toISOString()}`);
    */
   async validate(options: ValidateOptions = {}): Promise<LicenseStatus> {
+    assertCallOptions(options);
     return this.#serial(async () => {
       const identity = await this.#load();
       throwIfAborted(options.signal);
@@ -288,6 +290,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * await license.deactivate(); // before moving the plugin to another computer
    */
   async deactivate(options: CallOptions = {}): Promise<LicenseStatus> {
+    assertCallOptions(options);
     return this.#serial(async () => {
       const identity = await this.#load();
       throwIfAborted(options.signal);
@@ -324,6 +327,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * const { activations, maxActivations, isRevoked } = await license.status();
    */
   async status(code?: string, options: CallOptions = {}): Promise<CodeStatus> {
+    assertCallOptions(options);
     let c: string;
     if (code === undefined) {
       await this.#load();
@@ -544,6 +548,19 @@ function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
     a.graceUntil?.getTime() === b.graceUntil?.getTime() &&
     a.nextCheckAt?.getTime() === b.nextCheckAt?.getTime()
   );
+}
+
+/** Rejects options a call can't use (null, a signal that is not an AbortSignal) before any I/O. */
+function assertCallOptions(options: unknown): asserts options is CallOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new LicenseError('invalid_argument', `call options must be an object like { signal }, got ${options === null ? 'null' : typeof options}`);
+  }
+  const signal = (options as { signal?: unknown }).signal;
+  if (signal === undefined) return;
+  const s = signal as Partial<AbortSignal> | null;
+  if (typeof s !== 'object' || s === null || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function') {
+    throw new LicenseError('invalid_argument', 'the signal option must be an AbortSignal, e.g. AbortSignal.timeout(5000) or new AbortController().signal');
+  }
 }
 
 /** Resolves when `previous` settles; rejects with the signal's reason if it aborts first. */

@@ -5,7 +5,7 @@ import type { LookupFunction } from 'node:net';
 import { ServiceClient } from '@plugin-license/api';
 import { Agent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { LicenseError} from '../src/index.js';
+import type { CallOptions, LicenseError } from '../src/index.js';
 import { cacheFilePath, getMachineId, isLicenseError, listCachedProjects, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
 import { manualClock, RAW_A, RAW_B, startService, tempHome, type TestService } from './helpers.js';
 
@@ -374,6 +374,19 @@ describe('abort and clock input', () => {
     // The given-up call never ran: the state is kept, and the queue still works.
     await service.control('faults', { mode: 'none' });
     expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'online' });
+  });
+
+  it('call options that are not an object or carry no AbortSignal fail before any request', async () => {
+    const code = await service.generate();
+    const l = license();
+    const bad = [null, 5, { signal: 'soon' }, { signal: { aborted: false } }] as unknown as CallOptions[];
+    for (const options of bad) {
+      for (const call of [() => l.activate(code, options), () => l.validate(options), () => l.deactivate(options), () => l.status(code, options)]) {
+        const e = await rejection(call());
+        expect(e.code, JSON.stringify(options)).toBe('invalid_argument');
+      }
+    }
+    expect(await l.status(code)).toMatchObject({ activations: 0 });
   });
 
   it('a now() that returns no finite number fails clearly and leaves the cache intact', async () => {
