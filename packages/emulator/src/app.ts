@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate } from './auth.js';
-import { redactPath } from './code-format.js';
+import { redactPath, redactUnknownPath } from './code-format.js';
 import type { EmulatorContext, RouteDef } from './context.js';
 import { HttpError, wireCodeForStatus } from './errors.js';
 import { consumeFault } from './faults.js';
@@ -250,9 +250,10 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
   });
 
   app.setNotFoundHandler(async (request) => {
-    throw new HttpError(404, 'not_found', `no endpoint ${request.method} ${redactPath(request.url)}; check the path (service paths start with ${SERVICE_PREFIX})`, {
+    const path = redactUnknownPath(request.url);
+    throw new HttpError(404, 'not_found', `no endpoint ${request.method} ${path}; check the path (service paths start with ${SERVICE_PREFIX})`, {
       method: request.method,
-      path: redactPath(request.url),
+      path,
     });
   });
 

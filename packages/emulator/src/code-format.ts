@@ -31,3 +31,19 @@ export function redactPath(url: string): string {
     return prefix + codeHint(decoded);
   });
 }
+
+const CODE_LIKE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * For paths that match no route: a code typed into a wrong path must not come back whole, and
+ * nothing tells a code from an id there, so every code-shaped part is shown as a hint.
+ */
+export function redactUnknownPath(url: string): string {
+  let path = redactPath(url);
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // a malformed escape stays as sent; code-shaped parts are still hidden below
+  }
+  return path.replace(CODE_LIKE, (m) => codeHint(m));
+}

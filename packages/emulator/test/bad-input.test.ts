@@ -129,6 +129,17 @@ describe('paths and methods', () => {
     expect(withBody.status).toBe(404);
   });
 
+  it('a code typed into a wrong path comes back only as a hint', async () => {
+    const code = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    for (const path of [`/plugin-activation/statuz/${code}`, `/nope/${code.toUpperCase()}`, `/nope/x%2F${code}`]) {
+      const res = await call(emu, 'GET', path);
+      expect(res.status, path).toBe(404);
+      const text = JSON.stringify(res.json).toLowerCase();
+      expect(text, path).not.toContain(code);
+      expect(text, path).toContain('0a1b…3c4d');
+    }
+  });
+
   it('a wrong method gives 405 with Allow and the error body, whatever the body', async () => {
     const get = await call(emu, 'GET', '/plugin-activation/activate');
     expect(get.status).toBe(405);
