@@ -1,5 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { isMainThread } from 'node:worker_threads';
+import { setMaxListeners } from 'node:events';
 import { chmodSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { ServiceClient } from '@plugin-license/api';
@@ -155,6 +156,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   };
   const registry = new LicenseRegistry({ factory, factoryOptions: factoryOptions(), logger });
   const shutdown = new AbortController();
+  // Every service call listens on this one signal; many at once is normal here, not a leak.
+  setMaxListeners(0, shutdown.signal);
 
   const revalidator = new Revalidator({
     scheduler,

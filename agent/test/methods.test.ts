@@ -152,6 +152,26 @@ describe('protocol 1 methods through AgentClient', () => {
     await client.deactivate(projectId);
   });
 
+  it('many service calls queued on one project share the shutdown signal without a MaxListeners warning', async () => {
+    const { client } = await agentAndClient();
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      await service.control.faults({ mode: 'latency', latency_ms: 30 });
+      const answers = await Promise.all(Array.from({ length: 12 }, () => client.activate(projectId, code)));
+      for (const a of answers) expect(a).toMatchObject({ valid: true });
+      await new Promise((r) => setImmediate(r));
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      await service.control.faults({ mode: 'none' });
+      await client.deactivate(projectId);
+    }
+  });
+
   it('invalid params are -32602; a project id must be a UUID', async () => {
     const { client } = await agentAndClient();
     expect(await rejection(client.check('not-a-uuid'))).toMatchObject({ code: 'invalid_params', rpcCode: -32602, message: expect.stringContaining('project_id must be a UUID') });
