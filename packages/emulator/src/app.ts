@@ -156,7 +156,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     // Our own onResponse line logs the path with codes redacted; fastify's would log them whole.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
-    maxParamLength: MAX_PARAM_LENGTH,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     forceCloseConnections: true,
     frameworkErrors: (error, request, reply) => frameworkErrorAnswer(ctx, error, request, reply),
   });
