@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BuildStatus, Format, Platform, ReleaseType, Visibility } from '@plugin-license/api';
+import { BuildStatus, DiscoverableRepo, Format, HostingConnection, Platform, ReleaseType, Visibility } from '@plugin-license/api';
 
 /*
  * Everything the emulator holds. One zod schema serves both as the type and as the check of a
@@ -86,22 +86,11 @@ export const BuildRecord = z.object({
 });
 export type BuildRecord = z.infer<typeof BuildRecord>;
 
-export const HostingRecord = z.object({
-  connected: z.boolean(),
-  account_login: z.string().nullable(),
-  account_type: z.string().nullable(),
-  connected_at: Iso.nullable(),
-});
+// What the emulator stores of these is exactly what it serves.
+export const HostingRecord = HostingConnection;
 export type HostingRecord = z.infer<typeof HostingRecord>;
 
-export const RepoRecord = z.object({
-  name: z.string(),
-  full_name: z.string(),
-  description: z.string().nullable(),
-  html_url: z.string(),
-  topics: z.array(z.string()),
-  default_branch: z.string(),
-});
+export const RepoRecord = DiscoverableRepo;
 export type RepoRecord = z.infer<typeof RepoRecord>;
 
 export const EmulatorData = z.object({
