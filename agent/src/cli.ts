@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import os from 'node:os';
 import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { resolvePaths } from '@plugin-license/licensing';
@@ -93,10 +94,17 @@ async function run(opts: CommonOpts): Promise<void> {
 function serviceSpec(opts: CommonOpts & { baseUrl?: string }): { spec: ServiceSpec; namespace: string } {
   const config = resolveAgentConfig(flagsOf(opts));
   const paths = resolvePaths({ namespace: config.namespace, ...(config.home ? { home: config.home } : {}) });
+  // A service manager does not pass on this shell's environment: what the flags or the
+  // environment chose now is written into the service. config.json is not: the service reads it
+  // itself at each start and SIGHUP, so later edits still apply. The token is never written.
+  const env = process.env;
   const runArgs: string[] = [];
-  if (opts.home) runArgs.push('--home', opts.home);
-  if (opts.socket) runArgs.push('--socket', opts.socket);
-  if (opts.baseUrl) runArgs.push('--base-url', opts.baseUrl);
+  const home = opts.home ?? env.PLUGIN_LICENSE_HOME;
+  const socket = opts.socket ?? env.PLUGIN_LICENSE_SOCKET;
+  const baseUrl = opts.baseUrl ?? env.PLUGIN_LICENSE_BASE_URL;
+  if (home) runArgs.push('--home', resolve(home));
+  if (socket) runArgs.push('--socket', socket);
+  if (baseUrl) runArgs.push('--base-url', baseUrl);
   let username = process.env.USERNAME ?? '';
   let uid = -1;
   try {

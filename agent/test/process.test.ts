@@ -185,6 +185,27 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     expect(existsSync(unit)).toBe(false);
   });
 
+  it('install writes the home, socket and base URL chosen by flags or environment into the service (a service manager passes no environment on), never the token', () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const fromEnv = cli(['install', '--dry-run', '--platform', 'linux'], d.dir, {
+      PLUGIN_LICENSE_BASE_URL: 'https://licenses.example/functions/v1',
+      PLUGIN_LICENSE_SOCKET: join(d.dir, 's', 'agent.sock'),
+      PLUGIN_LICENSE_TOKEN: 'secret-token-value',
+    });
+    expect(fromEnv.status).toBe(0);
+    expect(fromEnv.stdout).toContain(`run --app proc-test --home ${d.dir} --socket ${join(d.dir, 's', 'agent.sock')} --base-url https://licenses.example/functions/v1`);
+    expect(fromEnv.stdout).not.toContain('secret-token-value');
+    // A flag beats the environment; a bad base URL is refused before anything is written.
+    const flag = cli(['install', '--dry-run', '--platform', 'linux', '--base-url', 'https://other.example/functions/v1'], d.dir, { PLUGIN_LICENSE_BASE_URL: 'https://licenses.example/functions/v1' });
+    expect(flag.stdout).toContain('--base-url https://other.example/functions/v1');
+    expect(flag.stdout).not.toContain('licenses.example');
+    const bad = cli(['install', '--platform', 'linux'], d.dir, { PLUGIN_LICENSE_BASE_URL: 'http://10.1.2.3/functions/v1', XDG_CONFIG_HOME: join(d.dir, '.config') });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('https://');
+    expect(existsSync(join(d.dir, '.config'))).toBe(false);
+  });
+
   it('the built package loads by import and by require()', () => {
     const script = (kind: 'esm' | 'cjs') =>
       kind === 'esm'
