@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { ServiceClient } from '@plugin-license/api';
-import { Agent } from 'undici';
+import { Agent, MockAgent } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { CallOptions, LicenseError } from '../src/index.js';
 import { cacheFilePath, getMachineId, isLicenseError, listCachedProjects, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
@@ -210,6 +210,24 @@ describe('activate errors', () => {
     expect(e).toMatchObject({ code: 'code_revoked', status: 403 });
     expect(e.message).not.toContain(code);
     expect(e.message).toContain(`${code.slice(0, 4)}…${code.slice(-4)}`);
+  });
+
+  it('unauthorized when the service refuses the request (401; MockAgent: the emulator takes no token on these endpoints)', async () => {
+    const mock = new MockAgent();
+    mock.disableNetConnect();
+    const origin = new URL(service.emulator.baseUrl).origin;
+    const body = { error: 'unauthorized', message: 'missing or invalid token', details: {} };
+    mock.get(origin).intercept({ path: '/functions/v1/plugin-activation/activate', method: 'POST' }).reply(401, body, { headers: { 'content-type': 'application/json' } });
+    const code = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+    const l = license({ dispatcher: mock, token: 'secret-token-value' });
+    const e = await rejection(l.activate(code));
+    expect(e).toMatchObject({ name: 'LicenseError', code: 'unauthorized', status: 401 });
+    expect(e.message).toMatch(/check the token/);
+    expect(e.message).not.toContain(code);
+    expect(e.message).not.toContain('secret-token-value');
+    expect(l.check()).toMatchObject({ valid: false, reason: 'not_activated' });
+    expect(existsSync(cacheFile())).toBe(false);
+    await mock.close();
   });
 
   it('max_activations_reached with activations and max', async () => {
