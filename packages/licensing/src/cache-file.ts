@@ -137,6 +137,17 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
   await syncDir(dir);
 }
 
+/** Removes `file` and fsyncs its folder, so a crash right after cannot bring it back. */
+export async function removeFileDurably(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  await syncDir(dirname(file));
+}
+
 /** Removes temp files of `file` left by writers that died between create and rename. Call under the lock. */
 export async function sweepTempFiles(file: string): Promise<void> {
   const dir = dirname(file);
@@ -155,6 +166,7 @@ export async function moveAside(file: string): Promise<string | null> {
   const target = asideName(file);
   try {
     await rename(file, target);
+    await syncDir(dirname(file));
     return target;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;

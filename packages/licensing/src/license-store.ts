@@ -1,4 +1,4 @@
-import { mkdir, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { lock, lockSync } from 'proper-lockfile';
 import {
@@ -7,6 +7,7 @@ import {
   moveAsideSync,
   readCache,
   readCacheSync,
+  removeFileDurably,
   sweepTempFiles,
   writeFileAtomic,
   type CacheIdentity,
@@ -97,7 +98,7 @@ export class LicenseStore {
       const next = mutator(current);
       let license: StoredLicense | null = current;
       if (next === null) {
-        if (current !== null) await unlink(this.file).catch(ignoreMissing);
+        if (current !== null) await removeFileDurably(this.file);
         license = null;
       } else if (next !== undefined) {
         license = { ...next, revision: (current?.revision ?? 0) + 1 };
@@ -154,6 +155,3 @@ function newer(format: number): StoreRead {
   return { kind: 'invalid', problem: `written by a newer version of this library (format ${format}); left in place`, movedTo: null };
 }
 
-function ignoreMissing(e: unknown): void {
-  if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-}
