@@ -125,7 +125,8 @@ describe('builds', () => {
     const counted = ArtifactList.parse((await call(emu, 'GET', `/builds/${id}/artifacts`)).json).artifacts[0]!;
     expect(counted.download_count).toBe(1);
 
-    const tampered = await request(link.url.replace(/signature=[0-9a-f]/, 'signature=0'));
+    // Flip the signature's first digit (always to a different one, so the URL really changes).
+    const tampered = await request(link.url.replace(/signature=([0-9a-f])/, (_m, d: string) => `signature=${d === '0' ? '1' : '0'}`));
     expect(tampered.statusCode).toBe(403);
     await tampered.body.dump();
     await control(emu.origin).clock({ advance_ms: 15 * 60_000 + 1 });
