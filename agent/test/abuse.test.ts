@@ -1,22 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, type LicenseState } from '../src/index.js';
-import { RawClient, startService, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, type TestService } from './helpers.js';
+import { RawClient, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
 
-let service: TestService;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { service, cleanups } = useTestService();
 
 async function agent(options: Parameters<typeof startTestAgent>[1] = {}): Promise<TestAgent> {
   const t = await startTestAgent(service, options);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { control, generateCode } from '@plugin-license/test-utils';
 import { startAgent, type AgentOptions, type RunningAgent } from '../src/index.js';
 
@@ -16,6 +17,27 @@ export interface TestService {
   control: ReturnType<typeof control>;
   code(maxActivations?: number): Promise<string>;
   close(): Promise<void>;
+}
+
+export type Cleanup = () => Promise<void> | void;
+
+/**
+ * A test file's emulator (started once, before its tests) and a list of cleanups run after each
+ * test, newest first. `service` is filled in by the time the tests run.
+ */
+export function useTestService(): { service: TestService; cleanups: Cleanup[] } {
+  const service = {} as TestService;
+  const cleanups: Cleanup[] = [];
+  beforeAll(async () => {
+    Object.assign(service, await startService());
+  });
+  afterAll(async () => {
+    await service.close?.();
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+  return { service, cleanups };
 }
 
 /** The emulator in-process on 127.0.0.1:0, with activation limits high enough for a test file. */

@@ -1,22 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
-import { RawClient, startService, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, type TestService } from './helpers.js';
+import { RawClient, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
 
 const DAY = 24 * 3600_000;
 
-let service: TestService;
-const cleanups: Array<() => Promise<void> | void> = [];
+const { service, cleanups } = useTestService();
 
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
 afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
   await service.control.faults({ mode: 'none' });
 });
 

@@ -3,25 +3,17 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../src/index.js';
-import { shortDir, startService, until, type TestService } from './helpers.js';
+import { shortDir, until, useTestService } from './helpers.js';
 
 const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(AGENT_DIR, 'dist', 'cli.js');
 
-let service: TestService;
-const cleanups: Array<() => Promise<void> | void> = [];
+const { service, cleanups } = useTestService();
 
-beforeAll(async () => {
+beforeAll(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "pnpm build" first`);
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
 });
 
 interface Spawned {

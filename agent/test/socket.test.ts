@@ -1,22 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AgentClient, isAgentError } from '../src/index.js';
-import { shortDir, startService, startTestAgent, UNKNOWN_PROJECT, type TestService } from './helpers.js';
+import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './helpers.js';
 
-let service: TestService;
-const cleanups: Array<() => Promise<void> | void> = [];
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { service, cleanups } = useTestService();
 
 async function startError(p: Promise<unknown>): Promise<Error & { code?: string }> {
   try {
