@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BuildStatus, DiscoverableRepo, Format, HostingConnection, Platform, ReleaseType, Visibility } from '@plugin-license/api';
+import { Artifact, BuildStatus, DiscoverableRepo, Format, HostingConnection, Platform, ReleaseType, Visibility } from '@plugin-license/api';
 
 /*
  * Everything the emulator holds. One zod schema serves both as the type and as the check of a
@@ -50,17 +50,7 @@ export const CodeRecord = z.object({
 });
 export type CodeRecord = z.infer<typeof CodeRecord>;
 
-export const ArtifactRecord = z.object({
-  id: z.uuid(),
-  platform: z.string(),
-  format: z.string(),
-  file_name: z.string(),
-  file_size: z.number().int().nonnegative(),
-  checksum_sha256: z.string(),
-  is_signed: z.boolean(),
-  download_count: z.number().int().nonnegative(),
-  created_at: Iso,
-});
+export const ArtifactRecord = Artifact;
 export type ArtifactRecord = z.infer<typeof ArtifactRecord>;
 
 export const BuildRecord = z.object({
