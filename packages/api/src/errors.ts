@@ -49,7 +49,13 @@ export class ServiceError extends ApiError {
   declare readonly code: ServiceErrorCode;
   readonly status: number;
   readonly details: Record<string, unknown>;
-  /** When to try again: set for 429 (from `X-RateLimit-Reset` or `Retry-After`) and 503 with `Retry-After`. */
+  /**
+   * How long to wait before trying again, in ms: set for 429 (from `X-RateLimit-Reset` or
+   * `Retry-After`) and 503 with `Retry-After`; measured against the service's `Date` header and
+   * capped at one hour, so a skewed clock never turns it into days.
+   */
+  readonly retryAfterMs: number | undefined;
+  /** `retryAfterMs` after the answer arrived, on this machine's clock. */
   readonly retryAt: Date | undefined;
   readonly rateLimit: RateLimit | undefined;
   /** Method and path template, e.g. `GET /plugin-activation/status/:code` (never the code itself). */
@@ -60,6 +66,7 @@ export class ServiceError extends ApiError {
     code: ServiceErrorCode;
     message: string;
     details?: Record<string, unknown>;
+    retryAfterMs?: number;
     retryAt?: Date;
     rateLimit?: RateLimit;
     endpoint: string;
@@ -67,6 +74,7 @@ export class ServiceError extends ApiError {
     super(init.code, init.message);
     this.status = init.status;
     this.details = init.details ?? {};
+    this.retryAfterMs = init.retryAfterMs;
     this.retryAt = init.retryAt;
     this.rateLimit = init.rateLimit;
     this.endpoint = init.endpoint;

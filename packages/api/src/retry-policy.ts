@@ -56,12 +56,12 @@ export function createRetryPolicy(options: RetryOptions | false | undefined, hoo
 }
 
 /**
- * Delay before retry number `attempt` (0-based): full jitter over an exponential ceiling
- * (`random() * min(max, min * 2^attempt)`), but never before `retryAt` when the service said when.
+ * Delay before retry number `attempt` (0-based) inside one call: full jitter over an exponential
+ * ceiling (`random() * min(max, min * 2^attempt)`), but never shorter than the wait the service
+ * asked for (`retryAfterMs`, already relative and capped). The call's deadline bounds the total.
  */
-export function backoffDelay(policy: RetryPolicy, attempt: number, retryAt: Date | undefined, now: number): number {
+export function backoffDelay(policy: RetryPolicy, attempt: number, retryAfterMs: number | undefined): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.minDelayMs * 2 ** attempt);
   const jittered = Math.floor(policy.random() * ceiling);
-  const serverWait = retryAt ? retryAt.getTime() - now : 0;
-  return Math.max(jittered, serverWait, 0);
+  return Math.max(jittered, retryAfterMs ?? 0, 0);
 }

@@ -2,7 +2,7 @@ import { request, type Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { redact, redactDeep } from './code-hint.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
-import { parseRateLimit, parseRetryAt, type RateLimit } from './rate-limit.js';
+import { parseRateLimit, parseRetryAfterMs, type RateLimit } from './rate-limit.js';
 import { backoffDelay, type RetryPolicy } from './retry-policy.js';
 import { ErrorBody } from './schemas.js';
 
@@ -139,9 +139,9 @@ export class Transport {
         failure = e;
       }
       if (!isRetryable(failure) || attempt >= retries) throw failure;
-      const retryAt = failure instanceof ServiceError ? failure.retryAt : undefined;
+      const retryAfterMs = failure instanceof ServiceError ? failure.retryAfterMs : undefined;
       const now = policy.now();
-      const wait = backoffDelay(policy, attempt, retryAt, now);
+      const wait = backoffDelay(policy, attempt, retryAfterMs);
       if (now + wait >= deadline) throw failure;
       try {
         await policy.sleep(wait, signal);
@@ -200,7 +200,7 @@ export class Transport {
       return fail(e, 'reach');
     }
     const headers = response.headers as HeaderValues;
-    const rateLimit = parseRateLimit(headers);
+    const rateLimit = parseRateLimit(headers, this.config.policy.now());
     if (rateLimit) this.config.onRateLimit(rateLimit);
     let text: string;
     try {
@@ -265,7 +265,9 @@ export class Transport {
       body = undefined;
     }
     const code = body?.error ?? codeForStatus(answer.status);
-    const retryAt = parseRetryAt(answer.status, answer.headers, this.config.policy.now());
+    const now = this.config.policy.now();
+    const retryAfterMs = parseRetryAfterMs(answer.status, answer.headers, now);
+    const retryAt = retryAfterMs === undefined ? undefined : new Date(now + retryAfterMs);
     const said = body ? redact(body.message, secrets) : `no error body (HTTP ${answer.status})`;
     let next = nextStep[code] ?? (answer.status >= 500 ? nextStep.internal_error : 'check the request against the service interface');
     if (code === 'rate_limited' || answer.status === 429) {
@@ -277,7 +279,7 @@ export class Transport {
       code,
       message: `${spec.endpoint} failed with ${answer.status} ${code}: ${said}; ${next}`,
       details,
-      ...(retryAt ? { retryAt } : {}),
+      ...(retryAt ? { retryAt, retryAfterMs } : {}),
       ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}),
       endpoint: spec.endpoint,
     });

@@ -322,9 +322,12 @@ describe('rate limits', () => {
       expect(noRetry.rateLimit).toMatchObject({ limit: 2, remaining: 0 });
       const e = await serviceError(noRetry.activation.validate(body));
       expect([e.status, e.code]).toEqual([429, 'rate_limited']);
+      // The emulator's clock (2026-01) is far from this machine's: the wait is read against its Date header.
+      expect(e.retryAfterMs).toBeGreaterThan(0);
+      expect(e.retryAfterMs).toBeLessThanOrEqual(60_000);
       expect(e.retryAt).toBeInstanceOf(Date);
-      expect(e.retryAt!.getTime()).toBeGreaterThan(base);
-      expect(e.rateLimit).toMatchObject({ limit: 2, remaining: 0, resetAt: e.retryAt });
+      expect(Math.abs(e.retryAt!.getTime() - (Date.now() + e.retryAfterMs!))).toBeLessThan(5_000);
+      expect(e.rateLimit).toMatchObject({ limit: 2, remaining: 0, resetInMs: e.retryAfterMs });
       expect(e.message).toContain(e.retryAt!.toISOString());
 
       // activate is never retried: the 429 comes straight back.
@@ -335,7 +338,8 @@ describe('rate limits', () => {
       // validate waits until X-RateLimit-Reset, then goes through.
       expect(await retrying.activation.validate(body)).toMatchObject({ valid: false, reason: 'code_not_found' });
       expect(waits).toHaveLength(1);
-      expect(waits[0]).toBeGreaterThanOrEqual(e.retryAt!.getTime() - base);
+      expect(waits[0]).toBeGreaterThan(0);
+      expect(waits[0]).toBeLessThanOrEqual(60_000);
     } finally {
       await noRetry.close();
       await retrying.close();

@@ -183,6 +183,7 @@ describe('retry timing (injected sleep and clock)', () => {
     const e = (await rejection(c.sdk.status())) as ServiceError;
     expect(e.code).toBe('rate_limited');
     expect(e.retryAt).toEqual(new Date(now + 60_000));
+    expect(e.retryAfterMs).toBe(60_000);
     expect(e.message).toContain(new Date(now + 60_000).toISOString());
     expect(sleeps).toEqual([]);
     await c.close();

@@ -18,6 +18,8 @@ import {
   isTimeoutError,
   isWebhookVerificationError,
   parseRateLimit,
+  parseRetryAfterMs,
+  MAX_SERVICE_WAIT_MS,
 } from '../src/index.js';
 
 describe('error classes', () => {
@@ -118,12 +120,36 @@ describe('assertBaseUrl', () => {
 });
 
 describe('parseRateLimit', () => {
-  it('reads all three headers', () => {
-    expect(parseRateLimit({ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1767225600' })).toEqual({
+  const local = Date.parse('2026-01-01T00:00:00.000Z');
+  it('reads all three headers, the reset relative to the local clock', () => {
+    expect(parseRateLimit({ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1767225630' }, local)).toEqual({
       limit: 60,
       remaining: 0,
-      resetAt: new Date('2026-01-01T00:00:00.000Z'),
+      resetInMs: 30_000,
+      resetAt: new Date(local + 30_000),
     });
+  });
+  it("measures the reset against the service's Date header, so either clock being off changes nothing", () => {
+    // The service's clock runs 40 days ahead: its reset is 30 s after its own Date.
+    const serviceNow = local + 40 * 86_400_000;
+    const headers = { date: new Date(serviceNow).toUTCString(), 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(serviceNow / 1000 + 30) };
+    expect(parseRateLimit(headers, local)?.resetInMs).toBe(30_000);
+    // This machine's clock runs 40 days slow: same answer.
+    expect(parseRateLimit(headers, local - 40 * 86_400_000)?.resetInMs).toBe(30_000);
+  });
+  it('caps any wait at one hour and never goes negative', () => {
+    const far = { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(local / 1000 + 40 * 86_400) };
+    expect(parseRateLimit(far, local)?.resetInMs).toBe(MAX_SERVICE_WAIT_MS);
+    expect(MAX_SERVICE_WAIT_MS).toBe(3_600_000);
+    const past = { 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(local / 1000 - 600) };
+    expect(parseRateLimit(past, local)?.resetInMs).toBe(0);
+  });
+  it('reads Retry-After as seconds or an HTTP date, capped too', () => {
+    expect(parseRetryAfterMs(503, { 'retry-after': '120' }, local)).toBe(120_000);
+    expect(parseRetryAfterMs(503, { 'retry-after': '99999999' }, local)).toBe(MAX_SERVICE_WAIT_MS);
+    const date = new Date(local + 7 * 86_400_000);
+    expect(parseRetryAfterMs(503, { date: date.toUTCString(), 'retry-after': new Date(date.getTime() + 90_000).toUTCString() }, local)).toBe(90_000);
+    expect(parseRetryAfterMs(503, {}, local)).toBeUndefined();
   });
   it('ignores partial or garbled headers', () => {
     expect(parseRateLimit({ 'x-ratelimit-limit': '60' })).toBeUndefined();

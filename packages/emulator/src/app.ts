@@ -198,6 +198,13 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     });
   });
 
+  // The Date header follows the emulator's clock like X-RateLimit-Reset does, so a moved clock
+  // simulates a service whose clock is off as a whole (clients measure waits against Date).
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('date', new Date(ctx.clock.now()).toUTCString());
+    return payload;
+  });
+
   app.addHook('onRequest', async (request, reply) => {
     if (request.routeOptions.config.lenientContentType) acceptAnyContentType(request);
     const path = pathOf(request.url);

@@ -100,6 +100,18 @@ describe('clock', () => {
     expect(((await ctl.state()).clock as { now_ms: number }).now_ms).toBe(T0);
   });
 
+  it("answers with a Date header on its own clock, so a service whose clock is off is simulated whole", async () => {
+    await ctl.clock({ advance_ms: 40 * 86_400_000 });
+    const res = await call(emu, 'GET', '/sdk/status');
+    const date = Date.parse(String(res.headers.date));
+    expect(date).toBe(Math.floor((T0 + 40 * 86_400_000) / 1000) * 1000);
+    const reset = Number(res.headers['x-ratelimit-reset']) * 1000;
+    expect(reset - date).toBeGreaterThan(0);
+    expect(reset - date).toBeLessThanOrEqual(60_000);
+    const control = await call(emu, 'GET', '/__emulator/state');
+    expect(Date.parse(String(control.headers.date))).toBe(date);
+  });
+
   it('refuses to move the clock outside 1970..9999 and keeps it where it was', async () => {
     await ctl.clock({ now: '9999-12-31T00:00:00Z' });
     for (const body of [{ advance_ms: 1e13 }, { now: 8.64e15 }, { now: '+275760-09-13T00:00:00Z' }, { now: -1 }]) {
