@@ -11,7 +11,7 @@ import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
-import { backoffDelay, earliestRequestAt, revalidationDelay, type Random } from './schedule.js';
+import { earliestRequestAt, retryAfterFailure, revalidationDelay, revalidationDueAt, type Random } from './schedule.js';
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 
@@ -129,7 +129,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       });
       this.#ownsClient = true;
     }
-    this.#status = this.#build(STATIC);
+    this.#status = this.#build(STATIC, 0);
   }
 
   /**
@@ -145,7 +145,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const t = this.#now();
     if (t > this.#maxSeen) this.#maxSeen = t;
     const bucket = this.#bucketAt(t);
-    if (bucket !== this.#bucket) this.#publish(bucket);
+    if (bucket !== this.#bucket) this.#publish(bucket, t);
     return this.#status;
   }
 
@@ -181,7 +181,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
           this.#heardOnline = true;
           await this.#apply(store.update((cur) => (cur && cur.code === c ? this.#answered(cur, t, { status: 'invalid', reason }) : undefined)));
         } else {
-          this.#publish(this.#bucketAt(this.#now()));
+          this.#publishNow();
         }
         throw error;
       }
@@ -232,16 +232,14 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const store = this.#store as LicenseStore;
       const state = this.#state;
       const t = this.#tick();
-      if (state === null) return this.#publish(this.#bucketAt(t));
+      if (state === null) return this.#publish(this.#bucketAt(t), t);
       const bucket = this.#bucketAt(t);
-      const waitUntil = earliestRequestAt({ policy: this.policy, lastAnswerAt: state.answeredAt, retryAt: state.retryAt });
-      const clockWentBack = state.attemptedAt !== null && t < state.attemptedAt;
-      if (!options.force && t < waitUntil && bucket !== TAMPERED && !clockWentBack) {
+      if (!options.force && t < earliestRequestAt(this.policy, state, t)) {
         if (this.#maxSeen > state.maxSeenAt + this.policy.clockCheckpointMs) {
           const seen = this.#maxSeen;
           return this.#apply(store.update((cur) => (cur && cur.code === state.code && seen > cur.maxSeenAt ? { ...cur, maxSeenAt: seen } : undefined)));
         }
-        return this.#publish(bucket);
+        return this.#publish(bucket, t);
       }
       const code = state.code;
       let answer: { valid: boolean; reason: ValidationReason | null };
@@ -252,13 +250,13 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         throwIfAborted(options.signal);
         if (isTransportFailure(e)) {
           const after = this.#tick();
-          const serviceRetryAt = retryAtOf(e);
+          const serviceWait = retryAfterMsOf(e);
           this.#heardOnline = false;
           return this.#apply(
             store.update((cur) => {
               if (!cur || cur.code !== code) return undefined;
               const failures = cur.failures + 1;
-              const retryAt = Math.max(after + backoffDelay(this.policy, failures, this.#random), serviceRetryAt ?? 0);
+              const retryAt = retryAfterFailure(this.policy, after, failures, serviceWait, this.#random);
               return { ...cur, attemptedAt: after, failures, retryAt, nextCheckAt: retryAt, maxSeenAt: Math.max(cur.maxSeenAt, this.#maxSeen) };
             }),
           );
@@ -430,7 +428,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const { license, invalid } = await pending;
     this.#cacheInvalid = license === null && invalid !== undefined;
     this.#setState(license);
-    return this.#publish(this.#bucketAt(this.#now()));
+    return this.#publishNow();
   }
 
   #setState(license: StoredLicense | null): void {
@@ -465,9 +463,14 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return VALID;
   }
 
-  #publish(bucket: number): LicenseStatus {
+  #publishNow(): LicenseStatus {
+    const t = this.#now();
+    return this.#publish(this.#bucketAt(t), t);
+  }
+
+  #publish(bucket: number, t: number): LicenseStatus {
     const previous = this.#status;
-    const next = this.#build(bucket);
+    const next = this.#build(bucket, t);
     this.#bucket = bucket;
     if (!sameStatus(previous, next)) {
       this.#status = next;
@@ -476,7 +479,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#status;
   }
 
-  #build(bucket: number): LicenseStatus {
+  #build(bucket: number, t: number): LicenseStatus {
     const s = this.#state;
     const source = this.#heardOnline ? 'online' : 'cache';
     if (s === null) {
@@ -509,7 +512,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       maxActivations: s.maxActivations,
       validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
       graceUntil: s.status === 'active' && s.validatedAt !== null ? new Date(s.validatedAt + this.policy.graceMs) : null,
-      nextCheckAt: s.nextCheckAt === null ? null : new Date(s.nextCheckAt),
+      nextCheckAt: dateOrNull(revalidationDueAt(this.policy, s, t, bucket === TAMPERED)),
     });
   }
 
@@ -526,15 +529,18 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     };
   }
 
-  /** When the last answer said no requests are left in the window, the reset time. */
+  /** When the last answer said no requests are left in the window, the reset on our clock (relative and capped by the api). */
   #rateLimitReset(t: number): number | null {
     const rl = this.#client.rateLimit;
-    if (!rl || rl.remaining > 0) return null;
-    const at = rl.resetAt.getTime();
-    return at > t ? at : null;
+    if (!rl || rl.remaining > 0 || rl.resetInMs <= 0) return null;
+    return t + rl.resetInMs;
   }
 }
 
+
+function dateOrNull(ms: number | null): Date | null {
+  return ms === null ? null : new Date(ms);
+}
 
 function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
   return (
@@ -601,7 +607,8 @@ function signalOf(options: CallOptions): { signal?: AbortSignal } {
   return options.signal ? { signal: options.signal } : {};
 }
 
-function retryAtOf(e: unknown): number | null {
-  const at = (e as { retryAt?: unknown }).retryAt;
-  return at instanceof Date ? at.getTime() : null;
+/** The wait a refused request was asked for (relative, capped by the api), if any. */
+function retryAfterMsOf(e: unknown): number | undefined {
+  const ms = (e as { retryAfterMs?: unknown }).retryAfterMs;
+  return typeof ms === 'number' && Number.isFinite(ms) ? ms : undefined;
 }

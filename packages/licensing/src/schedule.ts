@@ -1,7 +1,28 @@
 import type { LicensePolicy } from './policy.js';
 
+/**
+ * Every wait and back-off of revalidation, for the library and the agent alike: the agent
+ * schedules at the `nextCheckAt` these functions produce and has no formula of its own. Waits
+ * the service asks for arrive already relative and capped (`@plugin-license/api`'s
+ * `serviceWaitMs`).
+ */
+
 /** A source of uniform numbers in [0, 1); injectable so schedules are testable. */
 export type Random = () => number;
+
+/** The times of a stored license that the schedule reads (epoch ms of the injected clock). */
+export interface ScheduleState {
+  /** Last definitive answer of the service. */
+  answeredAt: number | null;
+  /** Last request, answered or not. */
+  attemptedAt: number | null;
+  /** Consecutive transport failures since the last answer. */
+  failures: number;
+  /** No request before this time (back-off, or the wait the service asked for). */
+  retryAt: number | null;
+  /** When the next background revalidation is due. */
+  nextCheckAt: number | null;
+}
 
 /**
  * Back-off after `failures` consecutive transport failures (1 → backoffMinMs, doubling, capped
@@ -32,63 +53,52 @@ export function revalidationDelay(
   return Math.max(policy.minRevalidateIntervalMs, Math.round(policy.revalidateIntervalMs + jitter));
 }
 
-export interface RevalidationInput {
-  policy: LicensePolicy;
-  /** Current time, epoch ms. */
-  now: number;
-  /** Consecutive transport failures since the last answer from the service. */
-  failures: number;
-  /** When the service last answered (definitively) for this code, epoch ms. */
-  lastAnswerAt?: number | null;
-  /** When the last request was attempted (answered or not), epoch ms. */
-  lastAttemptAt?: number | null;
-  /** Earliest time the service allows another request (429 / X-RateLimit-Reset), epoch ms. */
-  retryAt?: number | null;
-  random?: Random;
-}
-
 /**
- * When to call the service next, epoch ms: after failures, the back-off (never before
- * `retryAt`); otherwise the jittered interval after the last answer; never earlier than
- * minRevalidateIntervalMs after the last attempt. Pure: the agent calls it to schedule.
+ * When to try again after the `failures`-th consecutive transport failure at `now`: the
+ * back-off, or the wait the service asked for (`serviceWaitMs`, relative and capped) if longer.
  *
  * @example
- * nextRevalidation({ policy: DEFAULT_POLICY, now, failures: 2, lastAttemptAt: now, random: () => 1 }); // now + 2 min
+ * retryAfterFailure(DEFAULT_POLICY, now, 1, 30_000, () => 1); // now + 60_000
  */
-export function nextRevalidation(input: RevalidationInput): number {
-  const { policy, now, failures } = input;
-  const random = input.random ?? Math.random;
-  const lastAttemptAt = input.lastAttemptAt ?? null;
-  let next: number;
-  if (failures > 0) {
-    next = (lastAttemptAt ?? now) + backoffDelay(policy, failures, random);
-  } else if (input.lastAnswerAt != null) {
-    next = input.lastAnswerAt + revalidationDelay(policy, random);
-  } else {
-    next = now;
-  }
-  if (input.retryAt != null) next = Math.max(next, input.retryAt);
-  if (lastAttemptAt !== null && failures === 0) next = Math.max(next, lastAttemptAt + policy.minRevalidateIntervalMs);
-  return next;
+export function retryAfterFailure(
+  policy: Pick<LicensePolicy, 'backoffMinMs' | 'backoffMaxMs'>,
+  now: number,
+  failures: number,
+  serviceWaitMs: number | undefined,
+  random: Random = Math.random,
+): number {
+  return now + Math.max(backoffDelay(policy, failures, random), serviceWaitMs ?? 0);
 }
 
 /**
  * The earliest time `validate()` may call the service again without `force`, epoch ms: the
- * minimum interval after the last answer, and `retryAt` (back-off after failures or the
- * service's rate-limit reset), whichever is later.
+ * minimum interval after the last answer, and `retryAt`, whichever is later. A clock that went
+ * back behind the last attempt (or the last answer) makes those times unmeasurable, so they hold nothing back.
  *
  * @example
- * earliestRequestAt({ policy: DEFAULT_POLICY, lastAnswerAt: now }); // now + 5 min
+ * earliestRequestAt(DEFAULT_POLICY, { answeredAt: now, attemptedAt: now, failures: 0, retryAt: null, nextCheckAt: null }, now); // now + 5 min
  */
-export function earliestRequestAt(input: {
-  policy: Pick<LicensePolicy, 'minRevalidateIntervalMs'>;
-  lastAnswerAt?: number | null;
-  retryAt?: number | null;
-}): number {
+export function earliestRequestAt(policy: Pick<LicensePolicy, 'minRevalidateIntervalMs'>, state: ScheduleState, now: number): number {
+  if (state.attemptedAt !== null && now < state.attemptedAt) return now;
   let at = 0;
-  if (input.lastAnswerAt != null) at = input.lastAnswerAt + input.policy.minRevalidateIntervalMs;
-  if (input.retryAt != null) at = Math.max(at, input.retryAt);
+  // An answer dated after now was stamped by a clock that has since gone back: not a floor.
+  if (state.answeredAt !== null && state.answeredAt <= now) at = state.answeredAt + policy.minRevalidateIntervalMs;
+  if (state.retryAt !== null) at = Math.max(at, state.retryAt);
   return at;
+}
+
+/**
+ * When the service should next be asked, epoch ms: the stored plan; but a license whose clock
+ * reads as tampered is due at once (within the minimum interval and any back-off), so an
+ * online success can clear it, and a clock set back behind the last attempt is due now.
+ *
+ * @example
+ * revalidationDueAt(DEFAULT_POLICY, state, Date.now(), status.reason === 'clock_tampered');
+ */
+export function revalidationDueAt(policy: Pick<LicensePolicy, 'minRevalidateIntervalMs'>, state: ScheduleState, now: number, tampered: boolean): number | null {
+  if (state.attemptedAt !== null && now < state.attemptedAt) return now;
+  if (tampered) return Math.max(now, earliestRequestAt(policy, state, now));
+  return state.nextCheckAt;
 }
 
 function clamp01(n: number): number {

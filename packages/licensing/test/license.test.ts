@@ -610,14 +610,20 @@ describe('clock tamper', () => {
 
     clock.advance(-2 * HOUR - 3 * HOUR); // 2 h before the activation
     expect(l.check()).toMatchObject({ valid: false, reason: 'clock_tampered' });
+    // Due at once, not at the plan made with the clock that was ahead.
+    expect(l.check().nextCheckAt?.getTime()).toBe(clock.now());
 
     // Offline: the cache can't clear it; a restart can't either.
     await service.control('faults', { mode: 'offline' });
-    expect(await l.validate()).toMatchObject({ valid: false, reason: 'clock_tampered', source: 'cache' });
+    const offline = await l.validate();
+    expect(offline).toMatchObject({ valid: false, reason: 'clock_tampered', source: 'cache' });
+    // The next try is the back-off after one failure, not a day away.
+    expect(offline.nextCheckAt!.getTime() - clock.now()).toBeLessThanOrEqual(MIN);
     expect(license().check()).toMatchObject({ valid: false, reason: 'clock_tampered' });
 
     // Online success clears it, and the clock it saw becomes the reference.
     await service.control('faults', { mode: 'none' });
+    clock.advance(MIN);
     const ok = await l.validate();
     expect(ok).toMatchObject({ valid: true, reason: null, source: 'online' });
     expect(l.check().valid).toBe(true);

@@ -52,7 +52,7 @@ describe('the built package', () => {
     const a = JSON.parse(esm.stdout);
     const b = JSON.parse(cjs.stdout);
     expect(a.exports).toEqual(b.exports);
-    expect(a.exports).toEqual(expect.arrayContaining(['License', 'LicenseError', 'isLicenseError', 'getMachineId', 'resolvePaths', 'listCachedProjects', 'DEFAULT_POLICY', 'nextRevalidation']));
+    expect(a.exports).toEqual(expect.arrayContaining(['License', 'LicenseError', 'isLicenseError', 'getMachineId', 'resolvePaths', 'listCachedProjects', 'DEFAULT_POLICY', 'revalidationDueAt']));
     expect(a.paths).toEqual(b.paths);
     expect(a.paths.data).toBe(join(h, 'data'));
     expect(b.osPaths.data).toMatch(/cjs-check/);

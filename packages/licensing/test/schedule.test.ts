@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_POLICY, earliestRequestAt, nextRevalidation, resolvePolicy, revalidationDelay } from '../src/index.js';
+import { backoffDelay, DEFAULT_POLICY, earliestRequestAt, resolvePolicy, retryAfterFailure, revalidationDelay, revalidationDueAt, type ScheduleState } from '../src/index.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -35,18 +35,37 @@ describe('schedule helpers', () => {
     expect(revalidationDelay({ ...DEFAULT_POLICY, revalidateIntervalMs: MIN, revalidateJitterMs: 0 }, () => 0)).toBe(5 * MIN);
   });
 
-  it('nextRevalidation: interval after an answer, back-off after failures, never before retryAt', () => {
-    const now = 1_000_000_000_000;
-    const random = () => 1;
-    expect(nextRevalidation({ policy: DEFAULT_POLICY, now, failures: 0, lastAnswerAt: now, lastAttemptAt: now, random })).toBe(now + 25 * HOUR);
-    expect(nextRevalidation({ policy: DEFAULT_POLICY, now, failures: 3, lastAttemptAt: now, random })).toBe(now + 4 * MIN);
-    expect(nextRevalidation({ policy: DEFAULT_POLICY, now, failures: 1, lastAttemptAt: now, retryAt: now + 30 * MIN, random })).toBe(now + 30 * MIN);
-    expect(nextRevalidation({ policy: DEFAULT_POLICY, now, failures: 0, random })).toBe(now);
+  const now = 1_000_000_000_000;
+  const state = (over: Partial<ScheduleState>): ScheduleState => ({ answeredAt: null, attemptedAt: null, failures: 0, retryAt: null, nextCheckAt: null, ...over });
+
+  it('retryAfterFailure: the back-off, or the wait the service asked for when longer', () => {
+    expect(retryAfterFailure(DEFAULT_POLICY, now, 3, undefined, () => 1)).toBe(now + 4 * MIN);
+    expect(retryAfterFailure(DEFAULT_POLICY, now, 1, 30 * MIN, () => 1)).toBe(now + 30 * MIN);
   });
 
   it('earliestRequestAt: the minimum interval after an answer, or retryAt if later', () => {
-    expect(earliestRequestAt({ policy: DEFAULT_POLICY, lastAnswerAt: 0 })).toBe(5 * MIN);
-    expect(earliestRequestAt({ policy: DEFAULT_POLICY, lastAnswerAt: 0, retryAt: HOUR })).toBe(HOUR);
-    expect(earliestRequestAt({ policy: DEFAULT_POLICY })).toBe(0);
+    expect(earliestRequestAt(DEFAULT_POLICY, state({ answeredAt: 0, attemptedAt: 0 }), now)).toBe(5 * MIN);
+    expect(earliestRequestAt(DEFAULT_POLICY, state({ answeredAt: 0, attemptedAt: 0, retryAt: HOUR }), now)).toBe(HOUR);
+    expect(earliestRequestAt(DEFAULT_POLICY, state({}), now)).toBe(0);
+  });
+
+  it('earliestRequestAt: times stamped by a clock that has since gone back hold nothing back', () => {
+    // Answered with the clock 40 days fast; the clock is right now.
+    const fast = now + 40 * 24 * HOUR;
+    expect(earliestRequestAt(DEFAULT_POLICY, state({ answeredAt: fast, attemptedAt: fast, retryAt: fast + HOUR }), now)).toBe(now);
+    // Then one attempt failed with the right clock: only its back-off counts, not the fast answer.
+    expect(earliestRequestAt(DEFAULT_POLICY, state({ answeredAt: fast, attemptedAt: now, failures: 1, retryAt: now + MIN }), now)).toBe(now + MIN);
+  });
+
+  it('revalidationDueAt: the stored plan, but at once for a tampered clock or a clock set back', () => {
+    const answered = state({ answeredAt: now - HOUR, attemptedAt: now - HOUR, nextCheckAt: now + 23 * HOUR });
+    expect(revalidationDueAt(DEFAULT_POLICY, answered, now, false)).toBe(now + 23 * HOUR);
+    expect(revalidationDueAt(DEFAULT_POLICY, answered, now, true)).toBe(now);
+    // Tampered but asked a minute ago: within the 5-minute floor.
+    const recent = state({ answeredAt: now - MIN, attemptedAt: now - MIN, nextCheckAt: now + 24 * HOUR });
+    expect(revalidationDueAt(DEFAULT_POLICY, recent, now, true)).toBe(now + 4 * MIN);
+    // The clock went back 3 hours behind the last attempt: due now, whatever the plan said.
+    const ahead = state({ answeredAt: now + 3 * HOUR, attemptedAt: now + 3 * HOUR, nextCheckAt: now + 27 * HOUR });
+    expect(revalidationDueAt(DEFAULT_POLICY, ahead, now, false)).toBe(now);
   });
 });
