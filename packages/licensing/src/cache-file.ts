@@ -1,11 +1,17 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, renameSync } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
+import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 
 /** Version of the file layout; a newer one is left alone (never moved aside) by this version. */
 export const CACHE_FORMAT = 1;
+
+/**
+ * Largest file we read (a cache file is under 1 KiB): a bigger one is not ours, and reading it
+ * whole would block the event loop and hold its size in memory.
+ */
+export const MAX_STATE_FILE_BYTES = 64 * 1024;
 
 const ServiceReason = z.enum(['not_activated', 'code_revoked', 'code_not_found', 'deactivated']);
 // Whatever the injected clock gives (finite numbers; JSON round-trips them exactly).
@@ -91,25 +97,73 @@ export function decodeCache(identity: CacheIdentity, text: string): CacheRead {
 
 /** Reads a cache file synchronously (the first `check()`). */
 export function readCacheSync(file: string, identity: CacheIdentity): CacheRead {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
-    throw e;
-  }
-  return decodeCache(identity, text);
+  const read = readCappedSync(file);
+  if (read.kind !== 'text') return read.kind === 'missing' ? read : { kind: 'invalid', problem: read.problem, text: '' };
+  return decodeCache(identity, read.text);
 }
 
 export async function readCache(file: string, identity: CacheIdentity): Promise<CacheRead> {
-  let text: string;
+  const read = await readCapped(file);
+  if (read.kind !== 'text') return read.kind === 'missing' ? read : { kind: 'invalid', problem: read.problem, text: '' };
+  return decodeCache(identity, read.text);
+}
+
+/** A small state file's text, or why it could not be taken as one. */
+export type CappedRead = { kind: 'missing' } | { kind: 'text'; text: string } | { kind: 'too_large'; problem: string };
+
+function tooLarge(size: number): CappedRead {
+  return { kind: 'too_large', problem: `${size} bytes, far larger than a license file (at most ${MAX_STATE_FILE_BYTES}); not read` };
+}
+
+/** Reads a file of at most {@link MAX_STATE_FILE_BYTES}; a larger one is not read at all. */
+export function readCappedSync(file: string): CappedRead {
+  let fd: number;
   try {
-    text = await readFile(file, 'utf8');
+    fd = openSync(file, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
     throw e;
   }
-  return decodeCache(identity, text);
+  try {
+    const size = fstatSync(fd).size;
+    if (size > MAX_STATE_FILE_BYTES) return tooLarge(size);
+    const buffer = Buffer.alloc(MAX_STATE_FILE_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > MAX_STATE_FILE_BYTES) return tooLarge(length);
+    }
+    return { kind: 'text', text: buffer.toString('utf8', 0, length) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export async function readCapped(file: string): Promise<CappedRead> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    throw e;
+  }
+  try {
+    const size = (await handle.stat()).size;
+    if (size > MAX_STATE_FILE_BYTES) return tooLarge(size);
+    const buffer = Buffer.alloc(MAX_STATE_FILE_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, null);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > MAX_STATE_FILE_BYTES) return tooLarge(length);
+    }
+    return { kind: 'text', text: buffer.toString('utf8', 0, length) };
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -119,22 +173,45 @@ export async function readCache(file: string, identity: CacheIdentity): Promise<
  */
 export async function writeFileAtomic(file: string, text: string): Promise<void> {
   const dir = dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await ensureDir(dir);
   const tmp = join(dir, `${tempPrefix(file)}${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(tmp, 'w', 0o600);
   try {
-    await handle.writeFile(text, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, file);
   } catch (e) {
+    // A full disk or a folder in the way: leave no empty or partial temp file behind.
     await unlink(tmp).catch(() => undefined);
     throw e;
   }
   await syncDir(dir);
+}
+
+/**
+ * Creates `dir` and its missing parents (mode 0700). Not `mkdir({recursive: true})`: Node's
+ * recursive form reports ENOENT where the truth is EROFS (a read-only volume), and the user must
+ * hear the truth.
+ */
+export async function ensureDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw e;
+    await ensureDir(parent);
+    try {
+      await mkdir(dir, { mode: 0o700 });
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
+    }
+  }
 }
 
 /** Removes `file` and fsyncs its folder, so a crash right after cannot bring it back. */

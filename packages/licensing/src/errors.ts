@@ -18,6 +18,9 @@ export interface LicenseErrorOptions {
   activations?: number;
   maxActivations?: number;
   status?: number;
+  serviceCode?: string;
+  path?: string;
+  systemCode?: string;
   cause?: unknown;
 }
 
@@ -35,7 +38,14 @@ export class LicenseError extends Error {
   readonly retryAt?: Date;
   readonly activations?: number;
   readonly maxActivations?: number;
+  /** HTTP status of the service's answer, when the service answered. */
   readonly status?: number;
+  /** The service's own error code, exactly as it sent it (`forbidden`, `rate_limited`, …), when it answered. */
+  readonly serviceCode?: string;
+  /** The file or folder involved, for `cache_io`. */
+  readonly path?: string;
+  /** The operating system's error code (`EACCES`, `ENOSPC`, `EROFS`, …), for `cache_io`. */
+  readonly systemCode?: string;
 
   constructor(code: LicenseErrorCode, message: string, options: LicenseErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -44,6 +54,9 @@ export class LicenseError extends Error {
     if (options.activations !== undefined) this.activations = options.activations;
     if (options.maxActivations !== undefined) this.maxActivations = options.maxActivations;
     if (options.status !== undefined) this.status = options.status;
+    if (options.serviceCode !== undefined) this.serviceCode = options.serviceCode;
+    if (options.path !== undefined) this.path = options.path;
+    if (options.systemCode !== undefined) this.systemCode = options.systemCode;
     Object.defineProperty(this, MARKER, { value: true });
   }
 }

@@ -1,8 +1,9 @@
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { lock, lockSync } from 'proper-lockfile';
 import {
   encodeCache,
+  ensureDir,
   moveAside,
   moveAsideSync,
   readCache,
@@ -15,6 +16,7 @@ import {
   type StoredLicense,
 } from './cache-file.js';
 import { LicenseError } from './errors.js';
+import { readIntents, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
 
 /** What a read of the store found; a bad file has been moved aside when `movedTo` is set. */
 export type StoreRead =
@@ -109,28 +111,66 @@ export class LicenseStore {
     });
   }
 
+  /**
+   * Records what is about to be asked of the service, durably, before it is asked. Fails at once
+   * (no retries) with `cache_io` when the disk refuses: then nothing may be asked.
+   */
+  async recordIntent(op: IntentBody['op'], code: string, at: number): Promise<Intent> {
+    const dir = dirname(this.file);
+    try {
+      return await writeIntent(dir, { format: 1, op, projectId: this.#identity.projectId, machineId: this.#identity.machineId, code, at });
+    } catch (e) {
+      throw ioError(e, dir, `could not record the ${op === 'activate' ? 'activation' : 'deactivation'} in ${dir} before asking the service`, 'nothing was asked of the service; make the folder writable or free some space, then try again');
+    }
+  }
+
+  /** Unfinished intents of this project (left by a process that died or a write the disk refused). */
+  async intents(): Promise<Intent[]> {
+    const dir = dirname(this.file);
+    try {
+      return await readIntents(dir, this.#identity.projectId);
+    } catch (e) {
+      throw ioError(e, dir, `could not read the unfinished operations in ${dir}`, 'check the permissions of the folder');
+    }
+  }
+
+  /** Forgets a settled intent. Best effort: one left behind is settled again, harmlessly. */
+  async clearIntent(intent: Intent): Promise<void> {
+    await removeIntent(intent).catch(() => undefined);
+  }
+
   async #locked<T>(fn: () => Promise<T>): Promise<T> {
     let release: () => Promise<void>;
     try {
-      await mkdir(dirname(this.file), { recursive: true, mode: 0o700 });
-      release = await lock(this.file, {
-        realpath: false,
-        lockfilePath: this.lockPath,
-        stale: this.#staleMs,
-        // Enough attempts to outwait the stale time of a holder that died.
-        retries: { retries: Math.ceil((this.#staleMs * 2) / 100) + 20, factor: 1.3, minTimeout: 5, maxTimeout: 100, randomize: true },
-        onCompromised: () => undefined,
-      });
+      await ensureDir(dirname(this.file));
+      release = await this.#acquire();
     } catch (e) {
-      throw new LicenseError('cache_io', `could not lock the license cache ${this.file} (${(e as Error).message}); check that the folder is writable`, { cause: e });
+      throw ioError(e, this.file, `could not lock the license cache ${this.file}`, 'check that the folder is writable');
     }
     try {
       return await fn();
     } catch (e) {
       if (e instanceof LicenseError) throw e;
-      throw new LicenseError('cache_io', `could not update the license cache ${this.file} (${(e as Error).message}); check free space and permissions`, { cause: e });
+      throw ioError(e, this.file, `could not update the license cache ${this.file}`, 'check free space and permissions');
     } finally {
       await release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Takes the cross-process lock, waiting only while another holder has it (a holder that died
+   * is taken over after the stale time). Any other failure (a read-only or full disk, no
+   * permission) is final at once: waiting would not fix it.
+   */
+  async #acquire(): Promise<() => Promise<void>> {
+    const deadline = Date.now() + this.#staleMs * 2 + 2000;
+    for (let wait = 5; ; wait = Math.min(100, wait * 1.5)) {
+      try {
+        return await lock(this.file, { realpath: false, lockfilePath: this.lockPath, stale: this.#staleMs, retries: 0, onCompromised: () => undefined });
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() >= deadline) throw e;
+      }
+      await sleep(Math.round(wait * (0.5 + Math.random() / 2)));
     }
   }
 
@@ -138,7 +178,7 @@ export class LicenseStore {
     try {
       return fn();
     } catch (e) {
-      throw new LicenseError('cache_io', `could not read the license cache ${this.file} (${(e as Error).message}); check permissions`, { cause: e });
+      throw ioError(e, this.file, `could not read the license cache ${this.file}`, 'check permissions');
     }
   }
 
@@ -146,9 +186,16 @@ export class LicenseStore {
     try {
       return await fn();
     } catch (e) {
-      throw new LicenseError('cache_io', `could not read the license cache ${this.file} (${(e as Error).message}); check permissions`, { cause: e });
+      throw ioError(e, this.file, `could not read the license cache ${this.file}`, 'check permissions');
     }
   }
+}
+
+/** A file-system failure as `cache_io`, with the system's code (EACCES, ENOSPC, …) and the path. */
+function ioError(e: unknown, path: string, what: string, next: string): LicenseError {
+  const systemCode = (e as NodeJS.ErrnoException | undefined)?.code;
+  const why = typeof systemCode === 'string' ? systemCode : ((e as Error | undefined)?.message ?? String(e));
+  return new LicenseError('cache_io', `${what} (${why}); ${next}`, { cause: e, path, ...(typeof systemCode === 'string' ? { systemCode } : {}) });
 }
 
 function newer(format: number): StoreRead {

@@ -3,10 +3,11 @@ import { codeHint, type ServiceClient, type ServiceClientOptions, type Validatio
 
 import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
-import { LicenseError } from './errors.js';
+import { isLicenseError, LicenseError } from './errors.js';
+import type { Intent } from './intent-file.js';
 import { normalizeBaseUrl, normalizeCode } from './input.js';
 import type { CodeStatus, LicenseStatus, Reason } from './license-status.js';
-import { LicenseStore } from './license-store.js';
+import { LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
@@ -97,6 +98,9 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   #status: LicenseStatus;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
+  /** Unfinished intents may exist on disk (read at load, set by every operation that records one). */
+  #intentsPending = false;
+  #intentsLooked = false;
 
   constructor(options: LicenseOptions) {
     super();
@@ -167,11 +171,18 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#serial(async () => {
       const identity = await this.#load();
       throwIfAborted(options.signal);
+      await this.#settlePending(options.signal);
       const store = this.#store as LicenseStore;
+      // What the file holds now (another process may have written it; a folder in its way fails
+      // here), then the durable intent: if either fails, nothing is asked of the service.
+      this.#adoptRead(await store.read());
+      const intent = await this.#recordIntent('activate', c);
       let result;
       try {
         result = await this.#client.activation.activate({ code: c, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
       } catch (e) {
+        // Refused: nothing was taken. Not answered (or aborted): the slot may be taken; the intent settles it.
+        if (!isTransportFailure(e) && !options.signal?.aborted) await store.clearIntent(intent);
         throwIfAborted(options.signal);
         const error = await toLicenseError(e, c, 'activate', this.#client, options.signal);
         if ((error.code === 'code_revoked' || error.code === 'code_not_found') && this.#state?.code === c) {
@@ -186,29 +197,15 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         throw error;
       }
       if (!result.success) {
+        await store.clearIntent(intent);
         throw new LicenseError('unavailable', `the service did not activate code ${codeHint(c)} and gave no reason; try again later`);
       }
       const t = this.#tick();
-      const nextCheckAt = t + revalidationDelay(this.policy, this.#random);
-      const update = store.update((cur) => ({
-        code: c,
-        status: 'active',
-        reason: null,
-        activations: result.activations,
-        maxActivations: result.max_activations,
-        activatedAt: cur?.code === c ? cur.activatedAt : t,
-        validatedAt: t,
-        answeredAt: t,
-        attemptedAt: t,
-        failures: 0,
-        retryAt: this.#rateLimitReset(t),
-        nextCheckAt,
-        maxSeenAt: t,
-        revision: 0,
-      }));
       this.#heardOnline = true;
       this.#trustClock(t);
-      return this.#apply(update);
+      const status = await this.#commit((cur) => this.#activeState(c, t, result.activations, result.max_activations, cur), `the service activated code ${codeHint(c)}`);
+      await store.clearIntent(intent);
+      return status;
     }, options.signal);
   }
 
@@ -229,6 +226,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#serial(async () => {
       const identity = await this.#load();
       throwIfAborted(options.signal);
+      await this.#settlePending(options.signal);
       const store = this.#store as LicenseStore;
       const state = this.#state;
       const t = this.#tick();
@@ -292,6 +290,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#serial(async () => {
       const identity = await this.#load();
       throwIfAborted(options.signal);
+      await this.#settlePending(options.signal);
       const store = this.#store as LicenseStore;
       const state = this.#state;
       if (state === null) {
@@ -303,17 +302,45 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         );
       }
       const code = state.code;
+      // Durable intent first: if this write fails, nothing is asked of the service.
+      const intent = await this.#recordIntent('deactivate', code);
       try {
         await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
       } catch (e) {
+        const transport = isTransportFailure(e);
         throwIfAborted(options.signal);
         const error = await toLicenseError(e, code, 'deactivate', this.#client, options.signal);
         // The service holds no slot for a code it doesn't know or has revoked: forgetting loses nothing.
-        if (error.code !== 'code_not_found' && error.code !== 'code_revoked') throw error;
+        if (error.code !== 'code_not_found' && error.code !== 'code_revoked') {
+          if (!transport) await store.clearIntent(intent);
+          throw error;
+        }
       }
       this.#tick();
       this.#heardOnline = true;
-      return this.#apply(store.update((cur) => (cur && cur.code === code ? null : undefined)));
+      const status = await this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`);
+      await store.clearIntent(intent);
+      return status;
+    }, options.signal);
+  }
+
+  /**
+   * Settles what an earlier process left unfinished: an activation or deactivation recorded
+   * before the service was asked, whose outcome never reached the cache (the process was
+   * killed, or the disk refused the write). The service is asked whether this machine holds
+   * the code's slot, and the cache follows its answer. `activate`, `validate` and `deactivate`
+   * do this on their own first; the agent calls it at start. When the service can't be reached
+   * it leaves the intent for a later call.
+   *
+   * @example
+   * const status = await license.settle(); // at start-up, before plugins ask
+   */
+  async settle(options: CallOptions = {}): Promise<LicenseStatus> {
+    assertCallOptions(options);
+    return this.#serial(async () => {
+      await this.#load();
+      await this.#settlePending(options.signal);
+      return this.#publishNow();
     }, options.signal);
   }
 
@@ -395,7 +422,120 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const read = await (this.#store as LicenseStore).read();
       if (!this.#loaded) this.#adoptRead(read);
     }
+    if (!this.#intentsLooked) {
+      // A previous process may have left intents: the first settle looks.
+      this.#intentsLooked = true;
+      this.#intentsPending = true;
+    }
     return this.#identity;
+  }
+
+  async #recordIntent(op: Intent['op'], code: string): Promise<Intent> {
+    const intent = await (this.#store as LicenseStore).recordIntent(op, code, this.#now());
+    this.#intentsPending = true;
+    return intent;
+  }
+
+  async #settlePending(signal: AbortSignal | undefined): Promise<void> {
+    if (!this.#intentsPending) return;
+    const store = this.#store as LicenseStore;
+    let left = 0;
+    for (const intent of await store.intents()) {
+      if (left > 0 || !(await this.#settleIntent(store, intent, signal))) left += 1;
+    }
+    this.#intentsPending = left > 0;
+  }
+
+  /** One intent against the service's answer; false when the service could not say. */
+  async #settleIntent(store: LicenseStore, intent: Intent, signal: AbortSignal | undefined): Promise<boolean> {
+    if (intent.machineId !== (this.#identity as MachineIdentity).id) {
+      // Recorded under another machine id (a copied folder): not this machine's slot to settle.
+      await store.clearIntent(intent);
+      return true;
+    }
+    let answer: { valid: boolean; reason: ValidationReason | null };
+    try {
+      const r = await this.#client.activation.validate({ code: intent.code, machine_id: intent.machineId, plugin_id: this.projectId }, signal ? { signal } : {});
+      answer = { valid: r.valid, reason: r.valid ? null : (r.reason ?? 'not_activated') };
+    } catch (e) {
+      throwIfAborted(signal);
+      const reason = isDefinitiveReason(e);
+      if (reason === null) return false;
+      answer = { valid: false, reason };
+    }
+    const t = this.#tick();
+    this.#heardOnline = true;
+    let counts: { activations: number | null; max: number | null } = { activations: null, max: null };
+    if (answer.valid) {
+      this.#trustClock(t);
+      if (intent.op === 'activate' && this.#state?.code !== intent.code) counts = await this.#slotCounts(intent.code, signal);
+    }
+    await this.#apply(
+      store.update((cur) => {
+        const same = cur !== null && cur.code === intent.code;
+        if (answer.valid) {
+          if (same) return this.#answered(cur, t, { status: 'active', reason: null, validatedAt: t, maxSeenAt: t });
+          // The slot is held: an activation that never reached the cache is completed.
+          return intent.op === 'activate' ? this.#activeState(intent.code, t, counts.activations, counts.max, cur) : undefined;
+        }
+        if (!same) return undefined;
+        // Not held: a deactivation that never reached the cache is completed; a stored code is told so.
+        return intent.op === 'deactivate' ? null : this.#answered(cur, t, { status: 'invalid', reason: answer.reason });
+      }),
+    );
+    await store.clearIntent(intent);
+    return true;
+  }
+
+  async #slotCounts(code: string, signal: AbortSignal | undefined): Promise<{ activations: number | null; max: number | null }> {
+    try {
+      const s = await this.#client.activation.status(code, { ...(signal ? { signal } : {}), timeoutMs: 3000 });
+      return { activations: s.activations, max: s.max_activations };
+    } catch {
+      return { activations: null, max: null };
+    }
+  }
+
+  #activeState(code: string, t: number, activations: number | null, maxActivations: number | null, cur: StoredLicense | null): StoredLicense {
+    return {
+      code,
+      status: 'active',
+      reason: null,
+      activations,
+      maxActivations,
+      activatedAt: cur?.code === code ? cur.activatedAt : t,
+      validatedAt: t,
+      answeredAt: t,
+      attemptedAt: t,
+      failures: 0,
+      retryAt: this.#rateLimitReset(t),
+      nextCheckAt: t + revalidationDelay(this.policy, this.#random),
+      maxSeenAt: t,
+      revision: 0,
+    };
+  }
+
+  /**
+   * Writes what the service just did. When the disk refuses, memory still follows the service
+   * (a released slot is not valid, an activated one is), the intent stays on disk to be settled
+   * at the next start, and the caller gets `cache_io` saying both.
+   */
+  async #commit(mutator: Mutator, done: string): Promise<LicenseStatus> {
+    try {
+      return await this.#apply((this.#store as LicenseStore).update(mutator));
+    } catch (e) {
+      if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
+      const next = mutator(this.#state);
+      if (next !== undefined) {
+        this.#setState(next);
+        this.#publishNow();
+      }
+      throw new LicenseError('cache_io', `${done}, but the state could not be stored: ${e.message}; it is completed at the next start once that is fixed`, {
+        cause: e,
+        ...(e.path === undefined ? {} : { path: e.path }),
+        ...(e.systemCode === undefined ? {} : { systemCode: e.systemCode }),
+      });
+    }
   }
 
   #loadSync(): void {

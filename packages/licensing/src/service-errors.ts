@@ -30,36 +30,39 @@ export async function toLicenseError(e: unknown, code: string, action: Action, c
   if (isLicenseError(e)) return e;
   const hint = codeHint(code);
   if (isServiceError(e)) {
+    // The service's own code and status travel with every error made from its answer.
     const status = e.status;
+    const base = { status, serviceCode: e.code, cause: e };
     switch (e.code) {
       case 'invalid_code':
-        return new LicenseError('invalid_code', `the service says activation code ${hint} is not a valid code; check it for typos (codes look like 8-4-4-4-12 hexadecimal groups)`, { status, cause: e });
+        return new LicenseError('invalid_code', `the service says activation code ${hint} is not a valid code; check it for typos (codes look like 8-4-4-4-12 hexadecimal groups)`, base);
       case 'code_not_found':
-        return new LicenseError('code_not_found', `activation code ${hint} does not exist; check it for typos, or ask the vendor for the right code`, { status, cause: e });
+        return new LicenseError('code_not_found', `activation code ${hint} does not exist; check it for typos, or ask the vendor for the right code`, base);
       case 'code_revoked':
-        return new LicenseError('code_revoked', `activation code ${hint} has been revoked; contact the vendor for a new code`, { status, cause: e });
+        return new LicenseError('code_revoked', `activation code ${hint} has been revoked; contact the vendor for a new code`, base);
       case 'max_activations_reached': {
         const counts = await slotCounts(e.details, code, client, signal);
         const used = counts.activations !== undefined && counts.maxActivations !== undefined ? ` (${counts.activations} of ${counts.maxActivations} slots in use)` : '';
-        return new LicenseError('max_activations_reached', `activation code ${hint} is already active on as many machines as it allows${used}; deactivate it on a machine you no longer use, then try again`, { status, cause: e, ...counts });
+        return new LicenseError('max_activations_reached', `activation code ${hint} is already active on as many machines as it allows${used}; deactivate it on a machine you no longer use, then try again`, { ...base, ...counts });
       }
       case 'rate_limited':
-        return new LicenseError('rate_limited', `the license service is rate-limiting requests; try again ${e.retryAt ? `after ${e.retryAt.toISOString()}` : 'in a minute'}`, { status, cause: e, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
+        return new LicenseError('rate_limited', `the license service is rate-limiting requests; try again ${e.retryAt ? `after ${e.retryAt.toISOString()}` : 'in a minute'}`, { ...base, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
       case 'unauthorized':
       case 'forbidden':
-        return new LicenseError('unauthorized', `the license service refused the ${action} request (${status} ${e.code}); check the token passed to License, or contact the vendor`, { status, cause: e });
+        return new LicenseError('unauthorized', `the license service refused the ${action} request (${status} ${e.code}); check the token passed to License, or contact the vendor`, base);
       default:
         if (status === 429) {
-          return new LicenseError('rate_limited', `the license service is rate-limiting requests; try again ${e.retryAt ? `after ${e.retryAt.toISOString()}` : 'in a minute'}`, { status, cause: e, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
+          return new LicenseError('rate_limited', `the license service is rate-limiting requests; try again ${e.retryAt ? `after ${e.retryAt.toISOString()}` : 'in a minute'}`, { ...base, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
         }
         if (status >= 500) {
-          return new LicenseError('unavailable', `the license service failed (${status} ${e.code}) during ${action}; try again later`, { status, cause: e, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
+          return new LicenseError('unavailable', `the license service failed (${status} ${e.code}) during ${action}; try again later`, { ...base, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
         }
-        return new LicenseError('invalid_argument', `the license service rejected the ${action} request (${status} ${e.code}): ${e.message}`, { status, cause: e });
+        return new LicenseError('invalid_argument', `the license service rejected the ${action} request (${status} ${e.code}): ${e.message}`, base);
     }
   }
   if (isNetworkError(e) || isTimeoutError(e)) {
-    return new LicenseError('unavailable', `the license service could not be reached during ${action} (${(e as Error).message}); check the internet connection and try again`, { cause: e });
+    // The api's message already says what failed and what to check; add only which step it was.
+    return new LicenseError('unavailable', `${action}: ${(e as Error).message}`, { cause: e });
   }
   if (isSchemaError(e)) {
     return new LicenseError('unavailable', `the license service answered ${action} in an unexpected shape (a proxy or captive portal?); try again later`, { cause: e });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeCache, encodeCache, type StoredLicense } from '../src/cache-file.js';
+import { decodeCache, encodeCache, MAX_STATE_FILE_BYTES, readCache, readCacheSync, type StoredLicense } from '../src/cache-file.js';
 import { License } from '../src/index.js';
 import { RAW_A, tempHome } from './helpers.js';
 
@@ -66,5 +66,22 @@ describe('a cache file of a newer format', () => {
     expect(existsSync(file)).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(JSON.stringify({ format: 2 }));
     return l.close();
+  });
+});
+
+describe('size cap', () => {
+  it('a file larger than any license file is cache_invalid without being read whole, sync and async', async () => {
+    const h = tempHome();
+    try {
+      const file = join(h.home, 'big.json');
+      writeFileSync(file, Buffer.alloc(MAX_STATE_FILE_BYTES * 40, 0x20));
+      expect(readCacheSync(file, identity)).toMatchObject({ kind: 'invalid', problem: expect.stringMatching(/far larger than a license file/) });
+      expect(await readCache(file, identity)).toMatchObject({ kind: 'invalid', problem: expect.stringMatching(/far larger/) });
+      // A valid file still reads.
+      writeFileSync(file, encodeCache(identity, state));
+      expect(readCacheSync(file, identity)).toMatchObject({ kind: 'ok' });
+    } finally {
+      h.cleanup();
+    }
   });
 });

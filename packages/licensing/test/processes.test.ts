@@ -143,7 +143,9 @@ describe('concurrent writers', () => {
     expect(after.license.revision).toBe(before.license.revision + 8 * perWorker);
     expect(after.license).toMatchObject({ status: 'active', failures: 0 });
     const dir = dirname(cacheFilePath(projectId, { home: h }));
-    expect(readdirSync(dir).sort()).toEqual([`${projectId}.json`]);
+    // The cache, and no unfinished intent, lock or temp file.
+    expect(readdirSync(dir).sort()).toEqual([`${projectId}.json`, 'intents']);
+    expect(readdirSync(join(dir, 'intents'))).toEqual([]);
   }, 120_000);
 });
 
@@ -188,7 +190,8 @@ describe('a writer killed with SIGKILL at random moments', () => {
       const l = new License({ projectId, baseUrl: service.emulator.baseUrl, home: h, dispatcher: service.dispatcher, rawMachineIdProvider: () => RAW_A, policy: { minRevalidateIntervalMs: 0 } });
       expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'online' });
       await l.close();
-      expect(readdirSync(dirname(file)).sort()).toEqual([`${projectId}.json`]);
+      expect(readdirSync(dirname(file)).sort()).toEqual([`${projectId}.json`, 'intents']);
+      expect(readdirSync(join(dirname(file), 'intents'))).toEqual([]);
     };
     await Promise.all(Array.from({ length: lanes }, lane));
     expect(killed).toBe(lanes * killsPerLane);

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -173,4 +173,67 @@ export async function generateCode(baseUrl: string, token: string, projectId: st
   const text = await res.body.text();
   if (res.statusCode !== 201) throw new Error(`generate answered ${res.statusCode}: ${text}`);
   return (JSON.parse(text) as { code: string }).code;
+}
+
+/** A mount made for a test, or why it could not be made (then the test is skipped, saying why). */
+export type TestMount = { ok: true; undo: () => void } | { ok: false; reason: string };
+
+function mountCommand(args: string[]): string | null {
+  try {
+    execFileSync('mount', args, { stdio: 'pipe' });
+    return null;
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    return stderr || (error as Error).message;
+  }
+}
+
+function unmount(dir: string): void {
+  try {
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Makes an existing folder read-only for everyone, root included (a read-only bind mount onto
+ * itself), as a read-only volume or a locked-down profile folder is. Needs Linux and the right
+ * to mount; otherwise says why.
+ *
+ * @example
+ * const ro = readOnlyFolder(dir);
+ * if (!ro.ok) return ctx.skip(ro.reason);
+ * try { ... } finally { ro.undo(); }
+ */
+export function readOnlyFolder(dir: string): TestMount {
+  if (process.platform !== 'linux') return { ok: false, reason: 'read-only bind mounts are a Linux test facility' };
+  const failed = mountCommand(['--bind', dir, dir]) ?? mountCommand(['-o', 'remount,bind,ro', dir]);
+  if (failed !== null) {
+    unmount(dir);
+    return { ok: false, reason: `cannot mount a read-only folder here (${failed}); run as root on Linux` };
+  }
+  return { ok: true, undo: () => unmount(dir) };
+}
+
+/**
+ * Mounts a tiny tmpfs on `dir` (created if missing) and fills it, so every write there fails
+ * with ENOSPC, as on a full disk. Needs Linux and the right to mount; otherwise says why.
+ *
+ * @example
+ * const full = fullDisk(join(home, 'data'));
+ */
+export function fullDisk(dir: string): TestMount {
+  if (process.platform !== 'linux') return { ok: false, reason: 'tmpfs mounts are a Linux test facility' };
+  mkdirSync(dir, { recursive: true });
+  const failed = mountCommand(['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', dir]);
+  if (failed !== null) return { ok: false, reason: `cannot mount a small tmpfs here (${failed}); run as root on Linux` };
+  // Fill it: blocks first, then the inodes are what is left.
+  const filler = Buffer.alloc(4096, 1);
+  try {
+    for (let i = 0; i < 64; i++) appendFileSync(join(dir, '.filler'), filler);
+  } catch {
+    // ENOSPC: full.
+  }
+  return { ok: true, undo: () => unmount(dir) };
 }

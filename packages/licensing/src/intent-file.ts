@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { moveAside, readCapped, removeFileDurably, writeFileAtomic } from './cache-file.js';
+
+/**
+ * Durable intents: before the service is asked to take or release a slot, what is about to be
+ * asked (operation, code, machine id) is written here and fsynced. If the process dies, the disk
+ * refuses the state write, or the answer never arrives, the intent survives, and the next start
+ * settles it with the service (validate: slot held or not) so the local state and the service's
+ * slot count agree again. One file per operation, so concurrent processes never clear each
+ * other's intents.
+ */
+
+export const INTENT_FORMAT = 1;
+
+export const IntentBody = z.strictObject({
+  format: z.literal(INTENT_FORMAT),
+  op: z.enum(['activate', 'deactivate']),
+  projectId: z.string(),
+  machineId: z.string(),
+  code: z.string().min(1).max(256),
+  /** When it was written, epoch ms of the injected clock. */
+  at: z.number(),
+});
+export type IntentBody = z.infer<typeof IntentBody>;
+
+export interface Intent extends IntentBody {
+  /** The file that records it. */
+  file: string;
+}
+
+const NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.(activate|deactivate)\.[0-9a-f]+\.json$/;
+
+/** The folder of unfinished intents, beside the cache files. */
+export function intentsDir(licensesDir: string): string {
+  return join(licensesDir, 'intents');
+}
+
+/** Writes an intent durably (temp file, fsync, rename, folder fsync); throws when the disk refuses. */
+export async function writeIntent(licensesDir: string, body: IntentBody): Promise<Intent> {
+  const file = join(intentsDir(licensesDir), `${body.projectId}.${body.op}.${randomBytes(6).toString('hex')}.json`);
+  await writeFileAtomic(file, `${JSON.stringify(body)}\n`);
+  return { ...body, file };
+}
+
+/** Removes a settled intent durably. */
+export async function removeIntent(intent: Pick<Intent, 'file'>): Promise<void> {
+  await removeFileDurably(intent.file);
+}
+
+/**
+ * The unfinished intents of one project, oldest first. A file that is not a valid intent is
+ * moved aside (`.invalid-…`) for support and skipped.
+ */
+export async function readIntents(licensesDir: string, projectId: string): Promise<Intent[]> {
+  const dir = intentsDir(licensesDir);
+  const intents: Intent[] = [];
+  for (const name of await intentNames(dir)) {
+    const m = NAME.exec(name);
+    if (!m || m[1] !== projectId) continue;
+    const file = join(dir, name);
+    const read = await readCapped(file);
+    if (read.kind === 'missing') continue;
+    const body = read.kind === 'text' ? parse(read.text) : undefined;
+    if (!body || body.projectId !== projectId || body.op !== m[2]) {
+      await moveAside(file).catch(() => undefined);
+      continue;
+    }
+    intents.push({ ...body, file });
+  }
+  return intents.sort((a, b) => a.at - b.at);
+}
+
+/** Project ids with at least one unfinished intent (the agent settles these at start). */
+export async function listIntentProjects(licensesDir: string): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const name of await intentNames(intentsDir(licensesDir))) {
+    const m = NAME.exec(name);
+    if (m?.[1]) ids.add(m[1]);
+  }
+  return [...ids].sort();
+}
+
+async function intentNames(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
+function parse(text: string): IntentBody | undefined {
+  try {
+    const parsed = IntentBody.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
