@@ -198,6 +198,8 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     });
   });
 
+  const latencyOf = new WeakMap<FastifyRequest, number>();
+
   // The Date header follows the emulator's clock like X-RateLimit-Reset does, so a moved clock
   // simulates a service whose clock is off as a whole (clients measure waits against Date).
   app.addHook('onSend', async (_request, reply, payload) => {
@@ -217,15 +219,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     if (!isServicePath(path)) return;
 
     const fault = consumeFault(ctx.faults);
-    if (fault.mode === 'latency' && fault.latency_ms > 0) {
-      try {
-        await sleep(fault.latency_ms, undefined, { signal: options.shutdown });
-      } catch {
-        reply.hijack();
-        request.raw.socket.destroy();
-        return;
-      }
-    }
+    if (fault.mode === 'latency' && fault.latency_ms > 0) latencyOf.set(request, fault.latency_ms);
     if (fault.mode === 'offline') {
       reply.hijack();
       request.raw.socket.destroy();
@@ -240,6 +234,20 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
         `injected fault: the emulator answers ${fault.status}; POST /__emulator/faults {"mode":"none"} to stop`,
         { fault: 'error' },
       );
+    }
+  });
+
+  // The latency is served once the request is in (body parsed), before it is handled: like a
+  // real service, the emulator then acts on it even if the caller has gone away meanwhile, which
+  // is the window where a client killed mid-request must not lose a slot.
+  app.addHook('preHandler', async (request, reply) => {
+    const ms = latencyOf.get(request);
+    if (ms === undefined) return;
+    try {
+      await sleep(ms, undefined, { signal: options.shutdown });
+    } catch {
+      reply.hijack();
+      request.raw.socket.destroy();
     }
   });
 
