@@ -1,6 +1,9 @@
 export { License } from './license.js';
 export type { LicenseOptions, CallOptions, ValidateOptions } from './license.js';
 export type { LicenseStatus, Reason, CodeStatus } from './license-status.js';
+export { listIntentProjects } from './intent-file.js';
+export { readCachedStatus } from './inspect.js';
+export type { CachedLicense, ReadCachedStatusOptions } from './inspect.js';
 export { LicenseError, isLicenseError } from './errors.js';
 export type { LicenseErrorCode, LicenseErrorOptions } from './errors.js';
 export { DEFAULT_POLICY, resolvePolicy } from './policy.js';
@@ -13,4 +16,4 @@ export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
 export { resolvePaths, listCachedProjects, cacheFilePath, DEFAULT_NAMESPACE } from './paths.js';
 export type { PathOptions, LicensePaths } from './paths.js';
-export { normalizeCode } from './input.js';
+export { normalizeCode, normalizeBaseUrl } from './input.js';

@@ -83,6 +83,16 @@ export async function listIntentProjects(licensesDir: string): Promise<string[]>
   return [...ids].sort();
 }
 
+/** How many unfinished intents each project has, read from file names only (inspection writes nothing). */
+export async function countIntents(licensesDir: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const name of await intentNames(intentsDir(licensesDir))) {
+    const id = NAME.exec(name)?.[1];
+    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
 async function intentNames(dir: string): Promise<string[]> {
   try {
     return await readdir(dir);

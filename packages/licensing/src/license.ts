@@ -6,13 +6,14 @@ import { isDefinitiveReason, isTransportFailure, toLicenseError } from './servic
 import { isLicenseError, LicenseError } from './errors.js';
 import type { Intent } from './intent-file.js';
 import { normalizeBaseUrl, normalizeCode } from './input.js';
-import type { CodeStatus, LicenseStatus, Reason } from './license-status.js';
+import type { CodeStatus, LicenseStatus } from './license-status.js';
 import { LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
-import { earliestRequestAt, retryAfterFailure, revalidationDelay, revalidationDueAt, type Random } from './schedule.js';
+import { earliestRequestAt, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
+import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 
@@ -55,11 +56,6 @@ export interface ValidateOptions extends CallOptions {
   force?: boolean;
 }
 
-// Decision buckets of an active license; check() recomputes the status only when the bucket moves.
-const VALID = 0;
-const TAMPERED = 1;
-const EXPIRED = 2;
-const STATIC = 3;
 
 
 /**
@@ -94,7 +90,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   #maxSeen = 0;
   #validUntil = -Infinity;
   #tolerance: number;
-  #bucket = -1;
+  #bucket: Bucket | -1 = -1;
   #status: LicenseStatus;
   #queue: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -579,7 +575,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   #rederive(): void {
     const s = this.#state;
-    this.#validUntil = s && s.status === 'active' && s.validatedAt !== null ? s.validatedAt + this.policy.graceMs : -Infinity;
+    this.#validUntil = validUntilOf(s, this.policy);
     this.#bucket = -1;
   }
 
@@ -595,12 +591,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#maxSeen = t;
   }
 
-  #bucketAt(t: number): number {
-    const s = this.#state;
-    if (s === null || s.status !== 'active') return STATIC;
-    if (t < this.#maxSeen - this.#tolerance) return TAMPERED;
-    if (t > this.#validUntil) return EXPIRED;
-    return VALID;
+  #bucketAt(t: number): Bucket {
+    return bucketOf(this.#state, t, this.#maxSeen, this.#tolerance, this.#validUntil);
   }
 
   #publishNow(): LicenseStatus {
@@ -608,7 +600,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#publish(this.#bucketAt(t), t);
   }
 
-  #publish(bucket: number, t: number): LicenseStatus {
+  #publish(bucket: Bucket, t: number): LicenseStatus {
     const previous = this.#status;
     const next = this.#build(bucket, t);
     this.#bucket = bucket;
@@ -619,41 +611,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return this.#status;
   }
 
-  #build(bucket: number, t: number): LicenseStatus {
-    const s = this.#state;
-    const source = this.#heardOnline ? 'online' : 'cache';
-    if (s === null) {
-      const reason: Reason = this.#cacheInvalid ? 'cache_invalid' : 'not_activated';
-      return Object.freeze({
-        projectId: this.projectId,
-        valid: false,
-        reason,
-        source,
-        codeHint: null,
-        activations: null,
-        maxActivations: null,
-        validatedAt: null,
-        graceUntil: null,
-        nextCheckAt: null,
-      });
-    }
-    let reason: Reason | null;
-    if (s.status === 'invalid') reason = s.reason ?? 'not_activated';
-    else if (bucket === TAMPERED) reason = 'clock_tampered';
-    else if (bucket === EXPIRED) reason = 'grace_expired';
-    else reason = null;
-    return Object.freeze({
-      projectId: this.projectId,
-      valid: reason === null,
-      reason,
-      source,
-      codeHint: codeHint(s.code),
-      activations: s.activations,
-      maxActivations: s.maxActivations,
-      validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
-      graceUntil: s.status === 'active' && s.validatedAt !== null ? new Date(s.validatedAt + this.policy.graceMs) : null,
-      nextCheckAt: dateOrNull(revalidationDueAt(this.policy, s, t, bucket === TAMPERED)),
-    });
+  #build(bucket: Bucket, t: number): LicenseStatus {
+    return statusOf(this.projectId, this.#state, bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
   }
 
   #answered(cur: StoredLicense, t: number, patch: Partial<StoredLicense>): StoredLicense {
@@ -677,10 +636,6 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 }
 
-
-function dateOrNull(ms: number | null): Date | null {
-  return ms === null ? null : new Date(ms);
-}
 
 function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
   return (

@@ -76,6 +76,18 @@ export async function resolveIdentity(options: MachineIdOptions = {}): Promise<M
   return table.get(key) ?? remember(table, key, build(raw, options));
 }
 
+/**
+ * The identity without creating or repairing anything on disk, for inspection: null where only a
+ * generated id would do and none has been stored yet (then no cache can be authentic either).
+ */
+export async function peekIdentity(options: MachineIdOptions = {}): Promise<MachineIdentity | null> {
+  const { key, table } = memoSlot(options);
+  const known = table.get(key);
+  if (known) return known;
+  const raw = options.rawMachineIdProvider ? safeCall(options.rawMachineIdProvider) : await osRawAsync();
+  return build(raw, options, true);
+}
+
 /** Sync resolution, for `check()`'s first load; blocks once per process for the OS lookup. */
 export function resolveIdentitySync(options: MachineIdOptions = {}): MachineIdentity {
   const { key, table } = memoSlot(options);
@@ -106,12 +118,15 @@ export function plausibleRawId(raw: string | null | undefined): string | null {
   return compact;
 }
 
-function build(raw: string | null, options: MachineIdOptions): MachineIdentity {
+function build(raw: string | null, options: MachineIdOptions): MachineIdentity;
+function build(raw: string | null, options: MachineIdOptions, readOnly: true): MachineIdentity | null;
+function build(raw: string | null, options: MachineIdOptions, readOnly = false): MachineIdentity | null {
   const namespace = resolveNamespace(options.namespace);
   let secret = plausibleRawId(raw);
   let source: MachineIdSource = 'os';
   if (secret === null) {
-    secret = generatedSecret(options);
+    secret = readOnly ? peekSecret(join(resolvePaths(options).data, SECRET_FILE)) : generatedSecret(options);
+    if (secret === null) return null;
     source = 'generated';
   }
   const cacheKey = createHmac('sha256', secret).update(`${CACHE_KEY_LABEL}\0${namespace}`).digest();
@@ -157,6 +172,15 @@ function generatedSecret(options: PathOptions): string {
     throw new LicenseError('cache_io', `could not keep a generated machine id in ${file}; check that the folder is writable`);
   }
   return stored;
+}
+
+function peekSecret(file: string): string | null {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    return SECRET_PATTERN.test(text) ? text : null;
+  } catch {
+    return null;
+  }
 }
 
 function readSecret(file: string): string | null {

@@ -1,0 +1,103 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readCache } from './cache-file.js';
+import { countIntents } from './intent-file.js';
+import type { LicenseStatus } from './license-status.js';
+import { peekIdentity, type RawMachineIdProvider } from './machine-id.js';
+import { licensesDir, type PathOptions } from './paths.js';
+import { resolvePolicy, type LicensePolicy } from './policy.js';
+import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
+
+/** What `readCachedStatus()` found for one project. */
+export interface CachedLicense {
+  projectId: string;
+  /** The cache file (it may not exist). */
+  file: string;
+  /** The status a `check()` would give from this file now (`source: 'cache'`). */
+  status: LicenseStatus;
+  /** Why the file can't be trusted (edited, copied from another machine, too large, …); null when it can or is missing. */
+  problem: string | null;
+  /** Earlier files of this project set aside as invalid (`…json.invalid-…`), for support. */
+  setAside: string[];
+  /** Activations or deactivations recorded but not yet settled with the service. */
+  pendingIntents: number;
+}
+
+export interface ReadCachedStatusOptions extends PathOptions {
+  policy?: Partial<LicensePolicy>;
+  /** Clock in epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** Replaces the OS machine-id lookup (tests). */
+  rawMachineIdProvider?: RawMachineIdProvider;
+  /** The machine id the caller's application passes to `License`, if it passes its own. */
+  machineId?: string;
+}
+
+const CACHE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json(\.invalid-.+)?$/;
+
+/**
+ * Every license of a namespace as stored on disk, for support tools and `status`: read only, so
+ * a tampered or foreign file is reported where it is, never moved, no lock is taken and no
+ * machine id is generated. Projects are listed when they have a cache file, a file set aside, or
+ * an unfinished operation.
+ *
+ * @example
+ * for (const l of await readCachedStatus({ namespace: 'acme-audio' })) console.log(l.projectId, l.status.valid, l.problem ?? '');
+ */
+export async function readCachedStatus(options: ReadCachedStatusOptions = {}): Promise<CachedLicense[]> {
+  const dir = licensesDir(options);
+  const policy = resolvePolicy(options.policy);
+  const now = (options.now ?? Date.now)();
+  let names: string[] = [];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  const current = new Set<string>();
+  const setAside = new Map<string, string[]>();
+  for (const name of names) {
+    const m = CACHE.exec(name);
+    if (!m?.[1]) continue;
+    if (m[2]) setAside.set(m[1], [...(setAside.get(m[1]) ?? []), join(dir, name)]);
+    else current.add(m[1]);
+  }
+  const intents = await countIntents(dir);
+  const ids = [...new Set([...current, ...setAside.keys(), ...intents.keys()])].sort();
+  const identityOptions = {
+    ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+    ...(options.home === undefined ? {} : { home: options.home }),
+    ...(options.machineId === undefined ? {} : { machineId: options.machineId }),
+    ...(options.rawMachineIdProvider === undefined ? {} : { rawMachineIdProvider: options.rawMachineIdProvider }),
+  };
+  const identity = ids.length > 0 ? await peekIdentity(identityOptions) : null;
+  const out: CachedLicense[] = [];
+  for (const projectId of ids) {
+    const file = join(dir, `${projectId}.json`);
+    let stored = null;
+    let problem: string | null = null;
+    if (current.has(projectId)) {
+      if (identity === null) {
+        problem = 'this machine has no machine id yet, so no cache file can be authentic';
+      } else {
+        const read = await readCache(file, { projectId, machineId: identity.id, cacheKey: identity.cacheKey }).catch((e: unknown) => ({
+          kind: 'invalid' as const,
+          problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
+        }));
+        if (read.kind === 'ok') stored = read.license;
+        else if (read.kind === 'invalid') problem = read.problem;
+        else if (read.kind === 'newer') problem = `written by a newer version of this library (format ${read.format})`;
+      }
+    }
+    const bucket = bucketOf(stored, now, stored?.maxSeenAt ?? 0, policy.clockToleranceMs, validUntilOf(stored, policy));
+    out.push({
+      projectId,
+      file,
+      status: statusOf(projectId, stored, bucket, now, policy, 'cache', problem !== null),
+      problem,
+      setAside: (setAside.get(projectId) ?? []).sort(),
+      pendingIntents: intents.get(projectId) ?? 0,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,75 @@
+import { codeHint } from '@plugin-license/api';
+import type { StoredLicense } from './cache-file.js';
+import type { LicenseStatus, Reason } from './license-status.js';
+import type { LicensePolicy } from './policy.js';
+import { revalidationDueAt } from './schedule.js';
+
+/**
+ * The one rule from a stored state and the clock to a {@link LicenseStatus}: `License` applies
+ * it on every `check()` (recomputing only when the bucket moves), and `readCachedStatus()` to a
+ * file read without touching it.
+ */
+
+/** Decision buckets of a stored state; a status changes only when its bucket moves. */
+export const VALID = 0;
+export const TAMPERED = 1;
+export const EXPIRED = 2;
+export const STATIC = 3;
+export type Bucket = typeof VALID | typeof TAMPERED | typeof EXPIRED | typeof STATIC;
+
+/** Where an active license stands at `t`: valid, clock behind the highest time seen, or past its grace. */
+export function bucketOf(s: StoredLicense | null, t: number, maxSeen: number, tolerance: number, validUntil: number): Bucket {
+  if (s === null || s.status !== 'active') return STATIC;
+  if (t < maxSeen - tolerance) return TAMPERED;
+  if (t > validUntil) return EXPIRED;
+  return VALID;
+}
+
+/** The last moment an active stored state is valid offline (validatedAt + grace), or -Infinity. */
+export function validUntilOf(s: StoredLicense | null, policy: Pick<LicensePolicy, 'graceMs'>): number {
+  return s && s.status === 'active' && s.validatedAt !== null ? s.validatedAt + policy.graceMs : -Infinity;
+}
+
+export function statusOf(
+  projectId: string,
+  s: StoredLicense | null,
+  bucket: Bucket,
+  t: number,
+  policy: LicensePolicy,
+  source: LicenseStatus['source'],
+  cacheInvalid: boolean,
+): LicenseStatus {
+  if (s === null) {
+    const reason: Reason = cacheInvalid ? 'cache_invalid' : 'not_activated';
+    return Object.freeze({
+      projectId,
+      valid: false,
+      reason,
+      source,
+      codeHint: null,
+      activations: null,
+      maxActivations: null,
+      validatedAt: null,
+      graceUntil: null,
+      nextCheckAt: null,
+    });
+  }
+  let reason: Reason | null;
+  if (s.status === 'invalid') reason = s.reason ?? 'not_activated';
+  else if (bucket === TAMPERED) reason = 'clock_tampered';
+  else if (bucket === EXPIRED) reason = 'grace_expired';
+  else reason = null;
+  const due = revalidationDueAt(policy, s, t, bucket === TAMPERED);
+  return Object.freeze({
+    projectId,
+    valid: reason === null,
+    reason,
+    source,
+    codeHint: codeHint(s.code),
+    activations: s.activations,
+    maxActivations: s.maxActivations,
+    validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
+    graceUntil: s.status === 'active' && s.validatedAt !== null ? new Date(s.validatedAt + policy.graceMs) : null,
+    nextCheckAt: due === null ? null : new Date(due),
+  });
+}
