@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { resolvePaths } from '@plugin-license/licensing';
+import { normalizeBaseUrl, resolvePaths } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
 
@@ -104,8 +104,8 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
   }
   const configFile = join(paths.config, 'config.json');
   const file = readConfigFile(configFile);
-  const baseUrl = flags.baseUrl ?? nonEmpty(env.PLUGIN_LICENSE_BASE_URL) ?? file.base_url ?? file.baseUrl;
-  if (baseUrl !== undefined) checkBaseUrl(baseUrl);
+  const rawBaseUrl = flags.baseUrl ?? nonEmpty(env.PLUGIN_LICENSE_BASE_URL) ?? file.base_url ?? file.baseUrl;
+  const baseUrl = rawBaseUrl === undefined ? undefined : checkBaseUrl(rawBaseUrl);
   const socketFromFlagsOrFile = flags.socket ?? nonEmpty(env.PLUGIN_LICENSE_SOCKET) ?? file.socket;
   const socketPath = resolveSocketPath({
     namespace,
@@ -147,7 +147,8 @@ function readConfigFile(path: string): FileConfig {
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Windows editors save UTF-8 with a byte-order mark.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     throw new AgentError('config_invalid', `config file ${path} is not valid JSON (${(err as Error).message}); fix or remove it`, { path, cause: err });
   }
@@ -159,17 +160,15 @@ function readConfigFile(path: string): FileConfig {
   return parsed.data;
 }
 
-/** Throws `config_invalid` unless the URL is http(s), and https unless the host is loopback. */
-export function checkBaseUrl(value: string): void {
-  let url: URL;
+/**
+ * The service base URL by the project's one rule (licensing's `normalizeBaseUrl`: https unless
+ * loopback, ending in /functions/v1), or `config_invalid` saying what to fix.
+ */
+export function checkBaseUrl(value: string): string {
   try {
-    url = new URL(value);
+    return normalizeBaseUrl(value);
   } catch (err) {
-    throw new AgentError('config_invalid', `base URL '${value}' is not a URL; expected e.g. https://example.com/functions/v1`, { cause: err });
-  }
-  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw new AgentError('config_invalid', `base URL '${url.origin}' must use https:// (plain http is only allowed for a loopback host such as 127.0.0.1)`);
+    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
   }
 }
 

@@ -33,6 +33,8 @@ export class Connection {
   private paused = false;
   private closing = false;
   private corked = false;
+  /** The client closed its sending side: answer what it asked, then close. */
+  private peerEnded = false;
 
   constructor(
     id: number,
@@ -45,6 +47,10 @@ export class Connection {
     this.lastRequestAt = host.scheduler.now();
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.onDrain());
+    socket.on('end', () => {
+      this.peerEnded = true;
+      if (this.inFlight === 0) this.closeAfterFlush();
+    });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       this.closing = true;
@@ -159,7 +165,8 @@ export class Connection {
         },
       ).finally(() => {
         this.inFlight -= 1;
-        this.applyBackpressure();
+        if (this.peerEnded && this.inFlight === 0) this.closeAfterFlush();
+        else this.applyBackpressure();
       });
       this.host.track(done);
     } else if (id !== undefined) {

@@ -9,6 +9,7 @@ export type AgentErrorCode =
   | 'service_refused'
   | 'service_unavailable'
   | 'over_limit'
+  | 'storage_failed'
   | 'internal_error'
   | 'not_running'
   | 'timeout'

@@ -18,5 +18,4 @@ export { serviceFile, systemdUnit, launchdPlist, windowsTask, SERVICE_PLATFORMS 
 export type { ServiceFile, ServicePlatform, ServiceSpec } from './service-files.js';
 export { agentStatus, formatStatus } from './status.js';
 export type { AgentStatusReport } from './status.js';
-export type { LicenseFactory, LicenseFactoryOptions, LicenseHandle, LicenseStatusLike } from './license-handle.js';
 export { AGENT_VERSION } from './version.js';

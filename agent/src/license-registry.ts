@@ -1,21 +1,21 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import type { LicenseFactory, LicenseFactoryOptions, LicenseHandle, LicenseStatusLike } from './license-handle.js';
+import { License, type LicenseOptions, type LicenseStatus } from '@plugin-license/licensing';
 import { stateChanged, toWireState, wireJson, type LicenseStateWire } from './license-state.js';
-import type { Outcome, Revalidator } from './revalidator.js';
 
 interface Entry {
-  license: LicenseHandle;
-  listener: (status: LicenseStatusLike) => void;
+  license: License;
+  listener: (status: LicenseStatus) => void;
+  /** The wire state last built, and the status it was built from (the License hands back the same object until it changes). */
   published: LicenseStateWire | undefined;
-  /** The status and plan the published wire state was built from. */
-  builtFrom: LicenseStatusLike | undefined;
-  builtNext: number | null;
+  builtFrom: LicenseStatus | undefined;
 }
 
+/** What every project's `License` is created with, besides its project id. */
+export type LicenseDefaults = Omit<LicenseOptions, 'projectId'>;
+
 export interface RegistryOptions {
-  factory: LicenseFactory;
-  factoryOptions: Omit<LicenseFactoryOptions, 'projectId'>;
+  licenseOptions: LicenseDefaults;
   logger: Logger;
   /**
    * Most projects held in memory; past it, the oldest ones with nothing stored (no code) and no
@@ -27,15 +27,15 @@ export interface RegistryOptions {
 const DEFAULT_MAX_PROJECTS = 1024;
 
 /**
- * Every project the agent holds, each with its `License`. Knows the last state pushed to
- * subscribers and emits `changed` (wire state) when what subscribers act on changes.
+ * Every project the agent holds, each with its `License` (created from its cache on first use,
+ * without network). Emits `status` for every new status of a project (the background schedule
+ * follows these) and `changed` with the wire state when what subscribers act on changed.
  */
-export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] }> {
+export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, status: LicenseStatus]; changed: [LicenseStateWire]; released: [projectId: string] }> {
   private readonly entries = new Map<string, Entry>();
   /** Projects with a service call in flight, and how many: never let go. */
   private readonly busy = new Map<string, number>();
   private options: RegistryOptions;
-  revalidator: Revalidator | undefined;
 
   constructor(options: RegistryOptions) {
     super();
@@ -51,7 +51,7 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
   }
 
   /** The license of a project, created on first use from its cache (no network). */
-  license(projectId: string): LicenseHandle {
+  license(projectId: string): License {
     return this.entry(projectId).license;
   }
 
@@ -59,6 +59,11 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
   state(projectId: string): LicenseStateWire {
     const entry = this.entry(projectId);
     return this.publish(projectId, entry, entry.license.check());
+  }
+
+  /** The wire state of a status a call just returned (published if new). */
+  stateOf(projectId: string, status: LicenseStatus): LicenseStateWire {
+    return this.publish(projectId, this.entry(projectId), status);
   }
 
   /**
@@ -70,12 +75,6 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     return this.projectIds()
       .map((id) => this.state(id))
       .filter((s) => s.code_hint !== null || s.reason === 'cache_invalid');
-  }
-
-  /** Re-reads a project's state (timer or outcome) and pushes it when it changed. */
-  refreshState(projectId: string, status?: LicenseStatusLike): LicenseStateWire {
-    const entry = this.entry(projectId);
-    return this.publish(projectId, entry, status ?? entry.license.check());
   }
 
   /**
@@ -95,27 +94,15 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     };
   }
 
-  /** Records a service outcome in the schedule and publishes the resulting state. */
-  settle(projectId: string, outcome: Outcome, status: LicenseStatusLike | undefined): LicenseStateWire {
-    const entry = this.entry(projectId);
-    const current = status ?? entry.license.check();
-    this.revalidator?.record(projectId, outcome, current);
-    return this.publish(projectId, entry, current);
-  }
-
   /** New service settings (SIGHUP): every license is re-created from its cache. */
-  async reconfigure(factoryOptions: Omit<LicenseFactoryOptions, 'projectId'>): Promise<void> {
-    this.options = { ...this.options, factoryOptions };
-    const ids = this.projectIds();
+  async reconfigure(licenseOptions: LicenseDefaults): Promise<void> {
+    this.options = { ...this.options, licenseOptions };
     const old = [...this.entries.entries()];
     this.entries.clear();
-    for (const [, entry] of old) {
-      entry.license.off?.('change', entry.listener);
-    }
-    for (const id of ids) {
-      const previous = old.find(([k]) => k === id)?.[1].published;
+    for (const [id, previous] of old) {
+      previous.license.off('change', previous.listener);
       const entry = this.create(id);
-      entry.published = previous;
+      entry.published = previous.published;
       this.publish(id, entry, entry.license.check());
     }
     await Promise.allSettled(old.map(([, e]) => e.license.close()));
@@ -124,6 +111,7 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
   async close(): Promise<void> {
     const all = [...this.entries.values()];
     this.entries.clear();
+    for (const e of all) e.license.off('change', e.listener);
     await Promise.allSettled(all.map((e) => e.license.close()));
   }
 
@@ -148,19 +136,18 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
       if (this.entries.size <= max) break;
       if (id === keep || this.busy.has(id) || !entry.published || entry.published.code_hint !== null) continue;
       this.entries.delete(id);
-      entry.license.off?.('change', entry.listener);
-      this.revalidator?.forget(id);
+      entry.license.off('change', entry.listener);
+      this.emit('released', id);
       void entry.license.close().catch(() => undefined);
     }
   }
 
   private create(projectId: string): Entry {
-    const license = this.options.factory({ ...this.options.factoryOptions, projectId });
+    const license = new License({ ...this.options.licenseOptions, projectId });
     const entry: Entry = {
       license,
       published: undefined,
       builtFrom: undefined,
-      builtNext: null,
       listener: (status) => {
         if (this.entries.get(projectId) === entry) this.publish(projectId, entry, status);
       },
@@ -170,26 +157,22 @@ export class LicenseRegistry extends EventEmitter<{ changed: [LicenseStateWire] 
     return entry;
   }
 
-  private publish(projectId: string, entry: Entry, status: LicenseStatusLike): LicenseStateWire {
-    this.revalidator?.track(projectId, status);
-    const next = this.revalidator?.nextCheckAtMs(projectId) ?? null;
+  private publish(projectId: string, entry: Entry, status: LicenseStatus): LicenseStateWire {
     // The hot path of `check`: the License hands back the same status object until it changes.
-    if (status === entry.builtFrom && next === entry.builtNext && entry.published) return entry.published;
-    const wire = toWireState(status, next === null ? null : new Date(next));
+    if (status === entry.builtFrom && entry.published) return entry.published;
+    const wire = toWireState(status);
     wireJson(wire);
     entry.builtFrom = status;
-    entry.builtNext = next;
-    if (stateChanged(entry.published, wire)) {
-      const first = entry.published === undefined;
-      entry.published = wire;
+    const previous = entry.published;
+    entry.published = wire;
+    if (stateChanged(previous, wire)) {
       this.options.logger.info(
         { projectId, valid: wire.valid, reason: wire.reason, source: wire.source, codeHint: wire.code_hint },
-        first ? 'license loaded' : 'license state changed',
+        previous === undefined ? 'license loaded' : 'license state changed',
       );
-      if (!first) this.emit('changed', wire);
-    } else {
-      entry.published = wire;
+      if (previous !== undefined) this.emit('changed', wire);
     }
+    this.emit('status', projectId, status);
     return wire;
   }
 }

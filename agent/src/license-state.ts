@@ -1,15 +1,14 @@
 import { z } from 'zod';
-import type { LicenseStatusLike } from './license-handle.js';
+import type { LicenseStatus, Reason } from '@plugin-license/licensing';
 
-/** Why a license is not valid; null when it is. */
-export type LicenseReason =
-  | 'not_activated'
-  | 'code_revoked'
-  | 'code_not_found'
-  | 'deactivated'
-  | 'grace_expired'
-  | 'clock_tampered'
-  | 'cache_invalid';
+/** Why a license is not valid; null when it is (the licensing library's `Reason`). */
+export type LicenseReason = Reason;
+
+/**
+ * `LicenseState` as `AgentClient` returns it: the licensing library's `LicenseStatus`, the same
+ * type a `License` gives in-process, so a companion app handles both alike.
+ */
+export type LicenseState = LicenseStatus;
 
 /** `LicenseState` exactly as it crosses the socket (protocol 1, snake_case). */
 export const LicenseStateWire = z.looseObject({
@@ -26,25 +25,10 @@ export const LicenseStateWire = z.looseObject({
 });
 export type LicenseStateWire = z.infer<typeof LicenseStateWire>;
 
-/** `LicenseState` as `AgentClient` returns it (camelCase, dates as `Date`). */
-export interface LicenseState {
-  projectId: string;
-  valid: boolean;
-  reason: LicenseReason | null;
-  source: 'online' | 'cache';
-  codeHint: string | null;
-  activations: number | null;
-  maxActivations: number | null;
-  validatedAt: Date | null;
-  graceUntil: Date | null;
-  /** When the agent plans its next background validation; null when none is planned. */
-  nextCheckAt: Date | null;
-}
-
 // The one place where wire names and TypeScript names meet.
 
-/** Agent side: a licensing status plus the scheduler's plan, as sent on the socket. */
-export function toWireState(status: LicenseStatusLike, nextCheckAt: Date | null): LicenseStateWire {
+/** Agent side: a licensing status as sent on the socket. */
+export function toWireState(status: LicenseStatus): LicenseStateWire {
   return {
     project_id: status.projectId,
     valid: status.valid,
@@ -55,7 +39,7 @@ export function toWireState(status: LicenseStatusLike, nextCheckAt: Date | null)
     max_activations: status.maxActivations ?? null,
     validated_at: iso(status.validatedAt),
     grace_until: iso(status.graceUntil),
-    next_check_at: iso(nextCheckAt),
+    next_check_at: iso(status.nextCheckAt),
   };
 }
 

@@ -16,6 +16,7 @@ export const RpcErrorCode = {
   serviceRefused: -32001,
   serviceUnavailable: -32002,
   overLimit: -32003,
+  storageFailed: -32004,
 } as const;
 
 export type RequestId = string | number | null;
@@ -47,6 +48,8 @@ export interface HelloResult {
   protocol: number;
   agent: string;
   namespace: string;
+  /** Additive: the data folder whose licenses this agent serves (so a tool can tell which home answers). */
+  data_dir?: string;
 }
 
 export interface RpcErrorObject {

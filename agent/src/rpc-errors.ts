@@ -1,52 +1,30 @@
+import { isLicenseError } from '@plugin-license/licensing';
 import { AgentError, isAgentError } from './errors.js';
 import { RpcErrorCode, type RpcErrorObject } from './protocol.js';
 
-const SERVICE_REFUSALS = new Set(['invalid_code', 'code_not_found', 'code_revoked', 'max_activations_reached', 'rate_limited', 'unauthorized', 'forbidden', 'bad_request', 'not_found']);
-
-interface LicenseErrorLike {
-  name: string;
-  code: string;
-  message: string;
-  status?: number;
-  retryAt?: Date;
-}
-
-function isLicenseErrorLike(e: unknown): e is LicenseErrorLike {
-  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'LicenseError' && typeof (e as { code?: unknown }).code === 'string';
-}
-
-const DEFAULT_STATUS: Record<string, number> = {
-  invalid_code: 400,
-  code_not_found: 404,
-  code_revoked: 403,
-  max_activations_reached: 403,
-  rate_limited: 429,
-  unauthorized: 401,
-};
-
 /**
- * The one mapping from errors inside the agent to JSON-RPC error objects on the socket:
- * service refusals → -32001 {code, status, message}, unreachable service → -32002 {retry_at?},
- * agent limits → -32003 {limit}, bad arguments → -32602, anything else → -32603.
- * `scrub` removes secrets from messages before they leave.
+ * The one mapping from errors inside the agent to JSON-RPC error objects on the socket.
+ * A licensing error: `cache_io` -> -32004 {code, path} (nothing was asked of the service, or it is
+ * settled at the next start); `unavailable` (network, time-out, 5xx) -> -32002 {retry_at?}; any
+ * other error the service sent -> -32001 {code, status, message} with the service's own code;
+ * a refusal before any request (a code that can't be one, a bad argument) -> -32602. Agent limits
+ * -> -32003 {limit}; anything else is a bug -> -32603. `scrub` removes secrets from messages.
  */
 export function toRpcError(err: unknown, scrub: (s: string) => string = (s) => s): RpcErrorObject {
-  if (isLicenseErrorLike(err)) {
+  if (isLicenseError(err)) {
     const message = scrub(err.message);
-    if (err.code === 'unavailable') {
-      return {
-        code: RpcErrorCode.serviceUnavailable,
-        message: `the license service is unreachable: ${message}`,
-        data: err.retryAt ? { retry_at: err.retryAt.toISOString() } : {},
-      };
+    if (err.code === 'cache_io') {
+      return { code: RpcErrorCode.storageFailed, message, data: { code: err.systemCode ?? 'EIO', ...(err.path ? { path: err.path } : {}) } };
     }
-    if (SERVICE_REFUSALS.has(err.code)) {
-      const data: Record<string, unknown> = { code: err.code, status: err.status ?? DEFAULT_STATUS[err.code] ?? 400, message };
+    if (err.code === 'unavailable') {
+      return { code: RpcErrorCode.serviceUnavailable, message, data: err.retryAt ? { retry_at: err.retryAt.toISOString() } : {} };
+    }
+    if (err.serviceCode !== undefined) {
+      const data: Record<string, unknown> = { code: err.serviceCode, status: err.status ?? null, message };
       if (err.retryAt) data.retry_at = err.retryAt.toISOString();
       return { code: RpcErrorCode.serviceRefused, message, data };
     }
-    if (err.code === 'invalid_argument') return { code: RpcErrorCode.invalidParams, message: `invalid params: ${message}` };
-    return { code: RpcErrorCode.internalError, message: `internal error (${err.code}): ${message}` };
+    return { code: RpcErrorCode.invalidParams, message: `invalid params: ${message}` };
   }
   if (isAgentError(err)) {
     if (err.code === 'over_limit') {
@@ -89,6 +67,8 @@ export function fromRpcError(error: RpcErrorObject): AgentError {
       return new AgentError('service_unavailable', error.message, fields);
     case RpcErrorCode.overLimit:
       return new AgentError('over_limit', error.message, { ...fields, ...(typeof data.limit === 'string' ? { limit: data.limit } : {}) });
+    case RpcErrorCode.storageFailed:
+      return new AgentError('storage_failed', error.message, { ...fields, ...(typeof data.path === 'string' ? { path: data.path } : {}) });
     default:
       return new AgentError('internal_error', error.message, fields);
   }

@@ -58,7 +58,7 @@ describe('configuration: flag > environment > config.json > default', () => {
   it('gives clear errors for bad settings', () => {
     expect(() => resolveAgentConfig({ home: home('{not json') }, {})).toThrow(/is not valid JSON/);
     expect(() => resolveAgentConfig({ home: home({ agent: { max_connections: -1 } }) }, {})).toThrow(/agent.max_connections/);
-    expect(() => resolveAgentConfig({ home: home(), baseUrl: 'http://service.example/functions/v1' }, {})).toThrow(/must use https/);
+    expect(() => resolveAgentConfig({ home: home(), baseUrl: 'http://service.example/functions/v1' }, {})).toThrow(/^baseUrl uses http:\/\/ to service\.example.*use https:\/\//);
     expect(() => resolveAgentConfig({ home: home(), logLevel: 'loud' }, {})).toThrow(/log level 'loud' is unknown/);
     expect(() => resolveAgentConfig({ home: home(), app: '../evil' }, {})).toThrow(/namespace/);
   });

@@ -133,7 +133,12 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     expect(noUrl.stderr).toContain('no service base URL');
     const httpUrl = cli(['run', '--base-url', 'http://service.example/functions/v1'], d.dir);
     expect(httpUrl.status).toBe(2);
-    expect(httpUrl.stderr).toContain('must use https://');
+    expect(httpUrl.stderr).toContain('use https://');
+    // A base URL the agent would refuse at the first activation is refused at start instead.
+    const noPath = cli(['run', '--socket', join(d.dir, 'b.sock'), '--base-url', new URL(service.emulator.baseUrl).origin], d.dir);
+    expect(noPath.status).toBe(2);
+    expect(noPath.stdout).toBe('');
+    expect(noPath.stderr).toMatch(/does not end in \/functions\/v1; pass the full service base address, e\.g\. http:\/\/127\.0\.0\.1:\d+\/functions\/v1/);
     const longPath = cli(['socket-path', '--socket', '/tmp/' + 'y'.repeat(120)], d.dir);
     expect(longPath.status).toBe(2);
     expect(longPath.stderr).toContain('over the 107-byte limit');
@@ -209,4 +214,76 @@ describe('plugin-license-agent (built dist, child processes)', () => {
       expect(r.stdout.trim()).toBe('function function 1');
     }
   });
+
+  it('status only inspects: a tampered cache is reported where it is, never moved, however often status runs', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 'a.sock');
+    const a = await spawnAgent(d.dir, socket);
+    const client = await AgentClient.connect({ socketPath: socket });
+    await client.activate(service.emulator.projectId, await service.code(2));
+    client.close();
+    a.child.kill('SIGTERM');
+    await a.exited;
+    const dir = join(d.dir, 'data', 'licenses');
+    const file = join(dir, `${service.emulator.projectId}.json`);
+    const tampered = readFileSync(file, 'utf8').replace('"activations":1', '"activations":0');
+    writeFileSync(file, tampered);
+    for (let round = 0; round < 2; round++) {
+      const r = cli(['status', '--json', '--socket', socket], d.dir);
+      expect(r.status).toBe(0);
+      const report = JSON.parse(r.stdout);
+      expect(report).toMatchObject({ running: false, from: 'cache', data_dir: join(d.dir, 'data') });
+      expect(report.licenses).toEqual([expect.objectContaining({ project_id: service.emulator.projectId, valid: false, reason: 'cache_invalid' })]);
+      expect(report.files[0]).toMatchObject({ file, problem: expect.stringMatching(/authentication tag does not match/) });
+      const text = cli(['status', '--socket', socket], d.dir).stdout;
+      expect(text).toContain(`${file}: not trusted: authentication tag does not match`);
+    }
+    expect(readFileSync(file, 'utf8')).toBe(tampered);
+    expect(readdirSync(dir).filter((n) => n.includes('.invalid-'))).toEqual([]);
+  });
+
+  it('status --home names the other home when the agent on the socket serves a different one', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 'a.sock');
+    await spawnAgent(join(d.dir, 'one'), socket);
+    const r = cli(['status', '--json', '--socket', socket, '--home', join(d.dir, 'two')], d.dir);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ running: true, from: 'cache', data_dir: join(d.dir, 'two', 'data'), other_agent_data_dir: join(d.dir, 'one', 'data') });
+    expect(cli(['status', '--socket', socket, '--home', join(d.dir, 'two')], d.dir).stdout).toContain(`an agent runs on this socket but serves ${join(d.dir, 'one', 'data')}`);
+  });
+
+  it('killed at random moments during activate and deactivate, the restarted agent and the service agree on the slot, every time', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 'a.sock');
+    const projectId = service.emulator.projectId;
+    const code = await service.code(5);
+    const slots = async (): Promise<number> => ((await (await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`)).json()) as { activations: number }).activations;
+    // The service holds each request 150 ms and then acts on it even when the caller is gone: a
+    // kill in that window leaves a slot taken (or released) that the killed agent never recorded.
+    await service.control.faults({ mode: 'latency', latency_ms: 150 });
+    cleanups.push(async () => void (await service.control.faults({ mode: 'none' })));
+    let agentProcess = await spawnAgent(d.dir, socket);
+    const kills = 16;
+    for (let i = 0; i < kills; i++) {
+      const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
+      const valid = (await client.check(projectId)).valid;
+      const call = valid ? client.deactivate(projectId) : client.activate(projectId, code);
+      call.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, (i * 53) % 320)); // 0..319 ms: before, during and after the service's answer
+      agentProcess.child.kill('SIGKILL');
+      await agentProcess.exited;
+      client.close();
+      agentProcess = await spawnAgent(d.dir, socket); // settles unfinished intents before it is ready
+      const again = await AgentClient.connect({ socketPath: socket, reconnect: false });
+      const state = await again.check(projectId);
+      again.close();
+      expect({ kill: i, held: await slots() }).toEqual({ kill: i, held: state.valid ? 1 : 0 });
+    }
+    agentProcess.child.kill('SIGTERM');
+    expect((await agentProcess.exited).code).toBe(0);
+  }, 60_000);
 });
+

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LicenseError, type LicenseErrorCode, type LicenseErrorOptions } from '@plugin-license/licensing';
 import { LineSplitter } from '../src/framing.js';
 import { TokenBucket } from '../src/token-bucket.js';
 import { ManualScheduler } from '../src/scheduler.js';
@@ -92,10 +93,11 @@ describe('LicenseState mapping', () => {
     maxActivations: 2,
     validatedAt: new Date('2026-11-22T10:00:00Z'),
     graceUntil: new Date('2026-12-22T10:00:00Z'),
+    nextCheckAt: null,
   };
 
   it('maps to snake_case and back', () => {
-    const wire = toWireState(status, new Date('2026-11-23T09:41:07Z'));
+    const wire = toWireState({ ...status, nextCheckAt: new Date('2026-11-23T09:41:07Z') });
     expect(wire).toEqual({
       project_id: 'p',
       valid: true,
@@ -112,13 +114,13 @@ describe('LicenseState mapping', () => {
   });
 
   it('ignores unknown fields and rejects a malformed state', () => {
-    const wire = { ...toWireState(status, null), future_field: 1 };
+    const wire = { ...toWireState(status), future_field: 1 };
     expect(fromWireState(wire).projectId).toBe('p');
     expect(() => fromWireState({ valid: 'yes' })).toThrow();
   });
 
   it('counts only what subscribers act on as a change', () => {
-    const a = toWireState(status, null);
+    const a = toWireState(status);
     expect(stateChanged(a, { ...a, next_check_at: 'later', validated_at: 'x' })).toBe(false);
     expect(stateChanged(a, { ...a, valid: false, reason: 'code_revoked' })).toBe(true);
     expect(stateChanged(undefined, a)).toBe(true);
@@ -126,19 +128,26 @@ describe('LicenseState mapping', () => {
 });
 
 describe('errors on the wire', () => {
-  const licenseError = (code: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`service said ${code}`), { name: 'LicenseError', code, ...extra });
+  const fromService = (code: LicenseErrorCode, serviceCode: string, status: number, extra: Partial<LicenseErrorOptions> = {}) =>
+    new LicenseError(code, `service said ${serviceCode}`, { serviceCode, status, ...extra });
 
-  it('maps service refusals to -32001 {code, status, message}', () => {
-    expect(toRpcError(licenseError('max_activations_reached', { status: 403 }))).toMatchObject({ code: -32001, data: { code: 'max_activations_reached', status: 403 } });
-    expect(toRpcError(licenseError('rate_limited', { retryAt: new Date(0) })).data).toMatchObject({ code: 'rate_limited', status: 429, retry_at: '1970-01-01T00:00:00.000Z' });
+  it("maps service refusals to -32001 {code, status, message} with the service's own code", () => {
+    expect(toRpcError(fromService('max_activations_reached', 'max_activations_reached', 403))).toMatchObject({ code: -32001, data: { code: 'max_activations_reached', status: 403 } });
+    expect(toRpcError(fromService('rate_limited', 'rate_limited', 429, { retryAt: new Date(0) })).data).toMatchObject({ code: 'rate_limited', status: 429, retry_at: '1970-01-01T00:00:00.000Z' });
+    // The library calls a 403 forbidden `unauthorized`; the socket says what the service said.
+    expect(toRpcError(fromService('unauthorized', 'forbidden', 403)).data).toMatchObject({ code: 'forbidden', status: 403 });
   });
-  it('maps an unreachable service to -32002 and limits to -32003', () => {
-    expect(toRpcError(licenseError('unavailable', { retryAt: new Date(0) }))).toMatchObject({ code: -32002, data: { retry_at: '1970-01-01T00:00:00.000Z' } });
+  it('maps an unreachable service to -32002, a refusing disk to -32004, limits to -32003', () => {
+    expect(toRpcError(new LicenseError('unavailable', 'down', { retryAt: new Date(0) }))).toMatchObject({ code: -32002, message: 'down', data: { retry_at: '1970-01-01T00:00:00.000Z' } });
+    expect(toRpcError(new LicenseError('cache_io', 'read-only', { systemCode: 'EROFS', path: '/x/licenses' }))).toEqual({ code: -32004, message: 'read-only', data: { code: 'EROFS', path: '/x/licenses' } });
     expect(toRpcError(new AgentError('over_limit', 'x', { limit: 'service_budget' }))).toMatchObject({ code: -32003, data: { limit: 'service_budget' } });
+  });
+  it('a refusal before any request (a code that cannot be one) is -32602', () => {
+    expect(toRpcError(new LicenseError('invalid_code', 'the activation code is empty'))).toMatchObject({ code: -32602 });
   });
   it('never passes internal error details on, and scrubs messages', () => {
     expect(toRpcError(new TypeError('secret path /home/x'))).toEqual({ code: -32603, message: 'internal error in the agent; see its log file for details' });
-    expect(toRpcError(licenseError('code_not_found'), (s) => s.replace('code_not_found', 'HIDDEN')).message).toBe('service said HIDDEN');
+    expect(toRpcError(fromService('code_not_found', 'code_not_found', 404), (s) => s.replace('code_not_found', 'HIDDEN')).message).toBe('service said HIDDEN');
   });
   it('turns wire errors into AgentError on the client side', () => {
     const e = fromRpcError({ code: -32001, message: 'm', data: { code: 'code_revoked', status: 403 } });

@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { AgentError } from './errors.js';
+import type { Connection } from './connection.js';
+import type { LicenseRegistry } from './license-registry.js';
+import type { LicenseService } from './license-service.js';
+import { hintOf } from './logger.js';
+import { ActivateParams, HelloParams, ListParams, METHODS, PROTOCOL_VERSION, ProjectParams, RpcErrorCode, SubscribeParams, describeIssues, type HelloResult, type RpcRequest } from './protocol.js';
+import { AGENT_VERSION } from './version.js';
+
+export interface MethodDeps {
+  registry: LicenseRegistry;
+  service: LicenseService;
+  logger: Logger;
+  namespace: () => string;
+  /** The data folder of the licenses served (reported by `hello`). */
+  dataDir: () => string;
+  /** Registers a code seen on the socket, so no log line or error message shows it in full. */
+  secret: (code: string) => void;
+}
+
+/** Most projects one connection may subscribe to by id (a subscription to all is one). */
+export const MAX_SUBSCRIPTIONS = 256;
+
+interface Method<S extends z.ZodType> {
+  params: S;
+  /** Needs the network: counted against the connection's requests in flight. */
+  slow?: boolean;
+  run(params: z.infer<S>, connection: Connection): unknown;
+}
+
+const method = <S extends z.ZodType>(m: Method<S>): Method<S> => m;
+
+/** Anything code-like (a UUID, a long hex or base64 run) in free text a client sent, as a hint. */
+function maskCodes(text: string): string {
+  return text.replace(/[0-9A-Za-z][0-9A-Za-z_-]{15,}/g, (m) => hintOf(m));
+}
+
+/**
+ * Protocol 1's methods, each with its params schema; `dispatch` answers a request (a value or a
+ * promise) or throws an error the connection turns into a JSON-RPC error.
+ */
+export function createDispatcher(deps: MethodDeps): (connection: Connection, request: RpcRequest) => unknown {
+  const { registry, service, logger } = deps;
+  const table: Record<(typeof METHODS)[number], Method<z.ZodType>> = {
+    hello: method({
+      params: HelloParams,
+      run(p: HelloParams, connection): HelloResult {
+        // A client name is free text: a code pasted into it must not reach the log.
+        if (p.client) logger.debug({ connection: connection.id, client: maskCodes(p.client.slice(0, 80)) }, 'hello');
+        return { protocol: PROTOCOL_VERSION, agent: AGENT_VERSION, namespace: deps.namespace(), data_dir: deps.dataDir() };
+      },
+    }),
+    check: method({ params: ProjectParams, run: (p: ProjectParams) => registry.state(p.project_id) }),
+    list: method({ params: ListParams, run: () => ({ licenses: registry.list() }) }),
+    subscribe: method({
+      params: SubscribeParams,
+      run(p: z.infer<typeof SubscribeParams>, connection) {
+        if (p.project_id === undefined) {
+          connection.subscription = '*';
+        } else if (connection.subscription !== '*') {
+          const id = p.project_id.toLowerCase();
+          const ids: Set<string> = connection.subscription ?? new Set();
+          connection.subscription = ids;
+          if (!ids.has(id) && ids.size >= MAX_SUBSCRIPTIONS) {
+            throw new AgentError('over_limit', `this connection already follows ${MAX_SUBSCRIPTIONS} projects; subscribe without project_id to follow all of them`, {
+              limit: 'subscriptions',
+            });
+          }
+          registry.state(id);
+          ids.add(id);
+        }
+        return { subscribed: true };
+      },
+    }),
+    activate: method({
+      params: ActivateParams,
+      slow: true,
+      run(p: ActivateParams) {
+        deps.secret(p.code);
+        const id = p.project_id.toLowerCase();
+        logger.info({ projectId: id, codeHint: hintOf(p.code) }, 'activation requested');
+        return service.activate(id, p.code);
+      },
+    }),
+    deactivate: method({ params: ProjectParams, slow: true, run: (p: ProjectParams) => service.deactivate(p.project_id.toLowerCase()) }),
+    refresh: method({ params: ProjectParams, slow: true, run: (p: ProjectParams) => service.refresh(p.project_id.toLowerCase()) }),
+  };
+
+  // Project ids already validated: `check` is the hot path and sees the same few ids.
+  const knownIds = new Set<string>();
+
+  return (connection, request) => {
+    const m = Object.hasOwn(table, request.method) ? table[request.method as keyof typeof table] : undefined;
+    if (!m) {
+      throw new AgentError('method_not_found', `method not found: '${request.method.slice(0, 64)}'; protocol 1 has ${METHODS.join(', ')}`, {
+        rpcCode: RpcErrorCode.methodNotFound,
+      });
+    }
+    if (request.method === 'check') {
+      const raw = request.params as { project_id?: unknown } | null | undefined;
+      if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && typeof raw.project_id === 'string' && knownIds.has(raw.project_id)) {
+        return registry.state(raw.project_id);
+      }
+    }
+    const params = parseParams(m.params, request.params);
+    if (request.method === 'check') {
+      if (knownIds.size >= 4096) knownIds.clear();
+      knownIds.add((params as ProjectParams).project_id);
+    }
+    if (m.slow && !connection.canStartSlowRequest()) {
+      throw new AgentError('over_limit', 'too many requests in flight on this connection; wait for answers before sending more', { limit: 'in_flight' });
+    }
+    return m.run(params, connection);
+  };
+}
+
+function parseParams<T extends z.ZodType>(schema: T, raw: unknown): z.infer<T> {
+  if (Array.isArray(raw)) throw new AgentError('invalid_params', 'invalid params: params must be an object with named fields, e.g. {"project_id":"…"}');
+  const parsed = schema.safeParse(raw ?? {});
+  if (!parsed.success) throw new AgentError('invalid_params', `invalid params: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}

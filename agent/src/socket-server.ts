@@ -1,0 +1,186 @@
+import { chmodSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { isMainThread } from 'node:worker_threads';
+import type { Logger } from 'pino';
+import type { AgentLimits } from './config.js';
+import { Connection, type ConnectionHost } from './connection.js';
+import { AgentError } from './errors.js';
+import type { LicenseStateWire } from './license-state.js';
+import type { RpcErrorObject, RpcRequest } from './protocol.js';
+import type { Scheduler } from './scheduler.js';
+import { isPipePath } from './socket-path.js';
+import { prepareSocketDir, probeSocket, removeSocketFile } from './socket-dir.js';
+
+export interface SocketServerOptions {
+  socketPath: string;
+  namespace: string;
+  limits: () => AgentLimits;
+  scheduler: Scheduler;
+  logger: Logger;
+  dispatch: (connection: Connection, request: RpcRequest) => unknown;
+  toError: (err: unknown) => RpcErrorObject;
+}
+
+/** Counters of the socket server (tests and `status` use them). */
+export interface SocketStats {
+  connections: number;
+  subscribers: number;
+  inFlight: number;
+  /** Sum of answer bytes waiting to be written, over all connections. */
+  pendingWriteBytes: number;
+  /** Largest per-connection figure of the above. */
+  maxPendingWriteBytes: number;
+  /** Sum of unfinished request bytes held. */
+  pendingReadBytes: number;
+  /** Connections the agent stopped reading from until they read their answers. */
+  pausedConnections: number;
+}
+
+const LISTEN_BACKLOG = 2048;
+
+/**
+ * The agent's socket: a 0700 folder and a 0600 socket (or a named pipe), one live agent per
+ * path, connections with their limits, notifications to subscribers, and a draining shutdown.
+ */
+export class SocketServer {
+  private readonly connections = new Set<Connection>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly server: Server;
+  private nextId = 1;
+  private closing = false;
+
+  constructor(private readonly o: SocketServerOptions) {
+    const host: ConnectionHost = {
+      limits: o.limits,
+      scheduler: o.scheduler,
+      dispatch: o.dispatch,
+      toError: o.toError,
+      track: (promise) => {
+        this.inFlight.add(promise);
+        void promise.finally(() => this.inFlight.delete(promise));
+      },
+      closed: (connection) => {
+        this.connections.delete(connection);
+        o.logger.debug({ connection: connection.id, connections: this.connections.size }, 'connection closed');
+      },
+    };
+    // Half-open: a client that closes its sending side still gets every answer it asked for.
+    this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false });
+    this.server.on('connection', (socket: Socket) => {
+      const connection = new Connection(this.nextId++, socket, host);
+      const max = o.limits().maxConnections;
+      if (this.closing || this.connections.size >= max) {
+        o.logger.warn({ connections: this.connections.size, max }, 'connection refused: over the connection limit');
+        connection.refuse('connections', this.closing ? 'the agent is shutting down; reconnect in a moment' : `the agent is at its limit of ${max} connections; close unused connections and retry`);
+        return;
+      }
+      this.connections.add(connection);
+      o.logger.debug({ connection: connection.id, connections: this.connections.size }, 'connection accepted');
+    });
+    this.server.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'socket server error'));
+  }
+
+  /** Prepares the folder, refuses a live socket, removes a stale one, listens. */
+  async listen(): Promise<void> {
+    const { socketPath, namespace, logger } = this.o;
+    if (!isPipePath(socketPath)) prepareSocketDir(socketPath);
+    const probe = await probeSocket(socketPath);
+    if (probe === 'live') {
+      throw new AgentError('socket_in_use', `another agent is already running on ${socketPath} (namespace '${namespace}'); stop it first, or run this one with another namespace or socket path`, { path: socketPath });
+    }
+    if (probe === 'stale') {
+      logger.warn({ socketPath }, 'removing a stale socket left by an agent that did not stop cleanly');
+      removeSocketFile(socketPath);
+    }
+    try {
+      await listen(this.server, socketPath);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new AgentError('socket_in_use', `another agent started on ${socketPath} at the same time; stop it first or choose another socket path`, { path: socketPath, cause: err });
+      }
+      throw new AgentError('internal_error', `cannot listen on ${socketPath}: ${(err as Error).message}`, { path: socketPath, cause: err });
+    }
+  }
+
+  /** Pushes a changed state to the connections subscribed to it. */
+  notify(state: LicenseStateWire): void {
+    for (const c of this.connections) {
+      const sub = c.subscription;
+      if (sub === '*' || (sub !== null && sub.has(state.project_id))) c.notify('changed', state);
+    }
+  }
+
+  reconfigure(limits: AgentLimits): void {
+    for (const c of this.connections) c.reconfigure(limits);
+  }
+
+  stats(): SocketStats {
+    let pendingWriteBytes = 0;
+    let maxPendingWriteBytes = 0;
+    let pendingReadBytes = 0;
+    let pausedConnections = 0;
+    let subscribers = 0;
+    for (const c of this.connections) {
+      pendingWriteBytes += c.pendingWriteBytes;
+      maxPendingWriteBytes = Math.max(maxPendingWriteBytes, c.pendingWriteBytes);
+      pendingReadBytes += c.pendingReadBytes;
+      if (c.isPaused) pausedConnections += 1;
+      if (c.subscription !== null) subscribers += 1;
+    }
+    return { connections: this.connections.size, subscribers, inFlight: this.inFlight.size, pendingWriteBytes, maxPendingWriteBytes, pendingReadBytes, pausedConnections };
+  }
+
+  /**
+   * Stops accepting, lets requests in flight finish (up to `graceMs`), then calls `abort` for the
+   * rest, ends every connection once its answers are written, and removes the socket file.
+   */
+  async close(graceMs: number, abort: () => void): Promise<void> {
+    this.closing = true;
+    const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await Promise.race([Promise.allSettled([...this.inFlight]), delay(graceMs)]);
+    abort();
+    for (const c of this.connections) c.end();
+    await Promise.race([serverClosed, delay(3_000)]);
+    for (const c of this.connections) c.socket.destroy();
+    try {
+      removeSocketFile(this.o.socketPath);
+    } catch (err) {
+      this.o.logger.warn({ err: { message: (err as Error).message } }, 'could not remove the socket file');
+    }
+  }
+
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.once('listening', () => {
+      server.off('error', onError);
+      resolve();
+    });
+    // A DAW opening a session connects dozens of plugin instances at once: a deep accept queue
+    // (the kernel caps it at somaxconn) turns a burst into a short wait instead of EAGAIN.
+    const options = { path, backlog: LISTEN_BACKLOG };
+    if (isPipePath(path)) {
+      server.listen(options);
+      return;
+    }
+    // The socket is created 0600 by the umask at bind time: there is no moment when it is open to others.
+    let previous: number | undefined;
+    if (isMainThread) previous = process.umask(0o177);
+    try {
+      server.listen(options);
+    } finally {
+      if (previous !== undefined) process.umask(previous);
+    }
+    if (!isMainThread) chmodSync(path, 0o600);
+  });
+}
