@@ -41,6 +41,8 @@ export interface AgentOptions {
   random?: () => number;
   /** Environment to resolve configuration from (default `process.env`). */
   env?: Record<string, string | undefined>;
+  /** PEM certificate(s) trusted besides the system's, for a service behind a private CA (`NODE_EXTRA_CA_CERTS` works too). */
+  ca?: string | Buffer | Array<string | Buffer>;
 }
 
 /** Counters of a running agent (tests and `status` use them). */
@@ -98,7 +100,13 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   // read in one place and pause the one budget, however many projects the agent holds.
   let client: ServiceClient | undefined;
   const licenseOptions = (): LicenseDefaults => {
-    client = createLicenseClient({ baseUrl: config.baseUrl as string, ...(config.token ? { token: config.token } : {}), ...(options.policy ? { policy: options.policy } : {}) });
+    client = createLicenseClient({
+      baseUrl: config.baseUrl as string,
+      ...(config.token ? { token: config.token } : {}),
+      ...(options.policy ? { policy: options.policy } : {}),
+      ...(config.proxy === undefined ? {} : { proxy: config.proxy }),
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+    });
     return {
       baseUrl: config.baseUrl as string,
       ...pathOptions,
@@ -171,7 +179,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       logger.warn('reload refused, keeping the current configuration: the new one has no base URL');
       throw new AgentError('config_invalid', `the new configuration has no service base URL (${next.configFile}); keeping the current one`);
     }
-    const serviceChanged = next.baseUrl !== config.baseUrl || next.token !== config.token;
+    const serviceChanged = next.baseUrl !== config.baseUrl || next.token !== config.token || next.proxy !== config.proxy;
     config = { ...next, socketPath: config.socketPath };
     addSecret(config.token);
     fileLogger?.setLevel(config.logLevel);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { checkProxyUrl } from '@plugin-license/api';
 import { normalizeBaseUrl, resolvePaths } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
@@ -45,6 +46,8 @@ export interface AgentConfig {
   socketPath: string;
   logLevel: LogLevel;
   limits: AgentLimits;
+  /** From config.json: a proxy URL, `false` for none; undefined: the standard proxy variables. */
+  proxy: string | false | undefined;
   /** The config file read (whether or not it existed). */
   configFile: string;
 }
@@ -69,6 +72,8 @@ const FileConfig = z.looseObject({
   baseUrl: z.string().optional(),
   token: z.string().optional(),
   socket: z.string().optional(),
+  /** A proxy URL for every request to the service (overrides HTTPS_PROXY etc.), or "" for none. */
+  proxy: z.string().optional(),
   log_level: z.enum(LOG_LEVELS).optional(),
   logLevel: z.enum(LOG_LEVELS).optional(),
   agent: z
@@ -133,6 +138,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     socketPath,
     logLevel: logLevelRaw as LogLevel,
     limits,
+    proxy: file.proxy === undefined ? undefined : file.proxy.trim() === '' ? false : checkProxy(file.proxy, configFile),
     configFile,
   };
 }
@@ -167,6 +173,14 @@ function readConfigFile(path: string): FileConfig {
 export function checkBaseUrl(value: string): string {
   try {
     return normalizeBaseUrl(value);
+  } catch (err) {
+    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
+  }
+}
+
+function checkProxy(value: string, configFile: string): string {
+  try {
+    return checkProxyUrl(value, `"proxy" in ${configFile}`);
   } catch (err) {
     throw new AgentError('config_invalid', (err as Error).message, { cause: err });
   }

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { createDispatcher } from './dispatcher.js';
 import { assertBaseUrl } from './base-url.js';
 import { ConfigError } from './errors.js';
 import type { RateLimit } from './rate-limit.js';
@@ -57,6 +58,18 @@ export interface ServiceClientOptions {
    * @example new Agent({ keepAliveTimeout: 1000 })
    */
   dispatcher?: Dispatcher;
+  /**
+   * A proxy for every request (`http://host:port`, credentials allowed), or `false` to ignore the
+   * proxy variables. Default: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` when set. Ignored with `dispatcher`.
+   * @example 'http://proxy.studio.lan:3128'
+   */
+  proxy?: string | false;
+  /**
+   * PEM certificate(s) to trust in addition to the system's, for a service behind a private CA
+   * (or the emulator's `--tls`). `NODE_EXTRA_CA_CERTS` works as well. Ignored with `dispatcher`.
+   * @example readFileSync('/etc/acme/ca.pem', 'utf8')
+   */
+  ca?: string | Buffer | Array<string | Buffer>;
   /**
    * Time-out of each attempt in ms, per phase: connecting (own agent), waiting for the response
    * headers, and any pause in the body. Default 10000.
@@ -132,7 +145,9 @@ export class ServiceClient {
       throw new ConfigError('token must be a non-empty string when given', 'token');
     }
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: timeoutMs } });
+    this.#dispatcher =
+      options.dispatcher ??
+      createDispatcher({ timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) });
     this.#transport = new Transport({
       baseUrl,
       token: options.token,

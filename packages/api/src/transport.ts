@@ -90,6 +90,17 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
+// Node's codes for a certificate it does not accept (unknown issuer, self-signed, wrong name, expired).
+const TLS_CODES = /^(UNABLE_TO_|SELF_SIGNED_|DEPTH_ZERO_|CERT_|ERR_TLS_CERT|ERR_SSL_|HOSTNAME_MISMATCH)/;
+
+/** The TLS verification code of a failure (also wrapped by a proxy tunnel), if that is what it is. */
+function tlsFailure(e: unknown): string | undefined {
+  for (let x = e as { code?: unknown; cause?: unknown } | undefined, depth = 0; x && depth < 4; x = x.cause as typeof x, depth++) {
+    if (typeof x.code === 'string' && TLS_CODES.test(x.code)) return x.code;
+  }
+  return undefined;
+}
+
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceError {
@@ -174,6 +185,14 @@ export class Transport {
           `no answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
           spec.endpoint,
           timeoutMs,
+          e,
+        );
+      }
+      const tls = tlsFailure(e);
+      if (tls !== undefined) {
+        throw new NetworkError(
+          `the TLS certificate of ${this.config.baseUrl.hostname} is not trusted (${tls}); if the service uses a private CA, pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS, otherwise check the base URL and this machine's clock`,
+          spec.endpoint,
           e,
         );
       }

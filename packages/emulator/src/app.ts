@@ -150,8 +150,9 @@ function toHttpError(error: unknown): HttpError {
 }
 
 /** The fastify app of the emulator: parsers, hooks (faults, auth, rate limits), routes, error shapes. */
-export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutdown: AbortSignal }): FastifyInstance {
+export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutdown: AbortSignal; https?: { key: string; cert: string } }): FastifyInstance {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     logger: options.logger ? { level: 'info', stream: process.stderr } : false,
     // Our own onResponse line logs the path with codes redacted; fastify's would log them whole.
     logController: new LogController({ disableRequestLogging: true }),

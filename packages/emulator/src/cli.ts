@@ -17,6 +17,7 @@ interface CliOptions {
   host: string;
   port: number;
   data?: string;
+  tls?: boolean;
   rateLimitActivation?: number;
   rateLimitBuilds?: number;
   rateLimitGeneral?: number;
@@ -38,6 +39,7 @@ const program = new Command()
   .option('--rate-limit-general <n>', 'other requests per minute per client (default 100)', perMinute)
   .option('--rate-limit-trigger <n>', 'manual triggers per minute per project (default 10)', perMinute)
   .option('--download-redirect', 'answer build downloads with a 302 instead of {url, expires_at}')
+  .option('--tls', 'serve HTTPS with a certificate generated at start; its PEM path is ca_file in the start-up line')
   .option('--quiet', 'no request logs on stderr')
   .action(async (opts: CliOptions) => {
     let emulator: Emulator;
@@ -48,6 +50,7 @@ const program = new Command()
         dataFile: opts.data,
         logger: !opts.quiet,
         downloadRedirect: opts.downloadRedirect ?? false,
+        tls: opts.tls ?? false,
         rateLimits: {
           ...(opts.rateLimitActivation === undefined ? {} : { activation: opts.rateLimitActivation }),
           ...(opts.rateLimitBuilds === undefined ? {} : { builds: opts.rateLimitBuilds }),
@@ -77,7 +80,13 @@ const program = new Command()
     process.once('SIGTERM', stop);
 
     // Printed only once the handlers are in place: a parent may signal as soon as it reads the line.
-    const line = { base_url: emulator.baseUrl, token: emulator.token, project_id: emulator.projectId, webhook_secret: emulator.webhookSecret };
+    const line = {
+      base_url: emulator.baseUrl,
+      token: emulator.token,
+      project_id: emulator.projectId,
+      webhook_secret: emulator.webhookSecret,
+      ...(emulator.caFile ? { ca_file: emulator.caFile } : {}),
+    };
     process.stdout.write(`${JSON.stringify(line)}\n`);
   });
 

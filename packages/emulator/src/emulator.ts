@@ -10,6 +10,7 @@ import { isLoopbackHost } from './loopback.js';
 import { DEFAULT_RATE_LIMITS, FixedWindowRateLimiter, type RateLimits } from './rate-limiter.js';
 import { createIdentity, createStartState } from './seed.js';
 import { EmulatorStore } from './store.js';
+import { createTlsIdentity } from './tls.js';
 
 /** Options of {@link startEmulator}. */
 export interface EmulatorOptions {
@@ -27,14 +28,20 @@ export interface EmulatorOptions {
   logger?: boolean;
   /** Answer build downloads with a 302 to the file instead of `{url, expires_at}`. Default false. */
   downloadRedirect?: boolean;
+  /** Serve HTTPS with a certificate generated at start (its PEM file is `caFile`). Default false. */
+  tls?: boolean;
 }
 
 /** A running emulator. */
 export interface Emulator {
-  /** Service base URL, `http://127.0.0.1:PORT/functions/v1`. */
+  /** Service base URL, `http://127.0.0.1:PORT/functions/v1` (`https://` with `tls`). */
   baseUrl: string;
   /** `http://127.0.0.1:PORT`; the controls live under `${origin}/__emulator`. */
   origin: string;
+  /** With `tls`: the PEM file of the certificate, to trust as a CA. */
+  caFile?: string;
+  /** With `tls`: that certificate's PEM text. */
+  ca?: string;
   /** Bearer JWT of the demo account (owner of projectId). */
   token: string;
   /** The demo project. */
@@ -104,11 +111,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     origin: () => origin,
     downloadRedirect: options.downloadRedirect ?? false,
   };
-  const app = buildApp(ctx, { logger: options.logger ?? false, shutdown: shutdown.signal });
+  const tls = options.tls ? createTlsIdentity(host, dataFile) : undefined;
+  const app = buildApp(ctx, { logger: options.logger ?? false, shutdown: shutdown.signal, ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}) });
   try {
     await app.listen({ host, port });
   } catch (error) {
     await app.close().catch(() => undefined);
+    tls?.cleanup();
     throw new EmulatorError('listen_failed', `cannot listen on ${host}:${port}: ${(error as Error).message}; pick another port or stop what uses it`, {
       cause: error,
       context: { host, port },
@@ -116,7 +125,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   }
   const address = app.server.address();
   const actualPort = typeof address === 'object' && address !== null ? address.port : port;
-  origin = `http://${formatHost(host)}:${actualPort}`;
+  origin = `${tls ? 'https' : 'http'}://${formatHost(host)}:${actualPort}`;
 
   let closing: Promise<void> | undefined;
   const identity = store.data.identity;
@@ -127,11 +136,13 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     projectId: identity.project_id,
     webhookSecret: identity.webhook_secret,
     otherProjectId: identity.other_project_id,
+    ...(tls ? { caFile: tls.caFile, ca: tls.cert } : {}),
     close: () => {
       closing ??= (async () => {
         shutdown.abort();
         await app.close();
         await store.flush();
+        tls?.cleanup();
       })();
       return closing;
     },

@@ -37,8 +37,12 @@ export interface LicenseOptions {
   client?: ServiceClient;
   /** Bearer token for the created client; sent only on endpoints that take one (the client sends none on activate/deactivate/validate/status). */
   token?: string;
-  /** undici dispatcher for the created client (proxies, tests). */
+  /** undici dispatcher for the created client (tests); replaces `proxy` and `ca`. */
   dispatcher?: Dispatcher;
+  /** A proxy URL for the created client, or `false` for none. Default: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`. @example 'http://proxy.studio.lan:3128' */
+  proxy?: string | false;
+  /** PEM certificate(s) the created client trusts besides the system's (a private CA); `NODE_EXTRA_CA_CERTS` works too. */
+  ca?: string | Buffer | Array<string | Buffer>;
   /** Replaces the OS machine-id lookup (tests: a machine without one returns null). */
   rawMachineIdProvider?: RawMachineIdProvider;
   /** Uniform [0,1) source for jitter; injected by tests. Default `Math.random`. */
@@ -125,6 +129,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         baseUrl,
         ...(options.token === undefined ? {} : { token: options.token }),
         ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+        ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
         policy: this.policy,
       });
       this.#ownsClient = true;

@@ -9,6 +9,10 @@ export interface LicenseClientOptions {
   token?: string;
   dispatcher?: Dispatcher;
   policy?: Partial<LicensePolicy>;
+  /** A proxy URL, or `false` for none; default the standard proxy variables (HTTPS_PROXY, NO_PROXY, …). */
+  proxy?: string | false;
+  /** PEM certificate(s) trusted in addition to the system's (a private CA). */
+  ca?: string | Buffer | Array<string | Buffer>;
 }
 
 /**
@@ -30,6 +34,8 @@ export function createLicenseClient(options: LicenseClientOptions): ServiceClien
       baseUrl: options.baseUrl,
       ...(options.token === undefined ? {} : { token: options.token }),
       ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+      ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
       timeoutMs,
       retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: timeoutMs },
     });

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
+import { createServer as createHttpServer } from 'node:http';
+import { createProxy } from 'proxy';
+import { Agent, request } from 'undici';
 
 /** Absolute path of the built emulator CLI (`pnpm build` makes it). */
 export const EMULATOR_CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/emulator/dist/cli.js');
@@ -164,11 +166,12 @@ export async function tempHome(prefix = 'plugin-license-'): Promise<{ dir: strin
  * @example
  * const code = await generateCode(emu.info.base_url, emu.info.token, emu.info.project_id, 3);
  */
-export async function generateCode(baseUrl: string, token: string, projectId: string, maxActivations = 2): Promise<string> {
+export async function generateCode(baseUrl: string, token: string, projectId: string, maxActivations = 2, ca?: string): Promise<string> {
   const res = await request(`${baseUrl}/plugin-activation/generate`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify({ project_id: projectId, max_activations: maxActivations, notes: 'test' }),
+    ...(ca ? { dispatcher: new Agent({ connect: { ca } }) } : {}),
   });
   const text = await res.body.text();
   if (res.statusCode !== 201) throw new Error(`generate answered ${res.statusCode}: ${text}`);
@@ -236,4 +239,38 @@ export function fullDisk(dir: string): TestMount {
     // ENOSPC: full.
   }
   return { ok: true, undo: () => unmount(dir) };
+}
+
+/** A real HTTP proxy (CONNECT tunnels included) on loopback, recording every tunnel it opened. */
+export interface TestProxy {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** The `host:port` of every CONNECT tunnel, in order. */
+  tunnels: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a forwarding proxy (the `proxy` package) on 127.0.0.1:0, as a studio's or company's
+ * proxy would stand between a machine and the service.
+ *
+ * @example
+ * const proxy = await startConnectProxy();
+ * try { new License({ ..., proxy: proxy.url }) } finally { await proxy.close(); }
+ */
+export async function startConnectProxy(): Promise<TestProxy> {
+  const server = createProxy(createHttpServer());
+  const tunnels: string[] = [];
+  server.on('connect', (req: { url?: string }) => tunnels.push(req.url ?? ''));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    tunnels,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
 }
