@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import pinoRoll from 'pino-roll';
+import { createStream } from 'rotating-file-stream';
 import type { LogLevel } from './config.js';
 
 /** First 4 + "…" + last 4 characters: how a code (or any secret) may appear anywhere. */
@@ -57,25 +56,28 @@ export interface FileLogger {
 export interface FileLoggerOptions {
   dir: string;
   level: LogLevel;
-  /** Rotate when the file reaches this size (pino-roll syntax, e.g. '10m'). */
+  /** Rotate when the file reaches this size (e.g. '10M', '1K'). */
   size?: string;
   /** Rotated files kept besides the active one. */
   keep?: number;
 }
 
 /**
- * JSON lines to `DIR/agent.N.log` (pino + pino-roll, size-based rotation, 10 MB × 5 files by
- * default), with field redaction and a scrubber for secrets registered at run time.
+ * JSON lines to `DIR/agent.log` (pino; size-based rotation to `agent.1.log` … `agent.4.log`, 10 MB
+ * each by default), with field redaction and a scrubber for secrets registered at run time.
  */
 export async function createFileLogger(options: FileLoggerOptions): Promise<FileLogger> {
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
-  const stream = await pinoRoll({
-    file: join(options.dir, 'agent.log'),
-    size: options.size ?? '10m',
-    mkdir: true,
-    symlink: true,
-    limit: { count: options.keep ?? 4, removeOtherLogFiles: true },
+  // Size-based, classic rotation (agent.log, agent.1.log … agent.N.log): a small dependency-free
+  // library, where pino-roll pulled date-fns (+11 MB resident) for time rotation we do not use.
+  // In classic rotation the name generator gets the rotated file's number (none for the active one).
+  const stream = createStream((n: number | Date | null) => (typeof n === 'number' && n > 0 ? `agent.${n}.log` : 'agent.log'), {
+    path: options.dir,
+    size: (options.size ?? '10M').toUpperCase() as `${number}M`,
+    rotate: options.keep ?? 4,
+    mode: 0o600,
   });
+  stream.on('error', () => undefined); // a full disk must not take the agent down; lines are dropped
   const scrubber = new SecretScrubber();
   const destination = { write: (line: string) => stream.write(scrubber.scrub(line)) };
   const logger = pino(

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { readOnlyFolder } from '@plugin-license/test-utils';
+import { readOnlyFolder, rejection as rejectionOf } from '@plugin-license/test-utils';
 import { describe, expect, it } from 'vitest';
 import { AgentClient, isAgentError, resolveAgentConfig, type AgentError } from '../src/index.js';
 import { MAX_SUBSCRIPTIONS } from '../src/methods.js';
@@ -18,15 +18,8 @@ async function agent(options: Parameters<typeof startTestAgent>[1] = {}) {
   return { t, client };
 }
 
-async function rejection(p: Promise<unknown>): Promise<AgentError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isAgentError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an AgentError');
-}
+
+const rejection = (p: Promise<unknown>): Promise<AgentError> => rejectionOf(p, isAgentError);
 
 const slots = async (code: string): Promise<number> => {
   const res = await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`);

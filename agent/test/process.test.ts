@@ -68,7 +68,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     a.child.kill('SIGTERM');
     expect(await a.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(socket)).toBe(false);
-    const logs = readdirSync(join(d.dir, 'log')).filter((f) => /^agent\.\d+\.log$/.test(f));
+    const logs = readdirSync(join(d.dir, 'log')).filter((f) => /^agent(\.\d+)?\.log$/.test(f));
     const text = logs.map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
     expect(text).toContain('"msg":"agent stopped"');
     expect(text).not.toContain(code);
@@ -107,7 +107,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const a = await spawnAgent(d.dir, socket);
     writeFileSync(join(d.dir, 'config', 'config.json'), JSON.stringify({ log_level: 'debug', agent: { max_connections: 2 } }));
     a.child.kill('SIGHUP');
-    const log = (): string => readdirSync(join(d.dir, 'log')).filter((f) => /^agent\.\d+\.log$/.test(f)).map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
+    const log = (): string => readdirSync(join(d.dir, 'log')).filter((f) => /^agent(\.\d+)?\.log$/.test(f)).map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
     await until(() => log().includes('configuration reloaded'), 'the reload to be logged');
     const c1 = await AgentClient.connect({ socketPath: socket, reconnect: false });
     const c2 = await AgentClient.connect({ socketPath: socket, reconnect: false });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { AgentClient } from '@plugin-license/agent';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { isLicenseError, License, type LicenseError, type LicenseOptions } from '@plugin-license/licensing';
-import { generateCode, startConnectProxy, type TestProxy } from '@plugin-license/test-utils';
+import { generateCode, rejection as rejectionOf, startConnectProxy, type TestProxy } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 // The https:// path for real: the emulator serves HTTPS with a certificate made at start, and
@@ -47,15 +47,8 @@ function license(options: Partial<LicenseOptions>): License {
   return l;
 }
 
-async function rejection(p: Promise<unknown>): Promise<LicenseError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isLicenseError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a LicenseError');
-}
+
+const rejection = (p: Promise<unknown>): Promise<LicenseError> => rejectionOf(p, isLicenseError);
 
 const code = (): Promise<string> => generateCode(emu.baseUrl, emu.token, emu.projectId, 5, emu.ca);
 

@@ -1,6 +1,6 @@
 import { ActivateResult, CodeStatus, DeactivateResult, ErrorBody, GeneratedKey, ProjectKeys, ValidateResult } from '@plugin-license/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateCode } from '../../../test/utils/src/index.js';
+import { generateCode } from '@plugin-license/test-utils';
 import { startEmulator, type Emulator } from '../src/index.js';
 import { call } from './http.js';
 

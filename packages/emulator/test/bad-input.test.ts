@@ -1,6 +1,6 @@
 import { ErrorBody } from '@plugin-license/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateCode } from '../../../test/utils/src/index.js';
+import { generateCode } from '@plugin-license/test-utils';
 import { BODY_LIMIT_BYTES, startEmulator, type Emulator } from '../src/index.js';
 import { call, type Answer } from './http.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMULATOR_CLI, generateCode, startEmulatorProcess, type EmulatorProcess } from '../../../test/utils/src/index.js';
+import { EMULATOR_CLI, generateCode, startEmulatorProcess, type EmulatorProcess } from '@plugin-license/test-utils';
 import { call } from './http.js';
 
 async function waitFor(check: () => boolean): Promise<void> {

@@ -1,7 +1,7 @@
 import { ErrorBody } from '@plugin-license/api';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { control, generateCode } from '../../../test/utils/src/index.js';
+import { control, generateCode } from '@plugin-license/test-utils';
 import { startEmulator, type Emulator } from '../src/index.js';
 import { call } from './http.js';
 

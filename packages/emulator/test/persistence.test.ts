@@ -1,7 +1,7 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { generateCode, startEmulatorProcess, tempHome } from '../../../test/utils/src/index.js';
+import { generateCode, startEmulatorProcess, tempHome } from '@plugin-license/test-utils';
 import { startEmulator } from '../src/index.js';
 import { call } from './http.js';
 

@@ -1,6 +1,6 @@
 import { ErrorBody } from '@plugin-license/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { control, generateCode } from '../../../test/utils/src/index.js';
+import { control, generateCode } from '@plugin-license/test-utils';
 import { DEFAULT_RATE_LIMITS, startEmulator, type Emulator } from '../src/index.js';
 import { call } from './http.js';
 

@@ -20,7 +20,7 @@ import {
 } from '@plugin-license/api';
 import { request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { control } from '../../../test/utils/src/index.js';
+import { control } from '@plugin-license/test-utils';
 import { startEmulator, type Emulator } from '../src/index.js';
 import { call } from './http.js';
 

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fullDisk, readOnlyFolder } from '@plugin-license/test-utils';
+import { fullDisk, readOnlyFolder, rejection as rejectionOf } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cacheFilePath, getMachineId, isLicenseError, License, type LicenseError, type LicenseOptions } from '../src/index.js';
 import { manualClock, RAW_A, startService, tempHome, type TestService } from './helpers.js';
@@ -58,15 +58,8 @@ async function until(condition: () => boolean): Promise<void> {
   if (!condition()) throw new Error('condition not reached within 1 s');
 }
 
-async function rejection(p: Promise<unknown>): Promise<LicenseError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isLicenseError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a LicenseError');
-}
+
+const rejection = (p: Promise<unknown>): Promise<LicenseError> => rejectionOf(p, isLicenseError);
 
 describe('when the disk refuses, nothing is asked of the service', () => {
   it('a read-only licenses folder: activate fails at once with cache_io, and no slot is taken', async (ctx) => {

@@ -274,3 +274,21 @@ export async function startConnectProxy(): Promise<TestProxy> {
       }),
   };
 }
+
+/**
+ * The error a promise rejects with, checked by `guard` (a type guard of the package under test);
+ * fails the test when it resolves or rejects with something else.
+ *
+ * @example
+ * const e = await rejection(license.activate(code), isLicenseError);
+ * expect(e.code).toBe('cache_io');
+ */
+export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown) => e is E): Promise<E> {
+  try {
+    await promise;
+  } catch (e) {
+    if (guard(e)) return e;
+    throw e;
+  }
+  throw new Error('expected the call to fail, but it succeeded');
+}

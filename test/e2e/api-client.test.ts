@@ -11,7 +11,7 @@ import {
   signTrigger,
   type ServiceClientOptions,
   type ServiceError,
-} from '../src/index.js';
+} from '@plugin-license/api';
 
 let emu: Emulator;
 let client: ServiceClient;
