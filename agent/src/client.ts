@@ -131,9 +131,13 @@ export class AgentClient extends EventEmitter<ClientEvents> {
   private reconnecting: Promise<void> | undefined;
   private readonly o: Required<Omit<AgentClientOptions, 'socketPath' | 'namespace' | 'reconnect' | 'clientName'>> & { reconnect: Required<ReconnectOptions> | false; clientName: string | undefined };
 
-  private constructor(socketPath: string, options: AgentClientOptions) {
+  /** The socket path, and the namespace when known, as messages name them. */
+  private readonly where: string;
+
+  private constructor(socketPath: string, options: AgentClientOptions, namespace: string | undefined) {
     super();
     this.socketPath = socketPath;
+    this.where = namespace === undefined ? socketPath : `${socketPath} (namespace '${namespace}')`;
     const r = options.reconnect ?? true;
     this.o = {
       connectTimeoutMs: options.connectTimeoutMs ?? 1000,
@@ -151,10 +155,9 @@ export class AgentClient extends EventEmitter<ClientEvents> {
    * const client = await AgentClient.connect({ socketPath: '/tmp/acme-1000/agent.sock', connectTimeoutMs: 200 });
    */
   static async connect(options: AgentClientOptions = {}): Promise<AgentClient> {
-    const socketPath =
-      options.socketPath ??
-      resolveSocketPath({ namespace: options.namespace ?? (process.env.PLUGIN_LICENSE_APP || DEFAULT_NAMESPACE) });
-    const client = new AgentClient(socketPath, options);
+    const namespace = options.namespace ?? (options.socketPath === undefined ? process.env.PLUGIN_LICENSE_APP || DEFAULT_NAMESPACE : undefined);
+    const socketPath = options.socketPath ?? resolveSocketPath({ namespace: namespace as string });
+    const client = new AgentClient(socketPath, options, namespace);
     await client.open();
     return client;
   }
@@ -250,19 +253,19 @@ export class AgentClient extends EventEmitter<ClientEvents> {
 
   private async waitForConnection(timeoutMs: number): Promise<void> {
     if (!this.reconnecting) {
-      if (this.o.reconnect === false) throw new AgentError('disconnected', `not connected to the agent at ${this.socketPath}; connect again`);
+      if (this.o.reconnect === false) throw new AgentError('disconnected', `not connected to the agent at ${this.where}; connect again`);
       this.startReconnect();
     }
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new AgentError('timeout', `could not reach the agent at ${this.socketPath} within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(() => reject(new AgentError('timeout', `could not reach the agent at ${this.where} within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
       await Promise.race([this.reconnecting, timeout]);
     } finally {
       clearTimeout(timer);
     }
-    if (!this.connected) throw new AgentError('not_running', `the agent at ${this.socketPath} is not running; start it with \`plugin-license-agent run\``);
+    if (!this.connected) throw new AgentError('not_running', `no agent is running at ${this.where}; start it with \`plugin-license-agent run\``);
   }
 
   private open(): Promise<void> {
@@ -270,7 +273,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
       const socket = createConnection(this.socketPath);
       const timer = setTimeout(() => {
         socket.destroy();
-        reject(new AgentError('timeout', `the agent at ${this.socketPath} did not accept the connection within ${this.o.connectTimeoutMs} ms`, { path: this.socketPath }));
+        reject(new AgentError('timeout', `the agent at ${this.where} did not accept the connection within ${this.o.connectTimeoutMs} ms`, { path: this.socketPath }));
       }, this.o.connectTimeoutMs);
       socket.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
@@ -279,8 +282,8 @@ export class AgentClient extends EventEmitter<ClientEvents> {
           new AgentError(
             notRunning ? 'not_running' : 'disconnected',
             notRunning
-              ? `no agent is running at ${this.socketPath}; start it with \`plugin-license-agent run\` (or install it as a service)`
-              : `cannot connect to the agent at ${this.socketPath}: ${err.message}`,
+              ? `no agent is running at ${this.where}; start it with \`plugin-license-agent run\` (or install it as a service)`
+              : `cannot connect to the agent at ${this.where}: ${err.message}`,
             { path: this.socketPath, cause: err },
           ),
         );
@@ -308,7 +311,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
       if (this.socket !== socket) return;
       this.socket = undefined;
       if (this.userClosed) return;
-      const err = new AgentError('disconnected', `the connection to the agent at ${this.socketPath} was closed`);
+      const err = new AgentError('disconnected', `the connection to the agent at ${this.where} was closed`);
       this.failPending(err);
       this.emit('disconnected', err);
       if (this.o.reconnect !== false) this.startReconnect();
@@ -336,7 +339,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
         }
       }
       if (!this.userClosed && !this.connected) {
-        const err = new AgentError('not_running', `gave up reconnecting to the agent at ${this.socketPath} after ${r.maxAttempts} attempts`, { cause: last });
+        const err = new AgentError('not_running', `gave up reconnecting to the agent at ${this.where} after ${r.maxAttempts} attempts`, { cause: last });
         for (const s of [...this.subscriptions]) s.close();
         this.emit('closed', err);
       }

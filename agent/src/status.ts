@@ -39,7 +39,7 @@ export async function agentStatus(config: AgentConfig, timeoutMs = 1000): Promis
   let running = false;
   let version: string | undefined;
   try {
-    const client = await AgentClient.connect({ socketPath: config.socketPath, connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, reconnect: false });
+    const client = await AgentClient.connect({ socketPath: config.socketPath, namespace: config.namespace, connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, reconnect: false });
     try {
       const hello = (await client.request('hello', { protocol: 1, client: 'plugin-license-agent status' })) as Partial<HelloResult>;
       running = true;

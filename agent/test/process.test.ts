@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../src/index.js';
 import { shortDir, until, useTestService } from './helpers.js';
@@ -28,9 +28,10 @@ function env(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEn
   return e;
 }
 
-async function spawnAgent(home: string, socket: string, args: string[] = []): Promise<Spawned> {
-  const child = spawn(process.execPath, [CLI, 'run', '--socket', socket, ...args], {
-    env: env(home, { PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl }),
+async function spawnAgent(home: string, socket: string, args: string[] = [], clockOffsetMs = 0): Promise<Spawned> {
+  const shim = clockOffsetMs === 0 ? [] : ['--import', pathToFileURL(join(AGENT_DIR, 'test', 'fixtures', 'clock-offset.mjs')).href];
+  const child = spawn(process.execPath, [...shim, CLI, 'run', '--socket', socket, ...args], {
+    env: env(home, { PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl, CLOCK_OFFSET_MS: String(clockOffsetMs) }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -285,5 +286,31 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     agentProcess.child.kill('SIGTERM');
     expect((await agentProcess.exited).code).toBe(0);
   }, 60_000);
+
+  it('a machine whose clock ran 3 h fast and is set right: clock_tampered is cleared online within seconds, not in 26 h', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 'a.sock');
+    const projectId = service.emulator.projectId;
+    const fast = await spawnAgent(d.dir, socket, [], 3 * 3600_000); // a dual-boot machine before network time
+    const c1 = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    const activated = await c1.activate(projectId, await service.code(2));
+    expect(activated).toMatchObject({ valid: true });
+    expect(activated.validatedAt!.getTime() - Date.now()).toBeGreaterThan(2.9 * 3600_000); // the shim took effect
+    c1.close();
+    fast.child.kill('SIGTERM');
+    await fast.exited;
+
+    await spawnAgent(d.dir, socket); // network time has set the clock right
+    const c2 = await AgentClient.connect({ socketPath: socket, reconnect: false });
+    cleanups.push(() => c2.close());
+    let state = await c2.check(projectId);
+    for (let i = 0; i < 100 && !state.valid; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      state = await c2.check(projectId);
+    }
+    expect(state).toMatchObject({ valid: true, reason: null, source: 'online' });
+    expect(state.nextCheckAt!.getTime() - Date.now()).toBeGreaterThan(22 * 3600_000);
+  });
 });
 
