@@ -1,4 +1,5 @@
-import { Agent, EnvHttpProxyAgent, ProxyAgent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { loadUndici } from './undici-loader.js';
 import { ConfigError } from './errors.js';
 
 /** How the client's own connections are made. */
@@ -21,20 +22,30 @@ const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy
  * `EnvHttpProxyAgent`); otherwise straight. `ca` is trusted for the service and for the proxy.
  *
  * @example
- * createDispatcher({ timeoutMs: 10_000, proxy: 'http://proxy.studio.lan:3128' });
+ * const dispatcher = await createDispatcher({ timeoutMs: 10_000, proxy: 'http://proxy.studio.lan:3128' });
  */
-export function createDispatcher(o: ConnectionOptions): Dispatcher {
+export async function createDispatcher(o: ConnectionOptions): Promise<Dispatcher> {
+  const route = connectionRoute(o);
+  const { Agent, EnvHttpProxyAgent, ProxyAgent } = await loadUndici();
   const tls = o.ca === undefined ? {} : { ca: o.ca };
   const pool = { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: o.timeoutMs, ...tls } };
-  if (typeof o.proxy === 'string') {
-    return new ProxyAgent({ ...pool, uri: checkProxyUrl(o.proxy), requestTls: { ...tls, timeout: o.timeoutMs }, proxyTls: { ...tls, timeout: o.timeoutMs } });
-  }
-  const env = o.env ?? process.env;
-  if (o.proxy !== false && PROXY_VARIABLES.some((name) => (env[name] ?? '').trim() !== '')) {
-    for (const name of PROXY_VARIABLES) if ((env[name] ?? '').trim() !== '') checkProxyUrl(env[name] as string, name);
-    return new EnvHttpProxyAgent({ ...pool, requestTls: { ...tls, timeout: o.timeoutMs }, proxyTls: { ...tls, timeout: o.timeoutMs } });
-  }
+  const tunnelTls = { requestTls: { ...tls, timeout: o.timeoutMs }, proxyTls: { ...tls, timeout: o.timeoutMs } };
+  if (route.via === 'proxy') return new ProxyAgent({ ...pool, uri: route.uri, ...tunnelTls });
+  if (route.via === 'environment') return new EnvHttpProxyAgent({ ...pool, ...tunnelTls });
   return new Agent(pool);
+}
+
+/**
+ * Which way requests go, decided (and every proxy URL checked) without loading undici: through
+ * the `proxy` option, through the proxy variables when one is set, or straight.
+ */
+export function connectionRoute(o: Pick<ConnectionOptions, 'proxy' | 'env'>): { via: 'proxy'; uri: string } | { via: 'environment' } | { via: 'direct' } {
+  if (typeof o.proxy === 'string') return { via: 'proxy', uri: checkProxyUrl(o.proxy) };
+  const env = o.env ?? process.env;
+  const set = PROXY_VARIABLES.filter((name) => (env[name] ?? '').trim() !== '');
+  if (o.proxy === false || set.length === 0) return { via: 'direct' };
+  for (const name of set) checkProxyUrl(env[name] as string, name);
+  return { via: 'environment' };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { createDispatcher } from './dispatcher.js';
+import { connectionRoute, createDispatcher } from './dispatcher.js';
 import { assertBaseUrl } from './base-url.js';
 import { ConfigError } from './errors.js';
 import type { RateLimit } from './rate-limit.js';
@@ -126,7 +126,8 @@ function requireObject(value: unknown, name: string): void {
  */
 export class ServiceClient {
   readonly #transport: Transport;
-  readonly #dispatcher: Dispatcher;
+  /** The injected dispatcher, or the own one once the first request made it. */
+  #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
   #rateLimit: RateLimit | undefined;
   #closed = false;
@@ -145,13 +146,20 @@ export class ServiceClient {
       throw new ConfigError('token must be a non-empty string when given', 'token');
     }
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
-      options.dispatcher ??
-      createDispatcher({ timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) });
+    // The own pool is made (and undici loaded) on the first request; a bad proxy URL, given or
+    // in the environment, fails now.
+    this.#dispatcher = options.dispatcher;
+    const connection = { timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) };
+    if (options.dispatcher === undefined) connectionRoute(connection);
+    const dispatcher = (): Dispatcher | Promise<Dispatcher> =>
+      (this.#dispatcher ??= createDispatcher(connection).catch((e: unknown) => {
+        this.#dispatcher = undefined; // the next request tries again
+        throw e;
+      }));
     this.#transport = new Transport({
       baseUrl,
       token: options.token,
-      dispatcher: this.#dispatcher,
+      dispatcher,
       timeoutMs,
       userAgent: options.userAgent ?? `plugin-license-api/${version} node/${process.versions.node}`,
       policy: createRetryPolicy(options.retry, hooks),
@@ -421,6 +429,8 @@ export class ServiceClient {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (!this.#ownsDispatcher || this.#dispatcher === undefined) return;
+    const own = await Promise.resolve(this.#dispatcher).catch(() => undefined);
+    await own?.close();
   }
 }

@@ -1,4 +1,5 @@
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher, request as undiciRequest } from 'undici';
+import { loadUndici } from './undici-loader.js';
 import type { z } from 'zod';
 import { redact, redactDeep } from './code-hint.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
@@ -40,7 +41,8 @@ export interface CallSpec<T> {
 export interface TransportConfig {
   baseUrl: URL;
   token: string | undefined;
-  dispatcher: Dispatcher;
+  /** The dispatcher, made on the first request (undici loads then). */
+  dispatcher: () => Dispatcher | Promise<Dispatcher>;
   timeoutMs: number;
   userAgent: string;
   policy: RetryPolicy;
@@ -108,9 +110,18 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
   return e instanceof ServiceError && (e.status === 429 || e.status >= 500);
 }
 
+/** undici's `request` and the dispatcher, ready for a request. */
+interface Prepared {
+  request: typeof undiciRequest;
+  dispatcher: Dispatcher;
+}
+
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
+  /** undici's `request` and the dispatcher, once the first request has loaded them. */
+  private ready: Prepared | undefined;
+  private preparing: Promise<Prepared> | undefined;
 
   constructor(private readonly config: TransportConfig) {
     this.base = config.baseUrl.href.replace(/\/+$/, '');
@@ -203,6 +214,7 @@ export class Transport {
       );
     };
     if (signal?.aborted) throw abortReason(signal);
+    const { request, dispatcher } = this.ready ?? (await this.prepare());
     let response: Dispatcher.ResponseData;
     try {
       const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
@@ -210,7 +222,7 @@ export class Transport {
         method: spec.method,
         headers: this.headers(spec),
         body,
-        dispatcher: this.config.dispatcher,
+        dispatcher,
         signal,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -228,6 +240,18 @@ export class Transport {
       return fail(e, 'read the answer of');
     }
     return { status: response.statusCode, headers, text, rateLimit };
+  }
+
+  private prepare(): Promise<Prepared> {
+    this.preparing ??= (async () => {
+      const [{ request }, dispatcher] = await Promise.all([loadUndici(), this.config.dispatcher()]);
+      this.ready = { request, dispatcher };
+      return this.ready;
+    })().catch((e: unknown) => {
+      this.preparing = undefined; // the next request tries again
+      throw e;
+    });
+    return this.preparing;
   }
 
   private secrets(spec: CallSpec<unknown>): (string | undefined)[] {

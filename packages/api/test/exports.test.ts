@@ -68,4 +68,27 @@ describe('built package', () => {
     ]);
     expect(JSON.parse(out)).toEqual([false, true, true, false]);
   });
+
+  // undici is a hundred modules and about 20 MB: a process that has not asked anything yet (the
+  // agent at start) does not load it. Both builds; the first request loads it and works.
+  it('loads undici on the first request, not at import', async () => {
+    const script = (load: string): string => `
+      const { createServer } = require('node:http');
+      ${load}
+      const loaded = () => Object.keys(require.cache).some((k) => /[\\/]undici[\\/]/.test(k));
+      const server = createServer((_q, r) => { r.setHeader('content-type', 'application/json'); r.end(JSON.stringify({ activations: 0, max_activations: 2, available: 2, is_revoked: false })); });
+      server.listen(0, '127.0.0.1', async () => {
+        const client = new m.ServiceClient({ baseUrl: 'http://127.0.0.1:' + server.address().port + '/functions/v1' });
+        const before = loaded();
+        const status = await client.activation.status('ABCD-EFGH-IJKL-MNOP');
+        console.log(JSON.stringify([before, loaded(), status.available]));
+        await client.close(); server.close();
+      });`;
+    const cjs = JSON.parse(await node(['-e', script(`const m = require('@plugin-license/api');`)]));
+    const esm = JSON.parse(
+      await node(['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/package.json'); const m = await import('@plugin-license/api'); ${script('')}`]),
+    );
+    expect(cjs).toEqual([false, true, 2]);
+    expect(esm).toEqual([false, true, 2]);
+  });
 });
