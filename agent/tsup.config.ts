@@ -1,4 +1,4 @@
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../tsup.base.js';
 
-export default defineConfig(baseConfig({ entry: ['src/index.ts', 'src/cli.ts'], noExternal: ['env-paths'] }));
+export default defineConfig(baseConfig({ entry: ['src/index.ts'], noExternal: ['env-paths'] }));

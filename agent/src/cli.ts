@@ -2,7 +2,6 @@
 import os from 'node:os';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { resolvePaths } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
@@ -118,7 +117,8 @@ function serviceSpec(opts: CommonOpts & { baseUrl?: string }): { spec: ServiceSp
   const spec: ServiceSpec = {
     namespace: config.namespace,
     nodePath: process.execPath,
-    cliPath: realpathSync(fileURLToPath(import.meta.url)),
+    // The script this process was started with (bin/plugin-license-agent.js for an installed agent).
+    cliPath: realpathSync(process.argv[1] ?? ''),
     runArgs,
     homedir: os.homedir(),
     ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}),

@@ -9,7 +9,7 @@ export interface ServiceSpec {
   namespace: string;
   /** Absolute path of the node executable. */
   nodePath: string;
-  /** Absolute path of the agent's CLI script (dist/cli.js). */
+  /** Absolute path of the script the agent was started with (bin/plugin-license-agent.js). */
   cliPath: string;
   /** Extra `run` arguments (e.g. `--home`, `--base-url`); never the token. */
   runArgs: string[];

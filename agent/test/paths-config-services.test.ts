@@ -67,7 +67,7 @@ describe('configuration: flag > environment > config.json > default', () => {
 const spec: ServiceSpec = {
   namespace: 'acme',
   nodePath: '/opt/node dir/bin/node',
-  cliPath: '/opt/agent/dist/cli.js',
+  cliPath: '/opt/agent/bin/plugin-license-agent.js',
   runArgs: ['--home', '/data/50% "off"'],
   homedir: '/home/ann',
   dataDir: 'C:\\Users\\ann\\AppData\\Local\\acme\\Data',
@@ -80,7 +80,7 @@ describe('per-user service files (every OS)', () => {
   it('systemd --user unit', () => {
     const f = serviceFile('linux', spec);
     expect(f.path).toBe('/home/ann/.config/systemd/user/acme-agent.service');
-    expect(f.contents).toContain('ExecStart="/opt/node dir/bin/node" /opt/agent/dist/cli.js run --app acme --home "/data/50%% \\"off\\""\n');
+    expect(f.contents).toContain('ExecStart="/opt/node dir/bin/node" /opt/agent/bin/plugin-license-agent.js run --app acme --home "/data/50%% \\"off\\""\n');
     expect(f.contents).toContain('Restart=on-failure');
     expect(f.contents).toContain('WantedBy=default.target');
     expect(f.enable).toEqual([
@@ -105,7 +105,7 @@ describe('per-user service files (every OS)', () => {
     expect(f.encoding).toBe('utf16le');
     expect(f.contents).toContain('<LogonTrigger>\r\n      <Enabled>true</Enabled>\r\n      <UserId>PC\\ann</UserId>');
     expect(f.contents).toContain('<Command>/opt/node dir/bin/node</Command>');
-    expect(f.contents).toContain('<Arguments>/opt/agent/dist/cli.js run --app acme --home &quot;/data/50% \\&quot;off\\&quot;&quot;</Arguments>');
+    expect(f.contents).toContain('<Arguments>/opt/agent/bin/plugin-license-agent.js run --app acme --home &quot;/data/50% \\&quot;off\\&quot;&quot;</Arguments>');
     expect(f.enable[0]).toEqual(['schtasks', '/Create', '/TN', 'acme agent', '/XML', f.path, '/F']);
   });
 

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -8,7 +9,7 @@ import { AgentClient } from '../src/index.js';
 import { shortDir, until, useTestService } from './helpers.js';
 
 const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(AGENT_DIR, 'dist', 'cli.js');
+const CLI = join(AGENT_DIR, 'bin', 'plugin-license-agent.js');
 
 const { service, cleanups } = useTestService();
 
@@ -312,5 +313,49 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     expect(state).toMatchObject({ valid: true, reason: null, source: 'online' });
     expect(state.nextCheckAt!.getTime() - Date.now()).toBeGreaterThan(22 * 3600_000);
   });
-});
 
+  // The bin keeps a V8 code cache of its one-file build: written once after start, used by the
+  // next start (it is then not rewritten), and a damaged or foreign one is ignored and replaced.
+  it('the code cache: written after start, used as it is, a damaged or foreign one replaced', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const socket = join(d.dir, 's', 'agent.sock');
+    const folder = join(d.dir, 'cache', 'compile');
+    const cacheFile = (): string | undefined => (existsSync(folder) ? readdirSync(folder).find((f) => f.endsWith('.v8cache')) : undefined);
+    const startAndWait = async (): Promise<void> => {
+      const a = await spawnAgent(d.dir, socket);
+      const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
+      expect((await client.check(service.emulator.projectId)).reason).toBe('not_activated');
+      client.close();
+      await new Promise((r) => setTimeout(r, 2600)); // the cache is written 2 s after start
+      a.child.kill('SIGTERM');
+      expect(await a.exited).toEqual({ code: 0, signal: null });
+    };
+    await startAndWait();
+    const name = cacheFile();
+    expect(name).toMatch(/^agent-[0-9a-f]{32}\.v8cache$/);
+    const path = join(folder, name!);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const written = readFileSync(path);
+    const check = (bytes: Buffer): boolean => createHash('sha256').update(bytes.subarray(32)).digest().equals(bytes.subarray(0, 32));
+    expect(check(written)).toBe(true);
+
+    // Accepted as it is: the next start does not write it again.
+    const before = statSync(path).mtimeMs;
+    await startAndWait();
+    expect(statSync(path).mtimeMs).toBe(before);
+
+    // One byte flipped: ignored (the agent starts all the same) and written anew.
+    const damaged = Buffer.from(written);
+    damaged[damaged.length - 100]! ^= 0xff;
+    writeFileSync(path, damaged);
+    await startAndWait();
+    expect(check(readFileSync(path))).toBe(true);
+
+    // Writable by others: ignored and replaced by the user's own.
+    chmodSync(path, 0o666);
+    await startAndWait();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readdirSync(folder).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  }, 30_000);
+});

@@ -16,7 +16,7 @@ import { AgentClient } from '@plugin-license/agent';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const emulatorBin = join(root, 'packages/emulator/dist/cli.js');
-const agentBin = join(root, 'agent/dist/cli.js');
+const agentBin = join(root, 'agent/bin/plugin-license-agent.js');
 const cDir = join(root, 'examples/plugin-host-c');
 
 const children = [];

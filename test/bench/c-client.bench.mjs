@@ -15,7 +15,7 @@ import { request } from 'undici';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const sources = join(root, 'examples', 'plugin-host-c');
-const agentCli = join(root, 'agent', 'dist', 'cli.js');
+const agentCli = join(root, 'agent', 'bin', 'plugin-license-agent.js');
 
 const ROUNDS = 5;
 const PER_ROUND = 4000; // measured checks per round and side

@@ -25,7 +25,7 @@ function run(): Promise<{ code: number | null; stdout: string; stderr: string }>
 
 describe('pnpm demo', () => {
   it('narrates activation, a plugin check, offline grace, revocation pushed, clean stop; exit 0', async () => {
-    expect(existsSync(join(root, 'agent/dist/cli.js')), 'run `pnpm build` first').toBe(true);
+    expect(existsSync(join(root, 'agent/dist/bin/agent.cjs')), 'run `pnpm build` first').toBe(true);
     const { code, stdout, stderr } = await run();
     expect(stderr).toBe('');
     expect(code).toBe(0);

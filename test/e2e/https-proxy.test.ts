@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 // directly and through a real CONNECT proxy on loopback.
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const AGENT_CLI = join(ROOT, 'agent', 'dist', 'cli.js');
+const AGENT_CLI = join(ROOT, 'agent', 'bin', 'plugin-license-agent.js');
 const LICENSING = join(ROOT, 'packages', 'licensing', 'dist', 'index.js');
 
 let emu: Emulator;

@@ -1,4 +1,4 @@
-// The C client, the example host and the C++ wrapper against the real agent (agent/dist/cli.js)
+// The C client, the example host and the C++ wrapper against the real agent (agent/bin/plugin-license-agent.js)
 // backed by the real emulator, over real Unix sockets.
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

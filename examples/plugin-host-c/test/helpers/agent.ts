@@ -6,7 +6,7 @@ import { exampleDir } from './toolchain.js';
 import { spawnLines, type LineProcess } from './run.js';
 
 /** The built agent bin; child processes run dist, so `pnpm build` comes first. */
-export const agentCli = join(exampleDir, '..', '..', 'agent', 'dist', 'cli.js');
+export const agentCli = join(exampleDir, '..', '..', 'agent', 'bin', 'plugin-license-agent.js');
 
 export interface RunningAgent {
   socket: string;
