@@ -3,18 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentClient, isAgentError, type AgentError } from '../src/index.js';
 import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './helpers.js';
+import { rejection as sharedRejection } from '@plugin-license/test-utils';
 
 const { service, cleanups } = useTestService();
 
-async function rejection(p: Promise<unknown>): Promise<AgentError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAgentError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected an AgentError');
-}
+const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 
 describe('AgentClient', () => {
   it('not_running when nothing listens', async () => {

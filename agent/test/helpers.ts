@@ -3,7 +3,7 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { control, generateCode } from '@plugin-license/test-utils';
+import { startService as startSharedService, type TestService as SharedTestService } from '@plugin-license/test-utils';
 import { startAgent, type AgentOptions, type RunningAgent } from '../src/index.js';
 
 /** A short folder under /tmp: sun_path is only 107 bytes. */
@@ -12,12 +12,7 @@ export function shortDir(): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface TestService {
-  emulator: Emulator;
-  control: ReturnType<typeof control>;
-  code(maxActivations?: number): Promise<string>;
-  close(): Promise<void>;
-}
+export type TestService = SharedTestService<Emulator>;
 
 export type Cleanup = () => Promise<void> | void;
 
@@ -40,15 +35,9 @@ export function useTestService(): { service: TestService; cleanups: Cleanup[] } 
   return { service, cleanups };
 }
 
-/** The emulator in-process on 127.0.0.1:0, with activation limits high enough for a test file. */
-export async function startService(): Promise<TestService> {
-  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000 } });
-  return {
-    emulator,
-    control: control(emulator.origin),
-    code: (max = 2) => generateCode(emulator.baseUrl, emulator.token, emulator.projectId, max),
-    close: () => emulator.close(),
-  };
+/** The emulator in-process on 127.0.0.1:0 (test-utils' one `startService`). */
+export function startService(): Promise<TestService> {
+  return startSharedService(startEmulator);
 }
 
 export interface TestAgent {

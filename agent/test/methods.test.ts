@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
 import { RawClient, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
+import { rejection as sharedRejection } from '@plugin-license/test-utils';
 
 const DAY = 24 * 3600_000;
 
@@ -20,15 +21,7 @@ async function agentAndClient(options: Parameters<typeof startTestAgent>[1] = {}
   return { t, client };
 }
 
-async function rejection(p: Promise<unknown>): Promise<AgentError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAgentError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected an AgentError');
-}
+const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 
 function nextChange(client: AgentClient, predicate: (s: LicenseState) => boolean): Promise<LicenseState> {
   return new Promise((resolve) => {

@@ -1,8 +1,8 @@
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { control, generateCode } from '@plugin-license/test-utils';
+import { startService, type control } from '@plugin-license/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient, type LicenseState } from '../src/index.js';
-import { startTestAgent, type TestService } from './helpers.js';
+import { startTestAgent } from './helpers.js';
 
 // `refresh` is the explicit "ask the service now": it passes the library's 5-minute floor, shares
 // one request among concurrent callers, and answers from the cache when the service (or the
@@ -15,10 +15,9 @@ afterEach(async () => {
 });
 
 async function setUp(rateLimits: { activation: number }): Promise<{ emulator: Emulator; client: AgentClient; code: string; ctl: ReturnType<typeof control> }> {
-  const emulator = await startEmulator({ rateLimits: { ...rateLimits, general: 100_000 } });
-  cleanups.push(() => emulator.close());
-  const ctl = control(emulator.origin);
-  const service: TestService = { emulator, control: ctl, code: (max = 2) => generateCode(emulator.baseUrl, emulator.token, emulator.projectId, max), close: () => emulator.close() };
+  const service = await startService(startEmulator, { rateLimits });
+  cleanups.push(() => service.close());
+  const { emulator, control: ctl } = service;
   const t = await startTestAgent(service);
   cleanups.push(() => t.cleanup());
   const client = await AgentClient.connect({ socketPath: t.socketPath, connectTimeoutMs: 2000 });

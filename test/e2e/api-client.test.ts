@@ -3,6 +3,7 @@
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { rejection as sharedRejection } from '@plugin-license/test-utils';
 import {
   ServiceClient,
   isNetworkError,
@@ -41,14 +42,7 @@ function makeClient(options: Partial<ServiceClientOptions> = {}, hooks = {}): Se
   return c;
 }
 
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (p: Promise<unknown>): Promise<Error> => sharedRejection(p, (e: unknown): e is Error => e instanceof Error);
 
 async function serviceError(p: Promise<unknown>): Promise<ServiceError> {
   const e = await rejection(p);

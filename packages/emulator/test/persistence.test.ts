@@ -5,13 +5,13 @@ import { generateCode, startEmulatorProcess, tempHome } from '@plugin-license/te
 import { startEmulator } from '../src/index.js';
 import { call } from './http.js';
 
-let home: { dir: string; cleanup: () => Promise<void> };
+let home: ReturnType<typeof tempHome>;
 
 beforeEach(async () => {
-  home = await tempHome('plugin-license-emulator-');
+  home = tempHome('plugin-license-emulator-');
 });
 afterEach(async () => {
-  await home.cleanup();
+  home.cleanup();
 });
 
 describe('--data persistence', () => {

@@ -49,7 +49,7 @@ describe('cache encoding', () => {
 });
 
 describe('a cache file of a newer format', () => {
-  let home: { home: string; cleanup: () => void };
+  let home: { dir: string; cleanup: () => void };
   beforeEach(() => {
     home = tempHome();
   });
@@ -57,11 +57,11 @@ describe('a cache file of a newer format', () => {
 
   it('reads as cache_invalid without being moved aside', () => {
     const projectId = identity.projectId;
-    const dir = join(home.home, 'data', 'licenses');
+    const dir = join(home.dir, 'data', 'licenses');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${projectId}.json`);
     writeFileSync(file, JSON.stringify({ format: 2 }));
-    const l = new License({ projectId, baseUrl: 'http://127.0.0.1:9/functions/v1', home: home.home, rawMachineIdProvider: () => RAW_A });
+    const l = new License({ projectId, baseUrl: 'http://127.0.0.1:9/functions/v1', home: home.dir, rawMachineIdProvider: () => RAW_A });
     expect(l.check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     expect(existsSync(file)).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(JSON.stringify({ format: 2 }));
@@ -73,7 +73,7 @@ describe('size cap', () => {
   it('a file larger than any license file is cache_invalid without being read whole, sync and async', async () => {
     const h = tempHome();
     try {
-      const file = join(h.home, 'big.json');
+      const file = join(h.dir, 'big.json');
       writeFileSync(file, Buffer.alloc(MAX_STATE_FILE_BYTES * 40, 0x20));
       expect(readCacheSync(file, identity)).toMatchObject({ kind: 'invalid', problem: expect.stringMatching(/far larger than a license file/) });
       expect(await readCache(file, identity)).toMatchObject({ kind: 'invalid', problem: expect.stringMatching(/far larger/) });

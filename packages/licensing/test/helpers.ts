@@ -1,11 +1,9 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ServiceClient } from '@plugin-license/api';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { Agent } from 'undici';
+import { startService as startSharedService, type TestService as SharedTestService } from '@plugin-license/test-utils';
 
 export const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const fixturesDir = join(packageDir, 'test', 'fixtures');
@@ -14,10 +12,7 @@ export const fixturesDir = join(packageDir, 'test', 'fixtures');
 export const RAW_A = '0123456789abcdef0123456789abcdef';
 export const RAW_B = 'fedcba9876543210fedcba9876543210';
 
-export function tempHome(prefix = 'plugin-license-test-'): { home: string; cleanup: () => void } {
-  const home = mkdtempSync(join(tmpdir(), prefix));
-  return { home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
-}
+export { tempHome } from '@plugin-license/test-utils';
 
 /** A clock the test moves by hand. */
 export function manualClock(start = Date.UTC(2026, 0, 15, 12, 0, 0)) {
@@ -33,44 +28,11 @@ export function manualClock(start = Date.UTC(2026, 0, 15, 12, 0, 0)) {
   };
 }
 
-export interface TestService {
-  emulator: Emulator;
-  admin: ServiceClient;
-  dispatcher: Agent;
-  generate(maxActivations?: number): Promise<string>;
-  control(path: string, body?: unknown): Promise<unknown>;
-  close(): Promise<void>;
-}
+export type TestService = SharedTestService<Emulator>;
 
-/** The emulator in-process on 127.0.0.1:0, with an admin client to issue codes. */
-export async function startService(options: { rateLimits?: { activation?: number } } = {}): Promise<TestService> {
-  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000, ...options.rateLimits } });
-  const dispatcher = new Agent({ keepAliveTimeout: 100, keepAliveMaxTimeout: 100 });
-  const admin = new ServiceClient({ baseUrl: emulator.baseUrl, token: emulator.token, dispatcher, retry: false });
-  return {
-    emulator,
-    admin,
-    dispatcher,
-    async generate(maxActivations = 2) {
-      const key = await admin.activation.generate({ project_id: emulator.projectId, max_activations: maxActivations, notes: 'licensing test' });
-      return key.code;
-    },
-    async control(path, body) {
-      const res = await fetch(`${emulator.origin}/__emulator/${path}`, {
-        method: body === undefined && path === 'state' ? 'GET' : 'POST',
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (!res.ok) throw new Error(`control ${path}: ${res.status} ${await res.text()}`);
-      const text = await res.text();
-      return text ? JSON.parse(text) : undefined;
-    },
-    async close() {
-      await admin.close();
-      await dispatcher.close();
-      await emulator.close();
-    },
-  };
+/** The emulator in-process on 127.0.0.1:0 (test-utils' one `startService`). */
+export function startService(options: { rateLimits?: { activation?: number } } = {}): Promise<TestService> {
+  return startSharedService(startEmulator, options);
 }
 
 /** Builds the package when dist is older than src, so child processes run current code. */

@@ -9,7 +9,7 @@ import { manualClock, RAW_A, startService, tempHome, type TestService } from './
 // them: the intent is written before the service is asked, and settled with the service later.
 
 let service: TestService;
-let home: { home: string; cleanup: () => void };
+let home: { dir: string; cleanup: () => void };
 let clock: ReturnType<typeof manualClock>;
 const open: License[] = [];
 const undo: (() => void)[] = [];
@@ -26,7 +26,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   for (const u of undo.splice(0).reverse()) u();
-  await service.control('faults', { mode: 'none' });
+  await service.control.faults({ mode: 'none' });
   await Promise.all(open.splice(0).map((l) => l.close()));
   home.cleanup();
 });
@@ -35,7 +35,7 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
   const l = new License({
     projectId: service.emulator.projectId,
     baseUrl: service.emulator.baseUrl,
-    home: home.home,
+    home: home.dir,
     now: clock.now,
     dispatcher: service.dispatcher,
     rawMachineIdProvider: () => RAW_A,
@@ -46,12 +46,12 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
   return l;
 }
 
-const cacheFile = (): string => cacheFilePath(service.emulator.projectId, { home: home.home });
+const cacheFile = (): string => cacheFilePath(service.emulator.projectId, { home: home.dir });
 const licensesDir = (): string => dirname(cacheFile());
 const intentFiles = (): string[] => (existsSync(join(licensesDir(), 'intents')) ? readdirSync(join(licensesDir(), 'intents')) : []);
 const slots = async (code: string): Promise<number> => (await service.admin.activation.status(code)).activations;
 const machineId = async (): Promise<string> =>
-  (await getMachineId({ namespace: 'plugin-license', home: home.home, rawMachineIdProvider: () => RAW_A })).id;
+  (await getMachineId({ namespace: 'plugin-license', home: home.dir, rawMachineIdProvider: () => RAW_A })).id;
 
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
@@ -67,7 +67,7 @@ describe('when the disk refuses, nothing is asked of the service', () => {
     const ro = readOnlyFolder(licensesDir());
     if (!ro.ok) return ctx.skip(ro.reason);
     undo.push(ro.undo);
-    const code = await service.generate();
+    const code = await service.code();
     const e = await rejection(license().activate(code));
     expect(e).toMatchObject({ code: 'cache_io', systemCode: 'EROFS' });
     expect(e.path).toContain(licensesDir());
@@ -77,11 +77,11 @@ describe('when the disk refuses, nothing is asked of the service', () => {
   }, 5_000); // proper-lockfile's retries made this wait 21.5 s
 
   it('a full disk: activate fails at once with cache_io (ENOSPC), no slot is taken, no empty temp file is left', async (ctx) => {
-    const data = join(home.home, 'data');
+    const data = join(home.dir, 'data');
     const full = fullDisk(data);
     if (!full.ok) return ctx.skip(full.reason);
     undo.push(full.undo);
-    const code = await service.generate();
+    const code = await service.code();
     const l = license({ machineId: 'studio-pc-7' }); // the generated-id file would need the disk too
     const e = await rejection(l.activate(code));
     expect(e).toMatchObject({ code: 'cache_io', systemCode: 'ENOSPC' });
@@ -93,7 +93,7 @@ describe('when the disk refuses, nothing is asked of the service', () => {
 
   it('a folder where the cache file should be: activate fails with cache_io, no slot is taken', async () => {
     mkdirSync(join(cacheFile(), 'x'), { recursive: true });
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     expect(l.check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     const e = await rejection(l.activate(code));
@@ -104,15 +104,15 @@ describe('when the disk refuses, nothing is asked of the service', () => {
 
 describe('when the state write fails after the service answered, the intent settles it', () => {
   it('activate: memory follows the service, the caller hears cache_io, and the next start completes the cache', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     // The folder gets in the way while the service holds the request: after the intent, before the write.
-    await service.control('faults', { mode: 'latency', latency_ms: 400 });
+    await service.control.faults({ mode: 'latency', latency_ms: 400 });
     const pending = rejection(l.activate(code));
     await until(() => intentFiles().length === 1);
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
     const e = await pending;
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     expect(e.code).toBe('cache_io');
     expect(e.message).toMatch(/the service activated code .*, but the state could not be stored.*completed at the next start/);
     expect(l.check()).toMatchObject({ valid: true });
@@ -128,7 +128,7 @@ describe('when the state write fails after the service answered, the intent sett
   });
 
   it('deactivate: released at the service but not stored: not valid at once, and the next start removes the cache', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     const stored = readFileSync(cacheFile(), 'utf8');
@@ -162,7 +162,7 @@ describe('settling what a killed process left', () => {
   };
 
   it('an activation the service took but the cache never heard of is completed', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await leaveIntent('activate', code);
     await activateAtService(code); // the answer arrived; the process died before writing
     expect(await license().validate()).toMatchObject({ valid: true, source: 'online', codeHint: expect.any(String) });
@@ -171,7 +171,7 @@ describe('settling what a killed process left', () => {
   });
 
   it('an activation the service never took is dropped, with nothing stored', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await leaveIntent('activate', code);
     expect(await license().settle()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(intentFiles()).toEqual([]);
@@ -179,7 +179,7 @@ describe('settling what a killed process left', () => {
   });
 
   it('a deactivation the service never did keeps the license', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await license().activate(code);
     await leaveIntent('deactivate', code);
     expect(await license().settle()).toMatchObject({ valid: true, source: 'online' });
@@ -188,20 +188,20 @@ describe('settling what a killed process left', () => {
   });
 
   it('offline, the intent waits for a later call; the service answering settles it', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await leaveIntent('activate', code);
     await activateAtService(code);
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     const l = license();
     expect(await l.settle()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(intentFiles()).toHaveLength(1);
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     expect(await l.settle()).toMatchObject({ valid: true });
     expect(intentFiles()).toEqual([]);
   });
 
   it('an intent recorded under another machine id (a copied folder) is not settled for this machine', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const dir = join(licensesDir(), 'intents');
     mkdirSync(dir, { recursive: true });
     const body = { format: 1, op: 'activate', projectId: service.emulator.projectId, machineId: 'm1_someone-else', code, at: clock.now() };

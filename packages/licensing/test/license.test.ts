@@ -8,13 +8,14 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { CallOptions, LicenseError } from '../src/index.js';
 import { cacheFilePath, getMachineId, isLicenseError, listCachedProjects, License, type LicenseOptions, type LicenseStatus } from '../src/index.js';
 import { manualClock, RAW_A, RAW_B, startService, tempHome, type TestService } from './helpers.js';
+import { rejection as sharedRejection } from '@plugin-license/test-utils';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const MIN = 60_000;
 
 let service: TestService;
-let home: { home: string; cleanup: () => void };
+let home: { dir: string; cleanup: () => void };
 let clock: ReturnType<typeof manualClock>;
 const open: License[] = [];
 
@@ -29,7 +30,7 @@ beforeEach(() => {
   clock = manualClock();
 });
 afterEach(async () => {
-  await service.control('faults', { mode: 'none' });
+  await service.control.faults({ mode: 'none' });
   await Promise.all(open.splice(0).map((l) => l.close()));
   home.cleanup();
 });
@@ -38,7 +39,7 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
   const l = new License({
     projectId: service.emulator.projectId,
     baseUrl: service.emulator.baseUrl,
-    home: home.home,
+    home: home.dir,
     now: clock.now,
     dispatcher: service.dispatcher,
     rawMachineIdProvider: () => RAW_A,
@@ -49,23 +50,15 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
   return l;
 }
 
-async function rejection(p: Promise<unknown>): Promise<LicenseError> {
-  try {
-    await p;
-  } catch (e) {
-    if (isLicenseError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a LicenseError');
-}
+const rejection = (p: Promise<unknown>): Promise<LicenseError> => sharedRejection(p, isLicenseError);
 
 function cacheFile(): string {
-  return cacheFilePath(service.emulator.projectId, { home: home.home });
+  return cacheFilePath(service.emulator.projectId, { home: home.dir });
 }
 
 describe('activate, validate, check, deactivate (happy paths)', () => {
   it('activates, stores the state, and check() answers from memory', async () => {
-    const code = await service.generate(3);
+    const code = await service.code(3);
     const l = license();
     expect(l.check()).toMatchObject({ valid: false, reason: 'not_activated', source: 'cache', codeHint: null });
 
@@ -98,7 +91,7 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('validate() online, then within the minimum interval answers from memory without a request', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     clock.advance(10 * MIN);
@@ -107,7 +100,7 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
     expect(v.validatedAt?.getTime()).toBe(clock.now());
 
     // Offline now, but within 5 min of the last answer: no request, previous state.
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     clock.advance(MIN);
     const again = await l.validate();
     expect(again).toMatchObject({ valid: true, source: 'online' });
@@ -115,7 +108,7 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('deactivate() frees the slot and forgets the state', async () => {
-    const code = await service.generate(1);
+    const code = await service.code(1);
     const l = license();
     await l.activate(code);
     expect(await l.status()).toEqual({ activations: 1, maxActivations: 1, available: 0, isRevoked: false });
@@ -129,25 +122,25 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('deactivate() offline fails with unavailable and keeps the state (the slot is still counted)', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     const e = await rejection(l.deactivate());
     expect(e.code).toBe('unavailable');
     expect(e.cause).toBeTruthy();
     expect(l.check()).toMatchObject({ valid: true });
     expect(license().check()).toMatchObject({ valid: true });
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     expect(await l.deactivate()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(await l.status(code)).toMatchObject({ activations: 0 });
   });
 
   it('the service says "deactivated" once the slot was released elsewhere (support tool)', async () => {
-    const code = await service.generate(2);
+    const code = await service.code(2);
     const l = license();
     await l.activate(code);
-    const { id } = await getMachineId({ home: home.home, rawMachineIdProvider: () => RAW_A });
+    const { id } = await getMachineId({ home: home.dir, rawMachineIdProvider: () => RAW_A });
     await service.admin.activation.deactivate({ code, machine_id: id });
     clock.advance(10 * MIN);
     expect(await l.validate()).toMatchObject({ valid: false, reason: 'deactivated', source: 'online', graceUntil: null });
@@ -155,7 +148,7 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('an answer arriving after another object deactivated does not resurrect the state', async () => {
-    const code = await service.generate(2);
+    const code = await service.code(2);
     const a = license();
     await a.activate(code);
     await license().deactivate();
@@ -165,7 +158,7 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('re-activating the same code on the same machine keeps one slot', async () => {
-    const code = await service.generate(1);
+    const code = await service.code(1);
     const l = license();
     await l.activate(code);
     clock.advance(MIN);
@@ -174,18 +167,18 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
   });
 
   it('accepts a clock with fractional milliseconds (performance.timeOrigin + performance.now())', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await license({ now: () => clock.now() + 0.25 }).activate(code);
     expect(license({ now: () => clock.now() + 0.75 }).check()).toMatchObject({ valid: true, source: 'cache' });
   });
 
   it('works with a caller-supplied machine id', async () => {
-    const code = await service.generate(2);
+    const code = await service.code(2);
     const l = license({ machineId: 'studio-pc-7' });
     await l.activate(code);
     clock.advance(10 * MIN);
     expect(await l.validate()).toMatchObject({ valid: true, source: 'online' });
-    const state = (await service.control('state')) as { codes: { code: string; slots: { machine_id: string }[] }[] };
+    const state = (await service.control.state()) as { codes: { code: string; slots: { machine_id: string }[] }[] };
     expect(state.codes.find((c) => c.code === code)?.slots.map((s) => s.machine_id)).toEqual(['studio-pc-7']);
   });
 });
@@ -204,8 +197,8 @@ describe('activate errors', () => {
   });
 
   it('code_revoked', async () => {
-    const code = await service.generate();
-    await service.control(`codes/${code}/revoke`);
+    const code = await service.code();
+    await service.control.revoke(code);
     const e = await rejection(license().activate(code));
     expect(e).toMatchObject({ code: 'code_revoked', status: 403 });
     expect(e.message).not.toContain(code);
@@ -231,7 +224,7 @@ describe('activate errors', () => {
   });
 
   it('max_activations_reached with activations and max', async () => {
-    const code = await service.generate(1);
+    const code = await service.code(1);
     await license({ rawMachineIdProvider: () => RAW_B }).activate(code);
     const e = await rejection(license().activate(code));
     expect(e).toMatchObject({ code: 'max_activations_reached', activations: 1, maxActivations: 1, status: 403 });
@@ -241,11 +234,11 @@ describe('activate errors', () => {
   it('rate_limited with retryAt', async () => {
     const limited = await startService({ rateLimits: { activation: 2 } });
     try {
-      const code = await limited.generate(); // uses one request of the window
+      const code = await limited.code(); // uses one request of the window
       const l = new License({
         projectId: limited.emulator.projectId,
         baseUrl: limited.emulator.baseUrl,
-        home: home.home,
+        home: home.dir,
         now: clock.now,
         dispatcher: limited.dispatcher,
         rawMachineIdProvider: () => RAW_A,
@@ -269,8 +262,8 @@ describe('activate errors', () => {
   });
 
   it('unavailable when offline, with the cause, and nothing stored', async () => {
-    const code = await service.generate();
-    await service.control('faults', { mode: 'offline' });
+    const code = await service.code();
+    await service.control.faults({ mode: 'offline' });
     const l = license();
     const e = await rejection(l.activate(code));
     expect(e.code).toBe('unavailable');
@@ -281,14 +274,14 @@ describe('activate errors', () => {
   });
 
   it('unavailable on a 5xx answer', async () => {
-    const code = await service.generate();
-    await service.control('faults', { mode: 'error', status: 503, count: 1 });
+    const code = await service.code();
+    await service.control.faults({ mode: 'error', status: 503, count: 1 });
     const e = await rejection(license().activate(code));
     expect(e).toMatchObject({ code: 'unavailable', status: 503 });
   });
 
   it('a failing new code does not touch a valid stored license', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     await rejection(l.activate('00000000-0000-4000-8000-000000000000'));
@@ -299,22 +292,22 @@ describe('activate errors', () => {
 
 describe('bad input: a clear error before any network I/O', () => {
   it('rejects empty, control-character and over-long codes locally, and trims padding', async () => {
-    await service.control('faults', { mode: 'error', status: 500, count: 1000 });
+    await service.control.faults({ mode: 'error', status: 500, count: 1000 });
     const l = license();
     for (const bad of ['', '   ', '\t\n', 'abc\u0000def', 'abc\u001bdef', 'a'.repeat(257), 42 as unknown as string]) {
       const e = await rejection(l.activate(bad));
       expect(e.code).toBe('invalid_code');
     }
     // None of those reached the service: the error fault is still fully armed.
-    const state = (await service.control('state')) as { faults: { remaining: number } };
+    const state = (await service.control.state()) as { faults: { remaining: number } };
     expect(state.faults.remaining).toBe(1000);
-    await service.control('faults', { mode: 'none' });
-    const code = await service.generate();
+    await service.control.faults({ mode: 'none' });
+    const code = await service.code();
     expect((await l.activate(`\t ${code}  `)).valid).toBe(true);
   });
 
   it('rejects a base URL without /functions/v1 or http:// to a remote host, and a non-UUID project id', () => {
-    const base = { projectId: service.emulator.projectId, baseUrl: service.emulator.baseUrl, home: home.home };
+    const base = { projectId: service.emulator.projectId, baseUrl: service.emulator.baseUrl, home: home.dir };
     const cases: Array<[Partial<LicenseOptions>, RegExp]> = [
       [{ baseUrl: service.emulator.origin }, /does not end in \/functions\/v1/],
       [{ baseUrl: 'http://licenses.example.com/functions/v1' }, /http:\/\/.*https/],
@@ -346,7 +339,7 @@ describe('bad input: a clear error before any network I/O', () => {
     const l = license();
     expect((await rejection(l.status(' '))).code).toBe('invalid_code');
     expect((await rejection(l.status('00000000-0000-4000-8000-000000000000'))).code).toBe('code_not_found');
-    const code = await service.generate(4);
+    const code = await service.code(4);
     expect(await l.status(code)).toEqual({ activations: 0, maxActivations: 4, available: 4, isRevoked: false });
   });
 
@@ -357,8 +350,8 @@ describe('bad input: a clear error before any network I/O', () => {
   });
 
   it('honours an AbortSignal', async () => {
-    const code = await service.generate();
-    await service.control('faults', { mode: 'latency', latency_ms: 2000 });
+    const code = await service.code();
+    await service.control.faults({ mode: 'latency', latency_ms: 2000 });
     const l = license();
     const ac = new AbortController();
     const pending = l.activate(code, { signal: ac.signal });
@@ -371,11 +364,11 @@ describe('bad input: a clear error before any network I/O', () => {
 
 describe('abort and clock input', () => {
   it('a call waiting behind a running one rejects as soon as its signal aborts', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license({ policy: { requestTimeoutMs: 120_000 } });
     await l.activate(code);
     clock.advance(10 * MIN);
-    await service.control('faults', { mode: 'latency', latency_ms: 120_000 });
+    await service.control.faults({ mode: 'latency', latency_ms: 120_000 });
     const first = new AbortController();
     let firstSettled = false;
     const running = l.validate({ signal: first.signal }).finally(() => {
@@ -390,12 +383,12 @@ describe('abort and clock input', () => {
     first.abort(new Error('closing'));
     await expect(running).rejects.toThrow('closing');
     // The given-up call never ran: the state is kept, and the queue still works.
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'online' });
   });
 
   it('call options that are not an object or carry no AbortSignal fail before any request', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     const bad = [null, 5, { signal: 'soon' }, { signal: { aborted: false } }] as unknown as CallOptions[];
     for (const options of bad) {
@@ -408,7 +401,7 @@ describe('abort and clock input', () => {
   });
 
   it('a now() that returns no finite number fails clearly and leaves the cache intact', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await license().activate(code);
     clock.advance(10 * MIN);
     for (const now of [() => Number.NaN, () => new Date() as unknown as number]) {
@@ -423,10 +416,10 @@ describe('abort and clock input', () => {
 
 describe('revocation', () => {
   it('seen online ends validity at once, and offline afterwards', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control(`codes/${code}/revoke`);
+    await service.control.revoke(code);
     clock.advance(6 * MIN);
     const changes: LicenseStatus[] = [];
     l.on('change', (s) => changes.push(s));
@@ -436,7 +429,7 @@ describe('revocation', () => {
     expect(l.check()).toBe(v);
 
     // Offline, and a restart: still revoked, from the cache.
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     clock.advance(DAY);
     const restarted = license();
     expect(restarted.check()).toMatchObject({ valid: false, reason: 'code_revoked', source: 'cache' });
@@ -444,10 +437,10 @@ describe('revocation', () => {
   });
 
   it('a code_revoked activation error about the stored code updates the cache', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control(`codes/${code}/revoke`);
+    await service.control.revoke(code);
     expect((await rejection(l.activate(code))).code).toBe('code_revoked');
     expect(l.check()).toMatchObject({ valid: false, reason: 'code_revoked' });
     expect(license().check()).toMatchObject({ valid: false, reason: 'code_revoked' });
@@ -456,12 +449,12 @@ describe('revocation', () => {
 
 describe('offline grace', () => {
   it('valid from the cache within grace, grace_expired past it, valid again once back online', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     const activatedAt = clock.now();
     await l.activate(code);
 
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     clock.advance(10 * DAY);
     const offline = await l.validate();
     expect(offline).toMatchObject({ valid: true, reason: null, source: 'cache' });
@@ -482,7 +475,7 @@ describe('offline grace', () => {
     expect(await restarted.validate()).toMatchObject({ valid: false, reason: 'grace_expired', source: 'cache' });
 
     // Back online (after the back-off): valid again.
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     clock.advance(HOUR);
     const back = await restarted.validate();
     expect(back).toMatchObject({ valid: true, reason: null, source: 'online' });
@@ -490,10 +483,10 @@ describe('offline grace', () => {
   });
 
   it('5xx and time-outs also fall back to the cache; back-off grows and caps', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license({ policy: { requestTimeoutMs: 200 } });
     await l.activate(code);
-    await service.control('faults', { mode: 'error', status: 502, count: 1000 });
+    await service.control.faults({ mode: 'error', status: 502, count: 1000 });
     const delays: number[] = [];
     for (let i = 0; i < 8; i++) {
       clock.advance(2 * HOUR);
@@ -504,17 +497,17 @@ describe('offline grace', () => {
     // random 0.5 → 3/4 of each step: 1, 2, 4, 8, 16, 32, 60 (cap), 60 min.
     expect(delays).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * MIN * 0.75));
 
-    await service.control('faults', { mode: 'latency', latency_ms: 1500 });
+    await service.control.faults({ mode: 'latency', latency_ms: 1500 });
     clock.advance(2 * HOUR);
     expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });
   });
 
   it('within the back-off validate() makes no request; force: true does', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     // Two errors: the call and the client's one quick retry.
-    await service.control('faults', { mode: 'error', status: 500, count: 2 });
+    await service.control.faults({ mode: 'error', status: 500, count: 2 });
     clock.advance(10 * MIN);
     expect(await l.validate()).toMatchObject({ source: 'cache' });
     // The armed errors are used up; a request now would succeed, but the back-off holds it.
@@ -534,7 +527,7 @@ describe('every transport failure class falls back to the cache', () => {
   }
 
   it('a refused connection and a failed DNS lookup: valid from the cache; activate says unavailable', async () => {
-    const code = await service.generate(3);
+    const code = await service.code(3);
     await license().activate(code);
     clock.advance(DAY);
     const port = await closedPort();
@@ -570,12 +563,12 @@ describe('rate limits', () => {
     const limited = await startService({ rateLimits: { activation: 3 } });
     const client = new ServiceClient({ baseUrl: limited.emulator.baseUrl, dispatcher: limited.dispatcher, retry: false });
     try {
-      const code = await limited.generate();
+      const code = await limited.code();
       // Real clock here: the reset time comes from the service's X-RateLimit-Reset.
       const l = new License({
         projectId: limited.emulator.projectId,
         baseUrl: limited.emulator.baseUrl,
-        home: home.home,
+        home: home.dir,
         client,
         rawMachineIdProvider: () => RAW_A,
         policy: { minRevalidateIntervalMs: 0, backoffMinMs: 0, backoffMaxMs: 0 },
@@ -589,9 +582,9 @@ describe('rate limits', () => {
       expect(resetAt).toBeGreaterThan(Date.now());
       expect(resetAt).toBeLessThanOrEqual(Date.now() + 61_000);
       // Not forced: no request until the reset (an armed error fault stays unused).
-      await limited.control('faults', { mode: 'error', status: 500, count: 1 });
+      await limited.control.faults({ mode: 'error', status: 500, count: 1 });
       expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });
-      const state = (await limited.control('state')) as { faults: { remaining: number } };
+      const state = (await limited.control.state()) as { faults: { remaining: number } };
       expect(state.faults.remaining).toBe(1);
     } finally {
       await client.close();
@@ -602,7 +595,7 @@ describe('rate limits', () => {
 
 describe('clock tamper', () => {
   it('a clock 2 h behind the highest time seen gives clock_tampered until an online success', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     clock.advance(3 * HOUR);
@@ -614,7 +607,7 @@ describe('clock tamper', () => {
     expect(l.check().nextCheckAt?.getTime()).toBe(clock.now());
 
     // Offline: the cache can't clear it; a restart can't either.
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     const offline = await l.validate();
     expect(offline).toMatchObject({ valid: false, reason: 'clock_tampered', source: 'cache' });
     // The next try is the back-off after one failure, not a day away.
@@ -622,7 +615,7 @@ describe('clock tamper', () => {
     expect(license().check()).toMatchObject({ valid: false, reason: 'clock_tampered' });
 
     // Online success clears it, and the clock it saw becomes the reference.
-    await service.control('faults', { mode: 'none' });
+    await service.control.faults({ mode: 'none' });
     clock.advance(MIN);
     const ok = await l.validate();
     expect(ok).toMatchObject({ valid: true, reason: null, source: 'online' });
@@ -631,7 +624,7 @@ describe('clock tamper', () => {
   });
 
   it('within the tolerance (1 h) a clock going back is fine', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
     clock.advance(-59 * MIN);
@@ -639,10 +632,10 @@ describe('clock tamper', () => {
   });
 
   it('a cache-only validate() persists the highest time seen, so a restart still detects a rollback', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license({ policy: { backoffMinMs: 2 * HOUR, backoffMaxMs: 4 * HOUR } });
     await l.activate(code);
-    await service.control('faults', { mode: 'offline' });
+    await service.control.faults({ mode: 'offline' });
     clock.advance(5 * DAY);
     expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });
     clock.advance(HOUR);
@@ -655,12 +648,12 @@ describe('clock tamper', () => {
 
 describe('cache integrity', () => {
   async function activated(): Promise<string> {
-    const code = await service.generate();
+    const code = await service.code();
     await license().activate(code);
     return code;
   }
   function asideFiles(): string[] {
-    const dir = join(home.home, 'data', 'licenses');
+    const dir = join(home.dir, 'data', 'licenses');
     return readdirSync(dir).filter((n) => n.includes('.invalid-'));
   }
 
@@ -678,7 +671,7 @@ describe('cache integrity', () => {
     expect(existsSync(cacheFile())).toBe(false);
     const aside = asideFiles();
     expect(aside).toHaveLength(1);
-    expect(readFileSync(join(home.home, 'data', 'licenses', aside[0]!), 'utf8')).toBe(edited);
+    expect(readFileSync(join(home.dir, 'data', 'licenses', aside[0]!), 'utf8')).toBe(edited);
     expect(await l.validate()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     expect(changes.map((c) => c.reason)).toEqual(['cache_invalid']);
   });
@@ -709,7 +702,7 @@ describe('cache integrity', () => {
   });
 
   it('a cache bound to another caller machine id gives cache_invalid', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     await license({ machineId: 'pc-one' }).activate(code);
     expect(license({ machineId: 'pc-two' }).check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
   });
@@ -726,17 +719,17 @@ describe('cache integrity', () => {
 
 describe('listCachedProjects', () => {
   it('lists the projects with a cache file, not the files set aside', async () => {
-    expect(await listCachedProjects({ home: home.home })).toEqual([]);
-    const code = await service.generate();
+    expect(await listCachedProjects({ home: home.dir })).toEqual([]);
+    const code = await service.code();
     await license().activate(code);
-    writeFileSync(join(home.home, 'data', 'licenses', `${service.emulator.projectId}.json.invalid-x`), '{}');
-    expect(await listCachedProjects({ home: home.home })).toEqual([service.emulator.projectId]);
+    writeFileSync(join(home.dir, 'data', 'licenses', `${service.emulator.projectId}.json.invalid-x`), '{}');
+    expect(await listCachedProjects({ home: home.dir })).toEqual([service.emulator.projectId]);
   });
 });
 
 describe('events', () => {
   it('emits change on every state change and not when nothing changed', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     const seen: Array<string | null> = [];
     l.on('change', (s) => seen.push(s.reason));

@@ -9,7 +9,7 @@ import { ensureBuilt, fixturesDir, killAll, packageDir, RAW_A, runNode, startSer
 
 // Child processes run the built package (dist), like an installer or app would.
 let service: TestService;
-const homes: Array<{ home: string; cleanup: () => void }> = [];
+const homes: Array<{ dir: string; cleanup: () => void }> = [];
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
@@ -26,7 +26,7 @@ afterAll(async () => {
 function home(): string {
   const h = tempHome();
   homes.push(h);
-  return h.home;
+  return h.dir;
 }
 
 async function readState(h: string, projectId: string) {
@@ -36,7 +36,7 @@ async function readState(h: string, projectId: string) {
 }
 
 async function activate(h: string, projectId = service.emulator.projectId): Promise<void> {
-  const code = await service.generate(5);
+  const code = await service.code(5);
   const l = new License({ projectId, baseUrl: service.emulator.baseUrl, home: h, dispatcher: service.dispatcher, rawMachineIdProvider: () => RAW_A });
   await l.activate(code);
   await l.close();
@@ -73,7 +73,7 @@ describe('the README snippets', () => {
     try {
       for (const [name, text] of blocks) writeFileSync(join(dir, name), text);
       const env = { PROJECT_ID: service.emulator.projectId, PLUGIN_LICENSE_BASE_URL: service.emulator.baseUrl, PLUGIN_LICENSE_HOME: home(), PLUGIN_LICENSE_APP: '' };
-      const code = await service.generate(2);
+      const code = await service.code(2);
       const hint = `${code.slice(0, 4)}…${code.slice(-4)}`;
 
       const empty = await runNode([join(dir, 'activate.mjs'), '  '], env);
@@ -95,7 +95,7 @@ describe('the README snippets', () => {
       for (const r of [activated, app, offline]) expect(r.stdout).not.toContain(code);
     } finally {
       rmSync(dir, { recursive: true, force: true });
-      await service.control('faults', { mode: 'none' });
+      await service.control.faults({ mode: 'none' });
     }
   });
 });

@@ -11,7 +11,7 @@ const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 
 let service: TestService;
-let home: { home: string; cleanup: () => void };
+let home: { dir: string; cleanup: () => void };
 let clock: ReturnType<typeof manualClock>;
 const open: License[] = [];
 
@@ -26,7 +26,7 @@ beforeEach(() => {
   clock = manualClock(Date.now());
 });
 afterEach(async () => {
-  await service.control('reset');
+  await service.control.reset();
   await Promise.all(open.splice(0).map((l) => l.close()));
   home.cleanup();
 });
@@ -35,7 +35,7 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
   const l = new License({
     projectId: service.emulator.projectId,
     baseUrl: service.emulator.baseUrl,
-    home: home.home,
+    home: home.dir,
     now: clock.now,
     dispatcher: service.dispatcher,
     rawMachineIdProvider: () => RAW_A,
@@ -47,7 +47,7 @@ function license(overrides: Partial<LicenseOptions> = {}): License {
 }
 
 function storedNextCheckAt(): number {
-  const text = readFileSync(cacheFilePath(service.emulator.projectId, { home: home.home }), 'utf8');
+  const text = readFileSync(cacheFilePath(service.emulator.projectId, { home: home.dir }), 'utf8');
   return (JSON.parse(text) as { license: { nextCheckAt: number } }).license.nextCheckAt;
 }
 
@@ -59,7 +59,7 @@ describe('a clock that was ahead and is set right', () => {
     it(`${label}: clock_tampered is due for revalidation at once, and an online success clears it, across restarts`, async () => {
       const right = clock.now();
       clock.set(right + ahead);
-      const code = await service.generate();
+      const code = await service.code();
       await license().activate(code);
 
       clock.set(right);
@@ -79,11 +79,11 @@ describe('a clock that was ahead and is set right', () => {
 
 describe('a wait the service asks for', () => {
   it('is read against its Date header when its clock runs 40 days ahead, capped, and never persisted beyond an hour', async () => {
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control('clock', { advance_ms: 40 * DAY });
-    await service.control('faults', { mode: 'error', status: 429, count: 1 });
+    await service.control.clock({ advance_ms: 40 * DAY });
+    await service.control.faults({ mode: 'error', status: 429, count: 1 });
     const limited = await l.validate({ force: true });
     expect(limited).toMatchObject({ valid: true, source: 'cache' });
     expect(limited.nextCheckAt!.getTime() - clock.now()).toBeLessThanOrEqual(HOUR);
@@ -96,10 +96,10 @@ describe('a wait the service asks for', () => {
 
   it('is the same when this machine’s clock runs 40 days slow', async () => {
     clock.set(Date.now() - 40 * DAY);
-    const code = await service.generate();
+    const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control('faults', { mode: 'error', status: 429, count: 1 });
+    await service.control.faults({ mode: 'error', status: 429, count: 1 });
     const limited = await l.validate({ force: true });
     expect(limited.nextCheckAt!.getTime() - clock.now()).toBeLessThanOrEqual(HOUR);
     expect(storedNextCheckAt() - clock.now()).toBeLessThanOrEqual(HOUR);
@@ -108,12 +108,12 @@ describe('a wait the service asks for', () => {
   it('a window with no requests left pauses at most until its reset, read the same way', async () => {
     const limited = await startService({ rateLimits: { activation: 1 } });
     try {
-      await limited.control('clock', { advance_ms: 40 * DAY });
-      const code = await limited.generate();
+      await limited.control.clock({ advance_ms: 40 * DAY });
+      const code = await limited.code();
       const l = license({ projectId: limited.emulator.projectId, baseUrl: limited.emulator.baseUrl, dispatcher: limited.dispatcher });
       const status = await l.activate(code); // the window's only request: remaining 0
       expect(status.valid).toBe(true);
-      const text = readFileSync(cacheFilePath(limited.emulator.projectId, { home: home.home }), 'utf8');
+      const text = readFileSync(cacheFilePath(limited.emulator.projectId, { home: home.dir }), 'utf8');
       const retryAt = (JSON.parse(text) as { license: { retryAt: number | null } }).license.retryAt;
       expect(retryAt).not.toBeNull();
       expect(retryAt! - clock.now()).toBeGreaterThan(0);

@@ -1,6 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createServer as createHttpServer } from 'node:http';
 import { createProxy } from 'proxy';
 import { Agent, request } from 'undici';
+import { ServiceClient } from '@plugin-license/api';
 
 /** Absolute path of the built emulator CLI (`pnpm build` makes it). */
 export const EMULATOR_CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/emulator/dist/cli.js');
@@ -152,12 +152,12 @@ export function control(origin: string) {
  * A fresh temporary folder (for PLUGIN_LICENSE_HOME, --data files, sockets) and its cleanup.
  *
  * @example
- * const home = await tempHome();
- * try { ... } finally { await home.cleanup(); }
+ * const home = tempHome();
+ * try { ... } finally { home.cleanup(); }
  */
-export async function tempHome(prefix = 'plugin-license-'): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+export function tempHome(prefix = 'plugin-license-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -291,4 +291,61 @@ export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown
     throw e;
   }
   throw new Error('expected the call to fail, but it succeeded');
+}
+
+/** What `startService` needs of an emulator: `startEmulator` of `@plugin-license/emulator` gives it. */
+export interface ServiceEmulator {
+  baseUrl: string;
+  origin: string;
+  token: string;
+  projectId: string;
+  close(): Promise<void>;
+}
+
+/** A test file's emulator with the tools every suite uses on it. */
+export interface TestService<E extends ServiceEmulator = ServiceEmulator> {
+  emulator: E;
+  /** The `/__emulator/` controls. */
+  control: ReturnType<typeof control>;
+  /** A new activation code of the emulator's project. */
+  code(maxActivations?: number): Promise<string>;
+  /** A client with the project owner's token, for what a test checks behind the product's back. */
+  admin: ServiceClient;
+  /** A pool with short keep-alive, for clients a test makes, so closing the emulator is quick. */
+  dispatcher: Agent;
+  close(): Promise<void>;
+}
+
+/**
+ * The one way suites start the service: the in-process emulator on 127.0.0.1:0 with rate limits
+ * high enough for a test file. The emulator's `startEmulator` is passed in, so this package does
+ * not depend on the emulator (whose own tests use it).
+ *
+ * @example
+ * import { startEmulator } from '@plugin-license/emulator';
+ * const service = await startService(startEmulator);
+ * const code = await service.code(3);
+ * await service.control.faults({ mode: 'offline' });
+ */
+export async function startService<E extends ServiceEmulator>(
+  startEmulator: (options: { rateLimits: { activation: number; general: number } }) => Promise<E>,
+  options: { rateLimits?: { activation?: number; general?: number } } = {},
+): Promise<TestService<E>> {
+  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000, ...options.rateLimits } });
+  const dispatcher = new Agent({ keepAliveTimeout: 100, keepAliveMaxTimeout: 100 });
+  const admin = new ServiceClient({ baseUrl: emulator.baseUrl, token: emulator.token, dispatcher, retry: false });
+  return {
+    emulator,
+    control: control(emulator.origin),
+    admin,
+    dispatcher,
+    async code(maxActivations = 2) {
+      return (await admin.activation.generate({ project_id: emulator.projectId, max_activations: maxActivations, notes: 'test' })).code;
+    },
+    async close() {
+      await admin.close();
+      await dispatcher.close();
+      await emulator.close();
+    },
+  };
 }
