@@ -3,7 +3,7 @@ import os from 'node:os';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { resolvePaths } from '@plugin-license/licensing';
+import { resolveConfig, resolvePaths, type ConfigValue } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
 import { LOG_LEVELS, resolveAgentConfig, type AgentFlags } from './config.js';
 import { AgentError, isAgentError } from './errors.js';
@@ -96,11 +96,12 @@ function serviceSpec(opts: CommonOpts & { baseUrl?: string }): { spec: ServiceSp
   // A service manager does not pass on this shell's environment: what the flags or the
   // environment chose now is written into the service. config.json is not: the service reads it
   // itself at each start and SIGHUP, so later edits still apply. The token is never written.
-  const env = process.env;
+  const sources = resolveConfig(flagsOf(opts));
+  const chosenNow = (v: ConfigValue<string | undefined>): string | undefined => (v.source === 'flag' || v.source === 'environment' ? v.value : undefined);
   const runArgs: string[] = [];
-  const home = opts.home ?? env.PLUGIN_LICENSE_HOME;
-  const socket = opts.socket ?? env.PLUGIN_LICENSE_SOCKET;
-  const baseUrl = opts.baseUrl ?? env.PLUGIN_LICENSE_BASE_URL;
+  const home = chosenNow(sources.home);
+  const socket = chosenNow(sources.socket);
+  const baseUrl = chosenNow(sources.baseUrl);
   if (home) runArgs.push('--home', resolve(home));
   if (socket) runArgs.push('--socket', socket);
   if (baseUrl) runArgs.push('--base-url', baseUrl);

@@ -5,7 +5,8 @@ import { LineSplitter } from './framing.js';
 import { fromWireState, type LicenseState } from './license-state.js';
 import { PROTOCOL_VERSION, type HelloResult, type RpcErrorObject } from './protocol.js';
 import { fromRpcError } from './rpc-errors.js';
-import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
+import { resolveConfig } from '@plugin-license/licensing';
+import { resolveSocketPath } from './socket-path.js';
 
 /** How `AgentClient` reconnects after the agent goes away. */
 export interface ReconnectOptions {
@@ -155,8 +156,19 @@ export class AgentClient extends EventEmitter<ClientEvents> {
    * const client = await AgentClient.connect({ socketPath: '/tmp/acme-1000/agent.sock', connectTimeoutMs: 200 });
    */
   static async connect(options: AgentClientOptions = {}): Promise<AgentClient> {
-    const namespace = options.namespace ?? (options.socketPath === undefined ? process.env.PLUGIN_LICENSE_APP || DEFAULT_NAMESPACE : undefined);
-    const socketPath = options.socketPath ?? resolveSocketPath({ namespace: namespace as string });
+    let namespace = options.namespace;
+    let socketPath = options.socketPath;
+    if (socketPath === undefined) {
+      // Where the agent of this namespace listens, by the project's one resolver (environment, config.json).
+      let config;
+      try {
+        config = resolveConfig({ app: options.namespace });
+      } catch (err) {
+        throw new AgentError('config_invalid', (err as Error).message, { cause: err });
+      }
+      namespace = config.namespace.value;
+      socketPath = resolveSocketPath({ namespace, env: { ...process.env, PLUGIN_LICENSE_SOCKET: config.socket.value } });
+    }
     const client = new AgentClient(socketPath, options, namespace);
     await client.open();
     return client;

@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { z } from 'zod';
-import { checkProxyUrl } from '@plugin-license/api';
-import { normalizeBaseUrl, resolvePaths } from '@plugin-license/licensing';
+import { isLicenseError, normalizeBaseUrl, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
-import { DEFAULT_NAMESPACE, resolveSocketPath } from './socket-path.js';
+import { resolveSocketPath } from './socket-path.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -67,15 +64,9 @@ export interface AgentFlags {
 }
 
 const positiveInt = z.number().int().positive();
-const FileConfig = z.looseObject({
-  base_url: z.string().optional(),
-  baseUrl: z.string().optional(),
-  token: z.string().optional(),
-  socket: z.string().optional(),
-  /** A proxy URL for every request to the service (overrides HTTPS_PROXY etc.), or "" for none. */
-  proxy: z.string().optional(),
+/** The agent's own keys of config.json; the shared ones (`base_url`, `token`, `socket`, `proxy`) are licensing's resolver's. */
+const AgentFileConfig = z.looseObject({
   log_level: z.enum(LOG_LEVELS).optional(),
-  logLevel: z.enum(LOG_LEVELS).optional(),
   agent: z
     .looseObject({
       max_connections: positiveInt.optional(),
@@ -88,35 +79,33 @@ const FileConfig = z.looseObject({
     })
     .optional(),
 });
-type FileConfig = z.infer<typeof FileConfig>;
 
 /**
- * Resolves the agent's configuration the way every tool of the project does:
- * flag > environment (`PLUGIN_LICENSE_*`) > `config.json` in the namespace's config folder > default.
+ * Resolves the agent's configuration the way every tool of the project does (licensing's
+ * `resolveConfig`: flag > environment (`PLUGIN_LICENSE_*`) > `config.json` > default), plus the
+ * agent's own settings (`log_level`, `agent.*`).
  *
  * @example
  * const config = resolveAgentConfig({ baseUrl: 'http://127.0.0.1:54321/functions/v1' });
  * config.socketPath; // e.g. /run/user/1000/plugin-license/agent.sock
  */
 export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, string | undefined> = process.env): AgentConfig {
-  const namespace = flags.app ?? nonEmpty(env.PLUGIN_LICENSE_APP) ?? DEFAULT_NAMESPACE;
-  const home = flags.home ?? nonEmpty(env.PLUGIN_LICENSE_HOME);
-  let paths;
+  let shared: ResolvedConfig;
   try {
-    paths = resolvePaths({ namespace, ...(home === undefined ? {} : { home }) });
+    shared = resolveConfig({ app: flags.app, home: flags.home, baseUrl: flags.baseUrl, token: flags.token, socket: flags.socket }, env);
   } catch (err) {
-    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
+    throw new AgentError('config_invalid', (err as Error).message, { cause: err, ...(isLicenseError(err) && err.path ? { path: err.path } : {}) });
   }
-  const configFile = join(paths.config, 'config.json');
-  const file = readConfigFile(configFile);
-  const rawBaseUrl = flags.baseUrl ?? nonEmpty(env.PLUGIN_LICENSE_BASE_URL) ?? file.base_url ?? file.baseUrl;
-  const baseUrl = rawBaseUrl === undefined ? undefined : checkBaseUrl(rawBaseUrl);
-  const socketFromFlagsOrFile = flags.socket ?? nonEmpty(env.PLUGIN_LICENSE_SOCKET) ?? file.socket;
-  const socketPath = resolveSocketPath({
-    namespace,
-    env: { ...env, PLUGIN_LICENSE_SOCKET: socketFromFlagsOrFile },
-  });
-  const logLevelRaw = flags.logLevel ?? nonEmpty(env.PLUGIN_LICENSE_LOG_LEVEL) ?? file.log_level ?? file.logLevel ?? 'info';
+  const configFile = shared.configFile;
+  const parsed = AgentFileConfig.safeParse(shared.file);
+  if (!parsed.success) {
+    const what = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    throw new AgentError('config_invalid', `config file ${configFile} has invalid settings: ${what}`, { path: configFile, cause: parsed.error });
+  }
+  const file = parsed.data;
+  const namespace = shared.namespace.value;
+  const socketPath = resolveSocketPath({ namespace, env: { ...env, PLUGIN_LICENSE_SOCKET: shared.socket.value } });
+  const logLevelRaw = flags.logLevel ?? nonEmpty(env.PLUGIN_LICENSE_LOG_LEVEL) ?? file.log_level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
     throw new AgentError('config_invalid', `log level '${logLevelRaw}' is unknown; use one of ${LOG_LEVELS.join(', ')}`);
   }
@@ -132,38 +121,15 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
   };
   return {
     namespace,
-    home,
-    baseUrl,
-    token: flags.token ?? nonEmpty(env.PLUGIN_LICENSE_TOKEN) ?? file.token,
+    home: shared.home.value,
+    baseUrl: shared.baseUrl.value,
+    token: shared.token.value,
     socketPath,
     logLevel: logLevelRaw as LogLevel,
     limits,
-    proxy: file.proxy === undefined ? undefined : file.proxy.trim() === '' ? false : checkProxy(file.proxy, configFile),
+    proxy: shared.proxy.value,
     configFile,
   };
-}
-
-function readConfigFile(path: string): FileConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new AgentError('config_invalid', `cannot read config file ${path}: ${(err as Error).message}`, { path, cause: err });
-  }
-  let json: unknown;
-  try {
-    // Windows editors save UTF-8 with a byte-order mark.
-    json = JSON.parse(text.replace(/^\uFEFF/, ''));
-  } catch (err) {
-    throw new AgentError('config_invalid', `config file ${path} is not valid JSON (${(err as Error).message}); fix or remove it`, { path, cause: err });
-  }
-  const parsed = FileConfig.safeParse(json);
-  if (!parsed.success) {
-    const what = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new AgentError('config_invalid', `config file ${path} has invalid settings: ${what}`, { path, cause: parsed.error });
-  }
-  return parsed.data;
 }
 
 /**
@@ -178,13 +144,6 @@ export function checkBaseUrl(value: string): string {
   }
 }
 
-function checkProxy(value: string, configFile: string): string {
-  try {
-    return checkProxyUrl(value, `"proxy" in ${configFile}`);
-  } catch (err) {
-    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
-  }
-}
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;

@@ -3,7 +3,7 @@ import os from 'node:os';
 import { AgentError } from './errors.js';
 
 /** Default namespace when `PLUGIN_LICENSE_APP` is not set. */
-export const DEFAULT_NAMESPACE = 'plugin-license';
+export { DEFAULT_NAMESPACE } from '@plugin-license/licensing';
 
 /** `sun_path` capacity minus the terminating NUL, per platform. */
 export const SUN_PATH_LIMITS: Readonly<Record<string, number>> = { linux: 107, darwin: 103 };

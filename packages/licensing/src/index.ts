@@ -17,3 +17,5 @@ export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider
 export { resolvePaths, listCachedProjects, cacheFilePath, DEFAULT_NAMESPACE } from './paths.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
+export { resolveConfig } from './config.js';
+export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig } from './config.js';

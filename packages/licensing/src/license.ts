@@ -5,12 +5,13 @@ import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
 import { isLicenseError, LicenseError } from './errors.js';
 import type { Intent } from './intent-file.js';
-import { normalizeBaseUrl, normalizeCode } from './input.js';
+import { normalizeCode } from './input.js';
+import { resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
 import { LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
-import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
+import { assertProjectId, cacheFilePath } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { earliestRequestAt, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
 import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
@@ -21,8 +22,12 @@ type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 export interface LicenseOptions {
   /** The project (plugin) id, a UUID. @example '123e4567-e89b-12d3-a456-426614174000' */
   projectId: string;
-  /** Service base URL ending in `/functions/v1`; https unless loopback. @example 'https://service.example/functions/v1' */
-  baseUrl: string;
+  /**
+   * Service base URL ending in `/functions/v1`; https unless loopback. Default
+   * `PLUGIN_LICENSE_BASE_URL`, else `base_url` in the namespace's `config.json`.
+   * @example 'https://service.example/functions/v1'
+   */
+  baseUrl?: string;
   /** One per vendor, so two vendors' ids and caches never collide. Default `PLUGIN_LICENSE_APP`, else `plugin-license`. @example 'acme-audio' */
   namespace?: string;
   /** One root folder for the cache instead of the per-OS folders. Default `PLUGIN_LICENSE_HOME`. @example '/opt/acme/license' */
@@ -105,13 +110,19 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   constructor(options: LicenseOptions) {
     super();
     if (!options || typeof options !== 'object') {
-      throw new LicenseError('invalid_argument', 'new License() needs an options object with projectId and baseUrl');
+      throw new LicenseError('invalid_argument', 'new License() needs an options object with at least projectId');
     }
     assertProjectId(options.projectId);
     this.projectId = options.projectId.toLowerCase();
-    const baseUrl = normalizeBaseUrl(options.baseUrl);
-    this.#namespace = resolveNamespace(options.namespace);
-    this.#home = options.home;
+    // The one resolver of every tool: option > environment > config.json > default.
+    const config = resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl });
+    const baseUrl = config.baseUrl.value;
+    if (baseUrl === undefined) {
+      throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config.configFile}`);
+    }
+    this.#namespace = config.namespace.value;
+    this.#home = config.home.value;
+    const proxy = options.proxy ?? config.proxy.value;
     this.#callerMachineId = options.machineId === undefined ? undefined : normalizeCallerMachineId(options.machineId);
     this.#rawProvider = options.rawMachineIdProvider;
     this.policy = Object.freeze(resolvePolicy(options.policy));
@@ -129,7 +140,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         baseUrl,
         ...(options.token === undefined ? {} : { token: options.token }),
         ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
-        ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
+        ...(proxy === undefined ? {} : { proxy }),
         ...(options.ca === undefined ? {} : { ca: options.ca }),
         policy: this.policy,
       });

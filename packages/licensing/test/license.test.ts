@@ -312,7 +312,7 @@ describe('bad input: a clear error before any network I/O', () => {
       [{ baseUrl: service.emulator.origin }, /does not end in \/functions\/v1/],
       [{ baseUrl: 'http://licenses.example.com/functions/v1' }, /http:\/\/.*https/],
       [{ baseUrl: 'not a url' }, /not a valid URL/],
-      [{ baseUrl: '' }, /baseUrl is required/],
+      [{ baseUrl: '' }, /no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in .*config.json/],
       [{ projectId: 'my-plugin' }, /not a UUID/],
       [{ projectId: '' }, /not a UUID/],
       [{ namespace: '../escape' }, /not usable as a folder name/],

@@ -1,0 +1,153 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkProxyUrl } from '@plugin-license/api';
+import { LicenseError } from './errors.js';
+import { normalizeBaseUrl } from './input.js';
+import { resolveNamespace, resolvePaths, type LicensePaths } from './paths.js';
+
+/** Where a configuration value came from, in order of precedence. */
+export type ConfigSource = 'flag' | 'environment' | 'config file' | 'default';
+
+/** A resolved value and where it came from (`doctor` shows both). */
+export interface ConfigValue<T> {
+  value: T;
+  source: ConfigSource;
+}
+
+/** What a tool's command line gave; `undefined` means "not given". */
+export interface ConfigFlags {
+  app?: string | undefined;
+  home?: string | undefined;
+  baseUrl?: string | undefined;
+  token?: string | undefined;
+  socket?: string | undefined;
+}
+
+/** The settings every tool shares, after flag > environment > `config.json` > default. */
+export interface ResolvedConfig {
+  namespace: ConfigValue<string>;
+  home: ConfigValue<string | undefined>;
+  /** Normalized by the project's one rule (https unless loopback, ends in /functions/v1). */
+  baseUrl: ConfigValue<string | undefined>;
+  token: ConfigValue<string | undefined>;
+  /** The agent socket path or pipe name when set; the agent derives the default. */
+  socket: ConfigValue<string | undefined>;
+  /** A proxy URL, `false` for none (`"proxy": ""`), undefined: the standard proxy variables. */
+  proxy: ConfigValue<string | false | undefined>;
+  /** The namespace's folders. */
+  paths: LicensePaths;
+  /** The config file looked at (it may not exist). */
+  configFile: string;
+  /** Whether it exists. */
+  configFileFound: boolean;
+  /** Every key of the file, for tool-specific settings (`log_level`, `agent`, …). */
+  file: Readonly<Record<string, unknown>>;
+}
+
+/** Keys of `config.json` shared by every tool; tools read their own keys from `file`. */
+type SharedKey = 'base_url' | 'token' | 'socket' | 'proxy';
+/** Spellings people try, and the key they mean. */
+const MISSPELLED: Record<string, string> = { baseUrl: 'base_url', baseURL: 'base_url', url: 'base_url', logLevel: 'log_level', Proxy: 'proxy' };
+/** The largest config file read: it holds a few settings. */
+const MAX_CONFIG_BYTES = 64 * 1024;
+
+/**
+ * Resolves the configuration the way every tool of the project does: flag > environment
+ * (`PLUGIN_LICENSE_*`) > `config.json` in the namespace's config folder > default. `License`,
+ * the agent and the CLI all call this, so a value means the same thing everywhere. A bad value
+ * (a base URL without `/functions/v1`, a config file that is not JSON, a misspelled key) is an
+ * `invalid_argument` error naming where it came from.
+ *
+ * @example
+ * const config = resolveConfig({ app: 'acme-audio' });
+ * config.baseUrl.value;  // 'https://service.example/functions/v1'
+ * config.baseUrl.source; // 'environment'
+ */
+export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<string, string | undefined>> = process.env): ResolvedConfig {
+  const namespace = pick(flags.app, env.PLUGIN_LICENSE_APP, undefined);
+  const home = pick(flags.home, env.PLUGIN_LICENSE_HOME, undefined);
+  const ns = resolveNamespace(namespace?.value ?? undefined);
+  const paths = resolvePaths({ namespace: ns, ...(home === undefined ? {} : { home: home.value }) });
+  const configFile = join(paths.config, 'config.json');
+  const { file, found } = readConfigFile(configFile);
+
+  const rawBase = pick(flags.baseUrl, env.PLUGIN_LICENSE_BASE_URL, str(file, 'base_url', configFile));
+  let baseUrl: ConfigValue<string | undefined> = { value: undefined, source: 'default' };
+  if (rawBase !== undefined) {
+    try {
+      baseUrl = { value: normalizeBaseUrl(rawBase.value), source: rawBase.source };
+    } catch (e) {
+      if (rawBase.source === 'flag') throw e;
+      const from = rawBase.source === 'environment' ? 'PLUGIN_LICENSE_BASE_URL' : `"base_url" in ${configFile}`;
+      throw new LicenseError('invalid_argument', `${(e as Error).message} (from ${from})`, { cause: e });
+    }
+  }
+  const rawProxy = str(file, 'proxy', configFile);
+  let proxy: ConfigValue<string | false | undefined> = { value: undefined, source: 'default' };
+  if (rawProxy !== undefined) {
+    try {
+      proxy = { value: rawProxy.trim() === '' ? false : checkProxyUrl(rawProxy, `"proxy" in ${configFile}`), source: 'config file' };
+    } catch (e) {
+      throw new LicenseError('invalid_argument', (e as Error).message, { cause: e });
+    }
+  }
+  return {
+    namespace: { value: ns, source: namespace?.source ?? 'default' },
+    home: home ?? { value: undefined, source: 'default' },
+    baseUrl,
+    token: pick(flags.token, env.PLUGIN_LICENSE_TOKEN, str(file, 'token', configFile)) ?? { value: undefined, source: 'default' },
+    socket: pick(flags.socket, env.PLUGIN_LICENSE_SOCKET, str(file, 'socket', configFile)) ?? { value: undefined, source: 'default' },
+    proxy,
+    paths,
+    configFile,
+    configFileFound: found,
+    file,
+  };
+}
+
+function pick(flag: string | undefined, envValue: string | undefined, fileValue: string | undefined): ConfigValue<string> | undefined {
+  if (nonEmpty(flag) !== undefined) return { value: flag as string, source: 'flag' };
+  if (nonEmpty(envValue) !== undefined) return { value: envValue as string, source: 'environment' };
+  if (fileValue !== undefined && fileValue.trim() !== '') return { value: fileValue, source: 'config file' };
+  return undefined;
+}
+
+function str(file: Readonly<Record<string, unknown>>, key: SharedKey, configFile: string): string | undefined {
+  const v = file[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new LicenseError('invalid_argument', `"${key}" in ${configFile} must be a string`);
+  return v;
+}
+
+
+function readConfigFile(path: string): { file: Record<string, unknown>; found: boolean } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { file: {}, found: false };
+    throw new LicenseError('invalid_argument', `cannot read the config file ${path}: ${(e as Error).message}`, { cause: e, path, ...(code ? { systemCode: code } : {}) });
+  }
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) {
+    throw new LicenseError('invalid_argument', `the config file ${path} is over ${MAX_CONFIG_BYTES / 1024} KiB; it holds a few settings, so it is not this file`, { path });
+  }
+  let json: unknown;
+  try {
+    // Windows editors save UTF-8 with a byte-order mark.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (e) {
+    throw new LicenseError('invalid_argument', `the config file ${path} is not valid JSON (${(e as Error).message}); fix or remove it`, { cause: e, path });
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new LicenseError('invalid_argument', `the config file ${path} must hold one JSON object, like {"base_url": "https://…/functions/v1"}`, { path });
+  }
+  for (const [wrong, right] of Object.entries(MISSPELLED)) {
+    if (wrong in json) throw new LicenseError('invalid_argument', `"${wrong}" in ${path} is not a setting; did you mean "${right}"?`, { path });
+  }
+  return { file: json as Record<string, unknown>, found: true };
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
+}

@@ -1,0 +1,96 @@
+// The one configuration resolver of every tool: flag > environment > config.json > default, with
+// where each value came from, and a clear error for a bad value naming its source.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isLicenseError, License, resolveConfig, type LicenseError } from '../src/index.js';
+import { tempHome } from './helpers.js';
+
+let home: { dir: string; cleanup: () => void };
+beforeEach(() => {
+  home = tempHome();
+});
+afterEach(() => home.cleanup());
+
+const PROJECT = '123e4567-e89b-12d3-a456-426614174000';
+const writeConfig = (text: string): string => {
+  mkdirSync(join(home.dir, 'config'), { recursive: true });
+  const path = join(home.dir, 'config', 'config.json');
+  writeFileSync(path, text);
+  return path;
+};
+const failure = (fn: () => unknown): LicenseError => {
+  try {
+    fn();
+  } catch (e) {
+    if (isLicenseError(e)) return e;
+    throw e;
+  }
+  throw new Error('expected a LicenseError');
+};
+
+describe('resolveConfig', () => {
+  it('takes flag over environment over config.json over default, and says which gave each value', () => {
+    writeConfig(JSON.stringify({ base_url: 'https://file.example/functions/v1', token: 'file-token', socket: '/tmp/file.sock', proxy: 'http://proxy.lan:3128' }));
+    const env = { PLUGIN_LICENSE_HOME: home.dir, PLUGIN_LICENSE_TOKEN: 'env-token' };
+    const c = resolveConfig({ baseUrl: 'http://127.0.0.1:5/functions/v1/' }, env);
+    expect(c.baseUrl).toEqual({ value: 'http://127.0.0.1:5/functions/v1', source: 'flag' });
+    expect(c.token).toEqual({ value: 'env-token', source: 'environment' });
+    expect(c.socket).toEqual({ value: '/tmp/file.sock', source: 'config file' });
+    expect(c.proxy).toEqual({ value: 'http://proxy.lan:3128/', source: 'config file' });
+    expect(c.namespace).toEqual({ value: 'plugin-license', source: 'default' });
+    expect(c.home).toEqual({ value: home.dir, source: 'environment' });
+    expect(c.configFileFound).toBe(true);
+    expect(c.configFile).toBe(join(home.dir, 'config', 'config.json'));
+
+    const fromFile = resolveConfig({ app: 'acme' }, { PLUGIN_LICENSE_HOME: home.dir });
+    expect(fromFile.baseUrl).toEqual({ value: 'https://file.example/functions/v1', source: 'config file' });
+    expect(fromFile.namespace).toEqual({ value: 'acme', source: 'flag' });
+    // An empty variable counts as unset; "proxy": "" means no proxy at all.
+    writeConfig('\uFEFF{"proxy": ""}');
+    const empty = resolveConfig({}, { PLUGIN_LICENSE_HOME: home.dir, PLUGIN_LICENSE_BASE_URL: ' ' });
+    expect(empty.baseUrl).toEqual({ value: undefined, source: 'default' });
+    expect(empty.proxy).toEqual({ value: false, source: 'config file' });
+  });
+
+  it('refuses bad values once, naming where they came from', () => {
+    const env = { PLUGIN_LICENSE_HOME: home.dir };
+    expect(failure(() => resolveConfig({}, { ...env, PLUGIN_LICENSE_BASE_URL: 'http://127.0.0.1:5' })).message).toMatch(/does not end in \/functions\/v1.*\(from PLUGIN_LICENSE_BASE_URL\)$/);
+    const path = writeConfig('{"baseUrl": "https://x.example/functions/v1"}');
+    expect(failure(() => resolveConfig({}, env)).message).toBe(`"baseUrl" in ${path} is not a setting; did you mean "base_url"?`);
+    writeConfig('{"base_url": "http://licenses.example.com/functions/v1"}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/\(from "base_url" in .*config\.json\)$/);
+    writeConfig('{"base_url": 5}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/"base_url" in .*config\.json must be a string/);
+    writeConfig('{"base_url": ');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/is not valid JSON .*; fix or remove it$/);
+    writeConfig('["x"]');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/must hold one JSON object/);
+    writeConfig('{"proxy": "socks5://p:1080"}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/proxy/);
+    // The file is read whole, so a broken one is reported whatever the flags say.
+    writeConfig('{');
+    expect(failure(() => resolveConfig({ baseUrl: 'http://127.0.0.1:5/functions/v1' }, env)).path).toBe(join(home.dir, 'config', 'config.json'));
+  });
+});
+
+describe('License takes its configuration from the resolver', () => {
+  it('honours PLUGIN_LICENSE_BASE_URL and base_url in config.json when baseUrl is not given', async () => {
+    const saved = process.env.PLUGIN_LICENSE_BASE_URL;
+    process.env.PLUGIN_LICENSE_BASE_URL = 'http://127.0.0.1:9/functions/v1';
+    try {
+      const fromEnv = new License({ projectId: PROJECT, home: home.dir });
+      await fromEnv.close();
+    } finally {
+      if (saved === undefined) delete process.env.PLUGIN_LICENSE_BASE_URL;
+      else process.env.PLUGIN_LICENSE_BASE_URL = saved;
+    }
+    writeConfig('{"base_url": "http://127.0.0.1:9/functions/v1"}');
+    const fromFile = new License({ projectId: PROJECT, home: home.dir });
+    await fromFile.close();
+    writeConfig('{}');
+    expect(failure(() => new License({ projectId: PROJECT, home: home.dir })).message).toBe(
+      `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${join(home.dir, 'config', 'config.json')}`,
+    );
+  });
+});
