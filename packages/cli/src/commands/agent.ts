@@ -1,0 +1,76 @@
+import { toWireState, type AgentClient } from '@plugin-license/agent';
+import type { Context } from '../context.js';
+import { CliError, EXIT, type ExitCode } from '../errors.js';
+import { when } from '../output.js';
+import { report } from './license.js';
+
+async function running(ctx: Context): Promise<AgentClient> {
+  const agent = await ctx.agent();
+  if (!agent) {
+    throw new CliError(
+      EXIT.failed,
+      'not_running',
+      `no agent answers for namespace '${ctx.config.namespace.value}' at ${ctx.socketPath()}; start it with: plugin-license-agent run`,
+      { socket: ctx.socketPath(), namespace: ctx.config.namespace.value },
+    );
+  }
+  return agent;
+}
+
+/** `agent status`: running or not; exit 0 when it answers, 1 when not. */
+export async function agentStatusCommand(ctx: Context): Promise<ExitCode> {
+  const agent = await ctx.agent();
+  const socket = ctx.socketPath();
+  if (!agent) {
+    if (ctx.out.json) ctx.out.document({ running: false, socket, namespace: ctx.config.namespace.value });
+    else ctx.out.fields([
+      ['agent', ctx.out.bad('not running')],
+      ['socket', socket],
+      ['namespace', ctx.config.namespace.value],
+    ]);
+    return EXIT.failed;
+  }
+  const started = performance.now();
+  const hello = await agent.hello();
+  const list = await agent.list();
+  const ms = performance.now() - started;
+  if (ctx.out.json) {
+    ctx.out.document({ running: true, socket, namespace: hello.namespace, agent: hello.agent, protocol: hello.protocol, data_dir: hello.data_dir ?? null, licenses: list.length, answer_ms: Number(ms.toFixed(2)) });
+    return EXIT.ok;
+  }
+  ctx.out.fields([
+    ['agent', ctx.out.ok(`running (${hello.agent}, protocol ${hello.protocol})`)],
+    ['socket', socket],
+    ['namespace', hello.namespace],
+    ['data folder', hello.data_dir ?? '-'],
+    ['licenses held', String(list.length)],
+  ]);
+  return EXIT.ok;
+}
+
+/** `agent check ID` / `agent refresh ID`. */
+export async function agentStateCommand(ctx: Context, method: 'check' | 'refresh', rawProject: string): Promise<ExitCode> {
+  const projectId = ctx.projectId(rawProject);
+  const agent = await running(ctx);
+  const state = await ctx.out.spin(method === 'refresh' ? 'asking the service through the agent' : 'asking the agent', () => agent[method](projectId));
+  return report(ctx, method === 'refresh' ? 'refreshed' : 'checked', state, 'agent');
+}
+
+/** `agent list`: every license the agent holds. */
+export async function agentListCommand(ctx: Context): Promise<ExitCode> {
+  const agent = await running(ctx);
+  const list = await agent.list();
+  if (ctx.out.json) {
+    ctx.out.document({ licenses: list.map(toWireState) });
+    return EXIT.ok;
+  }
+  if (list.length === 0) {
+    ctx.out.line('The agent holds no licenses.');
+    return EXIT.ok;
+  }
+  ctx.out.table(
+    ['project', 'license', 'code', 'activations', 'source', 'valid offline until'],
+    list.map((s) => [s.projectId, s.valid ? ctx.out.ok('valid') : ctx.out.bad(s.reason ?? 'not valid'), s.codeHint ?? '-', s.activations === null ? '-' : `${s.activations}/${s.maxActivations}`, s.source, when(s.graceUntil)]),
+  );
+  return EXIT.ok;
+}

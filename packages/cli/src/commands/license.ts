@@ -1,0 +1,131 @@
+import { toWireState, type LicenseState } from '@plugin-license/agent';
+import { codeHint } from '@plugin-license/api';
+import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
+import type { Context } from '../context.js';
+import { EXIT, usageError, type ExitCode } from '../errors.js';
+import { when } from '../output.js';
+
+/** How a local license operation went: through the running agent (plugins hear of it at once) or the library. */
+export type Via = 'agent' | 'library';
+
+const VIA_TEXT: Record<Via, string> = {
+  agent: 'through the running agent (plugins see it at once)',
+  library: 'directly with the library (no agent answers for this namespace)',
+};
+
+/** `status <code>`: the public status of a code. */
+export async function statusCommand(ctx: Context, rawCode: string): Promise<ExitCode> {
+  const code = ctx.code(rawCode);
+  const client = ctx.client(false);
+  const s = await ctx.out.spin('asking the service', () => client.activation.status(code));
+  const exit = s.is_revoked ? EXIT.negative : EXIT.ok;
+  if (ctx.out.json) {
+    ctx.out.document({ code_hint: codeHint(code), activations: s.activations, max_activations: s.max_activations, available: s.available, is_revoked: s.is_revoked });
+    return exit;
+  }
+  ctx.out.fields([
+    ['code', codeHint(code)],
+    ['activations', `${s.activations} of ${s.max_activations}`],
+    ['available', s.available === 0 ? ctx.out.warn('0 (every slot is taken)') : String(s.available)],
+    ['revoked', s.is_revoked ? ctx.out.bad('yes') : 'no'],
+  ]);
+  return exit;
+}
+
+/** `activate <code> --project ID [--machine-id ID]`. */
+export async function activateCommand(ctx: Context, rawCode: string, o: { project: string; machineId?: string }): Promise<ExitCode> {
+  const code = ctx.code(rawCode);
+  const projectId = ctx.projectId(o.project);
+  const agent = o.machineId === undefined ? await ctx.agent() : undefined;
+  const via: Via = agent ? 'agent' : 'library';
+  const state = await ctx.out.spin('activating', () => (agent ? agent.activate(projectId, code) : ctx.license(projectId, o.machineId).activate(code)));
+  return report(ctx, 'activated', state, via);
+}
+
+/** `validate --project ID [--code CODE --machine-id ID]`. */
+export async function validateCommand(ctx: Context, o: { project: string; code?: string; machineId?: string }): Promise<ExitCode> {
+  const projectId = ctx.projectId(o.project);
+  if (o.code !== undefined || o.machineId !== undefined) {
+    const { code, machineId } = pair(ctx, o);
+    const r = await ctx.out.spin('asking the service', () => ctx.client(false).activation.validate({ code, machine_id: machineId, plugin_id: projectId }));
+    const exit = r.valid ? EXIT.ok : EXIT.negative;
+    if (ctx.out.json) {
+      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, ...r });
+      return exit;
+    }
+    ctx.out.fields([
+      ['license', r.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${r.reason ?? 'no reason given'}`)],
+      ['code', codeHint(code)],
+      ['machine id', machineId],
+    ]);
+    return exit;
+  }
+  const license = ctx.license(projectId);
+  const state = await ctx.out.spin('validating', () => license.validate({ force: true }));
+  return report(ctx, 'validated', state, 'library');
+}
+
+/** `deactivate --project ID [--code CODE --machine-id ID]`. */
+export async function deactivateCommand(ctx: Context, o: { project: string; code?: string; machineId?: string }): Promise<ExitCode> {
+  const projectId = ctx.projectId(o.project);
+  if (o.code !== undefined || o.machineId !== undefined) {
+    // Another machine's slot (a dead or stolen computer): nothing local changes.
+    const { code, machineId } = pair(ctx, o);
+    const r = await ctx.out.spin('releasing the slot', () => ctx.client(false).activation.deactivate({ code, machine_id: machineId, plugin_id: projectId }));
+    if (ctx.out.json) {
+      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, released: true, ...r });
+      return EXIT.ok;
+    }
+    ctx.out.line(`Released the slot of machine ${machineId} for ${codeHint(code)}.`);
+    return EXIT.ok;
+  }
+  const agent = await ctx.agent();
+  const state = await ctx.out.spin('deactivating', () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
+  report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
+  return EXIT.ok; // released: the state now says not_activated, which is what was asked
+
+}
+
+/** `machine-id`: this machine's id as the service sees it, and where it comes from. */
+export async function machineIdCommand(ctx: Context): Promise<ExitCode> {
+  const { id, source } = await getMachineId({ namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) });
+  if (ctx.out.json) ctx.out.document({ machine_id: id, source, namespace: ctx.config.namespace.value });
+  else ctx.out.fields([
+    ['machine id', id],
+    ['source', source === 'os' ? 'os (derived from the operating system id)' : source === 'generated' ? 'generated (the OS gives none; kept in the data folder)' : source],
+    ['namespace', ctx.config.namespace.value],
+  ]);
+  return EXIT.ok;
+}
+
+function pair(ctx: Context, o: { code?: string; machineId?: string }): { code: string; machineId: string } {
+  if (o.code === undefined || o.machineId === undefined) {
+    throw usageError('--code and --machine-id go together: give both to act on another machine, or neither for this one');
+  }
+  return { code: ctx.code(o.code), machineId: o.machineId };
+}
+
+/** A license state, as a JSON document or aligned fields; exit 0 when valid, 3 when not. */
+export function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): ExitCode {
+  const exit = state.valid ? EXIT.ok : EXIT.negative;
+  if (ctx.out.json) {
+    ctx.out.document({ via, license: toWireState(state) });
+    return exit;
+  }
+  ctx.out.fields(licenseFields(ctx, state));
+  ctx.out.note(`${done} ${VIA_TEXT[via]}`);
+  return exit;
+}
+
+export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
+  return [
+    ['project', s.projectId],
+    ['license', s.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${s.reason}`)],
+    ['code', s.codeHint ?? '-'],
+    ['activations', s.activations === null ? '-' : `${s.activations} of ${s.maxActivations}`],
+    ['source', s.source],
+    ['last online check', when(s.validatedAt)],
+    ['valid offline until', when(s.graceUntil)],
+    ['next check', when(s.nextCheckAt)],
+  ];
+}

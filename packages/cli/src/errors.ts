@@ -1,0 +1,79 @@
+import { isAgentError } from '@plugin-license/agent';
+import { isConfigError, isNetworkError, isSchemaError, isServiceError, isTimeoutError } from '@plugin-license/api';
+import { isLicenseError } from '@plugin-license/licensing';
+
+/** Exit codes of `plugin-license` (cli.md). */
+export const EXIT = Object.freeze({
+  /** Done; for validate/check/status: the license is valid. */
+  ok: 0,
+  /** The service or network failed (unreachable, time-out, 5xx, unauthorized, rate-limited after waiting). */
+  failed: 1,
+  /** Usage: bad argument, unknown command or flag, missing token, bad configuration. */
+  usage: 2,
+  /** A negative licensing answer: not valid, not activated, code not found, revoked, no slots left. */
+  negative: 3,
+  /** Interrupted (Ctrl-C); what was done is kept and reported. */
+  interrupted: 130,
+});
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** An error the CLI reports as it is: its message is one line saying what and what to do. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  constructor(
+    readonly exit: ExitCode,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export function usageError(message: string, details?: Record<string, unknown>): CliError {
+  return new CliError(EXIT.usage, 'usage', message, details);
+}
+
+/** What a failure becomes on the way out: an exit code, a stable code and one line. */
+export interface Classified {
+  exit: ExitCode;
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+const NEGATIVE_LICENSE = new Set(['code_not_found', 'code_revoked', 'max_activations_reached', 'not_activated']);
+/** A code of the wrong form is bad input, like any other. */
+const USAGE_LICENSE = new Set(['invalid_argument', 'invalid_code']);
+
+/**
+ * The one table from the libraries' errors to exit codes. Messages are the libraries' own (they
+ * already say what to do); this layer adds nothing to them.
+ */
+export function classify(err: unknown): Classified {
+  if (err instanceof CliError) return { exit: err.exit, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  if (isLicenseError(err)) {
+    const exit = NEGATIVE_LICENSE.has(err.code) ? EXIT.negative : USAGE_LICENSE.has(err.code) ? EXIT.usage : EXIT.failed;
+    const details: Record<string, unknown> = {};
+    if (err.serviceCode) details.service_code = err.serviceCode;
+    if (err.status) details.status = err.status;
+    if (err.path) details.path = err.path;
+    if (err.systemCode) details.system_code = err.systemCode;
+    return { exit, code: err.code, message: err.message, ...(Object.keys(details).length ? { details } : {}) };
+  }
+  if (isAgentError(err)) {
+    const negative = err.serviceCode !== undefined && NEGATIVE_LICENSE.has(err.serviceCode);
+    const usage = err.code === 'config_invalid' || err.code === 'invalid_params' || err.code === 'socket_path_too_long' || err.serviceCode === 'invalid_code';
+    const exit = usage ? EXIT.usage : negative ? EXIT.negative : EXIT.failed;
+    return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(err.path ? { details: { path: err.path } } : {}) };
+  }
+  if (isConfigError(err)) return { exit: EXIT.usage, code: 'invalid_config', message: err.message };
+  if (isServiceError(err)) {
+    const code = err.code;
+    const exit = NEGATIVE_LICENSE.has(code) || code === 'not_found' ? EXIT.negative : USAGE_LICENSE.has(code) || code === 'bad_request' ? EXIT.usage : EXIT.failed;
+    return { exit, code, message: err.message, details: { status: err.status } };
+  }
+  if (isNetworkError(err) || isTimeoutError(err) || isSchemaError(err)) return { exit: EXIT.failed, code: (err as { code?: string }).code ?? 'network', message: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  return { exit: EXIT.failed, code: 'internal', message: `unexpected failure: ${message} (run again with --debug for details)` };
+}

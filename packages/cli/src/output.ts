@@ -1,0 +1,126 @@
+import Table from 'cli-table3';
+import pc from 'picocolors';
+import yoctoSpinner from 'yocto-spinner';
+import type { Classified } from './errors.js';
+
+/** Where output goes; the tests and embedders pass their own streams. */
+export interface Streams {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * Everything the commands print goes through here, so the rules of cli.md hold in one place:
+ * with `--json`, stdout gets exactly one JSON document and nothing else; colour only on a TTY
+ * and without `NO_COLOR` or `--no-color`; spinners and progress only when stderr is a TTY.
+ */
+export class Output {
+  readonly json: boolean;
+  readonly color: boolean;
+  readonly interactive: boolean;
+  readonly debug: boolean;
+  readonly c: ReturnType<typeof pc.createColors>;
+  #documentWritten = false;
+
+  constructor(
+    readonly streams: Streams,
+    options: { json: boolean; color: boolean; debug: boolean },
+  ) {
+    this.json = options.json;
+    const noColor = streams.env.NO_COLOR !== undefined && streams.env.NO_COLOR !== '';
+    this.color = options.color && !noColor && streams.stdout.isTTY === true && streams.env.TERM !== 'dumb';
+    this.interactive = streams.stderr.isTTY === true && !this.json && streams.env.CI === undefined;
+    this.debug = options.debug;
+    this.c = pc.createColors(this.color);
+  }
+
+  /** The one JSON document of a `--json` run. */
+  document(value: unknown): void {
+    if (this.#documentWritten) throw new Error('a second JSON document was about to be written');
+    this.#documentWritten = true;
+    this.streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** A line of human output (ignored under --json, whose document says it all). */
+  line(text = ''): void {
+    if (!this.json) this.streams.stdout.write(`${text}\n`);
+  }
+
+  /** A note on stderr: progress, which path was taken; never data. */
+  note(text: string): void {
+    if (!this.json) this.streams.stderr.write(`${text}\n`);
+  }
+
+  debugLine(text: string): void {
+    if (this.debug) this.streams.stderr.write(`debug: ${text}\n`);
+  }
+
+  /** Label/value pairs, aligned. */
+  fields(rows: Array<[string, string]>): void {
+    const width = Math.max(...rows.map(([k]) => k.length));
+    for (const [k, v] of rows) this.line(`${this.c.dim(k.padEnd(width))}  ${v}`);
+  }
+
+  table(head: string[], rows: string[][]): void {
+    const table = new Table({
+      head: head.map((h) => this.c.bold(h)),
+      style: { head: [], border: [], compact: true },
+      chars: { top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '', left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: '  ' },
+    });
+    table.push(...rows);
+    this.line(table.toString().replace(/^ /gm, '').replace(/ +$/gm, ''));
+  }
+
+  /** The failure, once: a JSON document under --json, else one line on stderr. */
+  failure(f: Classified, stack?: string): void {
+    if (this.json) {
+      if (!this.#documentWritten) this.document({ error: { code: f.code, message: f.message, ...(f.details ? { details: f.details } : {}) } });
+    } else {
+      this.streams.stderr.write(`${this.c.red('plugin-license:')} ${f.message}\n`);
+    }
+    if (this.debug && stack) this.streams.stderr.write(`${stack}\n`);
+  }
+
+  /** Runs `task` with a spinner on stderr when it is a TTY. */
+  async spin<T>(text: string, task: () => Promise<T>): Promise<T> {
+    if (!this.interactive) return task();
+    const spinner = yoctoSpinner({ text, stream: this.streams.stderr as NodeJS.WriteStream }).start();
+    try {
+      return await task();
+    } finally {
+      spinner.stop();
+    }
+  }
+
+  ok(text: string): string {
+    return this.c.green(text);
+  }
+  bad(text: string): string {
+    return this.c.red(text);
+  }
+  warn(text: string): string {
+    return this.c.yellow(text);
+  }
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+  ['year', 365 * 86_400_000],
+  ['month', 30 * 86_400_000],
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+];
+
+/** A date in the user's locale with a relative form: "Dec 22, 2026, 10:00 AM (in 29 days)". */
+export function when(date: Date | string | null | undefined, now = Date.now()): string {
+  if (date === null || date === undefined) return '-';
+  const d = typeof date === 'string' ? new Date(date) : date;
+  if (Number.isNaN(d.getTime())) return '-';
+  const diff = d.getTime() - now;
+  const [unit, ms] = UNITS.find(([, size]) => Math.abs(diff) >= size) ?? ['second', 1000];
+  return `${absolute.format(d)} (${relative.format(Math.round(diff / ms), unit)})`;
+}

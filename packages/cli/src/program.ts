@@ -1,0 +1,184 @@
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Context, type GlobalOptions } from './context.js';
+import { classify, EXIT, type ExitCode } from './errors.js';
+import { Output, type Streams } from './output.js';
+import { agentListCommand, agentStateCommand, agentStatusCommand } from './commands/agent.js';
+import { doctorCommand } from './commands/doctor.js';
+import { activateCommand, deactivateCommand, machineIdCommand, statusCommand, validateCommand } from './commands/license.js';
+import { generateCommand, keysCommand, usageCommand } from './commands/vendor.js';
+
+export const CLI_VERSION = '0.1.0';
+
+const EXIT_HELP = `
+Exit codes:
+  0    done; for validate, check and status: the license is valid
+  1    the service or network failed (unreachable, time-out, 5xx, unauthorized, rate-limited after waiting)
+  2    usage: bad argument, unknown command or flag, missing token, bad configuration
+  3    a negative licensing answer: not valid, not activated, code not found, revoked, no slots left
+  130  interrupted (Ctrl-C); what was done is kept and reported
+
+Configuration: flag > environment (PLUGIN_LICENSE_BASE_URL, PLUGIN_LICENSE_TOKEN, PLUGIN_LICENSE_APP,
+PLUGIN_LICENSE_HOME) > config.json in the config folder > default. Prefer the environment for the
+token: a --token flag shows in the process list.`;
+
+function wholeNumber(name: string, min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min) {
+      throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}, got '${value}'`);
+    }
+    return n;
+  };
+}
+
+/** Runs one invocation: parses `argv` (without node and script), prints, and returns the exit code. */
+export async function run(argv: string[], streams: Streams, signal: AbortSignal = new AbortController().signal): Promise<ExitCode> {
+  let exit: ExitCode = EXIT.ok;
+  let ctx: Context | undefined;
+  // Global options are known before the command runs, so even a usage error honours --json.
+  const early = { json: argv.includes('--json'), color: !argv.includes('--no-color'), debug: argv.includes('--debug') };
+  const makeContext = (cmd: Command): Context => {
+    const g = cmd.optsWithGlobals() as GlobalOptions;
+    const out = new Output(streams, { json: g.json === true, color: g.color !== false, debug: g.debug === true });
+    ctx = new Context(out, g, streams.env);
+    return ctx;
+  };
+  const action =
+    <A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<ExitCode>) =>
+    async (...args: unknown[]): Promise<void> => {
+      const cmd = args[args.length - 1] as Command;
+      exit = await fn(makeContext(cmd), ...(args.slice(0, -1) as A));
+    };
+
+  let usageMessage = '';
+  const program = new Command('plugin-license')
+    .description('License codes, machines and the local agent of plugin-license: for support staff, vendors, offline machines and scripts.')
+    .version(CLI_VERSION, '-V, --version')
+    .addOption(new Option('--base-url <url>', 'service base URL, ending in /functions/v1 (env PLUGIN_LICENSE_BASE_URL)'))
+    .addOption(new Option('--token <token>', 'bearer token (env PLUGIN_LICENSE_TOKEN is safer: flags show in the process list)'))
+    .addOption(new Option('--app <namespace>', 'namespace, one per vendor (env PLUGIN_LICENSE_APP)'))
+    .addOption(new Option('--home <dir>', 'one root folder for config, data and logs (env PLUGIN_LICENSE_HOME)'))
+    .option('--json', 'exactly one JSON document on stdout, success or failure')
+    .option('--no-color', 'plain text (also with NO_COLOR, or when stdout is not a terminal)')
+    .option('--debug', 'stack traces and request timings on stderr')
+    .showSuggestionAfterError(true)
+    .showHelpAfterError(false)
+    .addHelpText('after', EXIT_HELP)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => streams.stdout.write(s),
+      writeErr: (s) => streams.stderr.write(s),
+      outputError: (s) => (usageMessage = s.replace(/^error: /, '').trim()),
+    });
+
+  program
+    .command('status')
+    .description('the public status of a code: activations, max, available, revoked')
+    .argument('<code>', 'the activation code')
+    .addHelpText('after', '\nExample:\n  plugin-license status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601')
+    .action(action((ctx, code: string) => statusCommand(ctx, code)));
+
+  program
+    .command('keys')
+    .description("a project's codes (token): hint, type, activations/max, revoked, notes, created")
+    .argument('<project_id>', 'the project id (a UUID)')
+    .option('--all-codes', 'print full codes instead of hints')
+    .option('--csv', 'CSV for spreadsheets')
+    .addHelpText('after', '\nExamples:\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000 --csv --all-codes > codes.csv')
+    .action(action((ctx, project: string, o: { allCodes?: boolean; csv?: boolean }) => keysCommand(ctx, project, o)));
+
+  program
+    .command('generate')
+    .description('new codes (token), printed in full; --count K --out FILE for a batch')
+    .argument('<project_id>', 'the project id (a UUID)')
+    .option('--max-activations <n>', 'machines per code', wholeNumber('--max-activations', 1), 1)
+    .option('--notes <text>', 'a note stored with each code (a reseller, an order number)')
+    .option('--count <k>', 'how many codes', wholeNumber('--count', 1), 1)
+    .option('--out <file>', 'append each code to this CSV file, flushed before the next request')
+    .option('--append', 'add to an existing --out file (never overwritten)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C stops after the request in flight, and every\ncode the service created is in the file.',
+    )
+    .action(action((ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean }) => generateCommand(ctx, project, o, signal)));
+
+  program
+    .command('activate')
+    .description('activate this machine (or --machine-id) and store the state as the library does')
+    .argument('<code>', 'the activation code')
+    .requiredOption('--project <id>', 'the project id (a UUID)')
+    .option('--machine-id <id>', "another machine's id (then the library is used, never the agent)")
+    .addHelpText('after', '\nExample:\n  plugin-license activate 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --project 123e4567-e89b-12d3-a456-426614174000\n\nGoes through the running agent when one answers (plugins hear of it at once), else the library.')
+    .action(action((ctx, code: string, o: { project: string; machineId?: string }) => activateCommand(ctx, code, o)));
+
+  program
+    .command('validate')
+    .description("this machine's stored license online, or any --code with --machine-id")
+    .requiredOption('--project <id>', 'the project id (a UUID)')
+    .option('--code <code>', 'a code to validate (with --machine-id)')
+    .option('--machine-id <id>', 'the machine id to validate it for (with --code)')
+    .addHelpText('after', '\nExamples:\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…')
+    .action(action((ctx, o: { project: string; code?: string; machineId?: string }) => validateCommand(ctx, o)));
+
+  program
+    .command('deactivate')
+    .description("release this machine's slot, or with --code and --machine-id another machine's")
+    .requiredOption('--project <id>', 'the project id (a UUID)')
+    .option('--code <code>', "the code whose slot to release (with --machine-id)")
+    .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
+    .addHelpText('after', "\nExamples:\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot")
+    .action(action((ctx, o: { project: string; code?: string; machineId?: string }) => deactivateCommand(ctx, o)));
+
+  program
+    .command('machine-id')
+    .description("this machine's id as the service sees it, and its source (os, generated, caller)")
+    .option('--project <id>', 'accepted for symmetry; the id is per namespace')
+    .addHelpText('after', '\nExample:\n  plugin-license machine-id --json')
+    .action(action((ctx) => machineIdCommand(ctx)));
+
+  const agent = program.command('agent').description('ask the running agent').addHelpText('after', '\nExamples:\n  plugin-license agent status\n  plugin-license agent check 123e4567-e89b-12d3-a456-426614174000');
+  agent.command('status').description('running or not, version, protocol, licenses held (exit 1 when not running)').action(action((ctx) => agentStatusCommand(ctx)));
+  agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action((ctx, p: string) => agentStateCommand(ctx, 'check', p)));
+  agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action((ctx, p: string) => agentStateCommand(ctx, 'refresh', p)));
+  agent.command('list').description('every license the agent holds').action(action((ctx) => agentListCommand(ctx)));
+
+  program
+    .command('usage')
+    .description('the build quota of the period (token)')
+    .addHelpText('after', '\nExample:\n  plugin-license usage --json')
+    .action(action((ctx) => usageCommand(ctx)));
+
+  program
+    .command('doctor')
+    .description('one report for a support ticket: configuration, service, token, clock, machine id, data, licenses, agent')
+    .option('--project <id>', 'the project to look at closely')
+    .addHelpText('after', '\nExample:\n  plugin-license doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.')
+    .action(action((ctx, o: { project?: string }) => doctorCommand(ctx, o)));
+
+  program
+    .command('offline')
+    .description('activation of a machine that never goes online (request, activate, import, renew, deactivate, confirm)')
+    .argument('[step]')
+    .allowUnknownOption()
+    .action(action(async () => {
+      throw new CommanderError(EXIT.usage, 'plugin-license.offline', 'offline activation is not available in this version yet; activate the machine online, or ask your vendor');
+    }));
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exit;
+  } catch (err) {
+    const out = ctx?.out ?? new Output(streams, early);
+    if (err instanceof CommanderError) {
+      if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      const message = (usageMessage || err.message.replace(/^error: /, '')).replace(/\s*\n\s*/g, ' ').trim();
+      out.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see plugin-license --help)` });
+      return EXIT.usage;
+    }
+    const f = classify(err);
+    out.failure(f, err instanceof Error ? err.stack : undefined);
+    return f.exit;
+  } finally {
+    await ctx?.close();
+  }
+}
