@@ -29,8 +29,10 @@ export class Output {
   ) {
     this.json = options.json;
     const noColor = streams.env.NO_COLOR !== undefined && streams.env.NO_COLOR !== '';
-    this.color = options.color && !noColor && streams.stdout.isTTY === true && streams.env.TERM !== 'dumb';
-    this.interactive = streams.stderr.isTTY === true && !this.json && streams.env.CI === undefined;
+    const plain = !options.color || noColor || streams.env.TERM === 'dumb';
+    this.color = !plain && streams.stdout.isTTY === true;
+    // Spinners and progress bars are escape codes too: only for a person at a terminal asking for them.
+    this.interactive = !plain && streams.stderr.isTTY === true && !this.json && streams.env.CI === undefined;
     this.debug = options.debug;
     this.c = pc.createColors(this.color);
   }

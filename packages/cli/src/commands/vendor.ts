@@ -90,7 +90,7 @@ export async function generateCommand(ctx: Context, rawProject: string, o: Gener
         interrupted = true;
         break;
       }
-      await paceByRateLimit(client, signal);
+      await paceByRateLimit(ctx, client, signal);
       if (signal.aborted) continue;
       let key: GeneratedKey;
       try {
@@ -99,6 +99,7 @@ export async function generateCommand(ctx: Context, rawProject: string, o: Gener
       } catch (err) {
         if (isServiceError(err) && err.code === 'rate_limited') {
           waits += 1;
+          ctx.out.debugLine(`429 rate_limited: waiting ${err.retryAfterMs ?? 60_000} ms`);
           await sleep(Math.min(err.retryAfterMs ?? 60_000, MAX_SERVICE_WAIT_MS), signal);
           continue;
         }
@@ -133,10 +134,11 @@ export async function generateCommand(ctx: Context, rawProject: string, o: Gener
 }
 
 /** Waits out the window when the last answer said no request is left in it. */
-async function paceByRateLimit(client: ServiceClient, signal: AbortSignal): Promise<void> {
+async function paceByRateLimit(ctx: Context, client: ServiceClient, signal: AbortSignal): Promise<void> {
   const rl = client.rateLimit;
   if (rl === undefined || rl.remaining > 0) return;
   const wait = rl.resetAt.getTime() - Date.now();
+  ctx.out.debugLine(`rate limit: none left of ${rl.limit} in this window; waiting ${Math.max(0, wait)} ms for the next`);
   if (wait > 0) await sleep(Math.min(wait + 250, MAX_SERVICE_WAIT_MS), signal);
 }
 
