@@ -1,0 +1,31 @@
+// The built package loads as ESM and as CommonJS (yocto-spinner, ESM-only, is bundled in), and
+// run() works embedded: a script can call it with its own streams.
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+const node = async (args: string[]): Promise<string> => (await promisify(execFile)(process.execPath, args, { cwd: packageDir })).stdout.trim();
+
+const probe = `
+  let out = '';
+  const sink = { write: (s) => { out += s; return true; }, isTTY: false };
+  m.run(['--json', 'machine-id', '--project', 'not-a-uuid-is-fine-here'], { stdout: sink, stderr: sink, env: { PLUGIN_LICENSE_HOME: require('node:os').tmpdir() + '/plc-exports' } })
+    .then((code) => console.log(JSON.stringify({ names: Object.keys(m).sort(), code, id: JSON.parse(out).machine_id.slice(0, 3), exit: m.EXIT })));
+`;
+
+describe('built package', () => {
+  it('loads with require() and with import, and run() answers with an exit code', async () => {
+    const cjs = JSON.parse(await node(['-e', `const m = require('@plugin-license/cli');${probe}`]));
+    const esm = JSON.parse(await node(['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/package.json'); const m = await import('@plugin-license/cli');${probe}`]));
+    expect(esm.names).toEqual(cjs.names);
+    for (const r of [cjs, esm]) {
+      expect(r.names).toEqual(expect.arrayContaining(['run', 'EXIT', 'CliError', 'classify', 'CLI_VERSION']));
+      expect(r.code).toBe(0);
+      expect(r.id).toBe('m1_');
+      expect(r.exit).toEqual({ ok: 0, failed: 1, usage: 2, negative: 3, interrupted: 130 });
+    }
+  });
+});
