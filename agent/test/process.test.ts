@@ -311,7 +311,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
       state = await c2.check(projectId);
     }
     expect(state).toMatchObject({ valid: true, reason: null, source: 'online' });
-    expect(state.nextCheckAt!.getTime() - Date.now()).toBeGreaterThan(22 * 3600_000);
+    expect(state.nextCheckAt!.getTime() - Date.now(), JSON.stringify({ state, now: new Date() })).toBeGreaterThan(22 * 3600_000);
   });
 
   // The bin keeps a V8 code cache of its one-file build: written once after start, used by the

@@ -18,6 +18,13 @@ import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 
+/** What a service answer says about this process, applied with the state it produced. */
+interface Heard {
+  online: boolean;
+  /** An online success: the clock is trusted from this time on. */
+  trustAt?: number;
+}
+
 /** Options of `new License(...)`. */
 export interface LicenseOptions {
   /** The project (plugin) id, a UUID. @example '123e4567-e89b-12d3-a456-426614174000' */
@@ -202,8 +209,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
           // A definitive answer about the stored code: it stops being valid offline too.
           const t = this.#tick();
           const reason: ValidationReason = error.code;
-          this.#heardOnline = true;
-          await this.#apply(store.update((cur) => (cur && cur.code === c ? this.#answered(cur, t, { status: 'invalid', reason }) : undefined)));
+          await this.#apply(store.update((cur) => (cur && cur.code === c ? this.#answered(cur, t, { status: 'invalid', reason }) : undefined)), { online: true });
         } else {
           this.#publishNow();
         }
@@ -214,9 +220,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         throw new LicenseError('unavailable', `the service did not activate code ${codeHint(c)} and gave no reason; try again later`);
       }
       const t = this.#tick();
-      this.#heardOnline = true;
-      this.#trustClock(t);
-      const status = await this.#commit((cur) => this.#activeState(c, t, result.activations, result.max_activations, cur), `the service activated code ${codeHint(c)}`);
+      const status = await this.#commit((cur) => this.#activeState(c, t, result.activations, result.max_activations, cur), `the service activated code ${codeHint(c)}`, { online: true, trustAt: t });
       await store.clearIntent(intent);
       return status;
     }, options.signal);
@@ -262,7 +266,6 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         if (isTransportFailure(e)) {
           const after = this.#tick();
           const serviceWait = retryAfterMsOf(e);
-          this.#heardOnline = false;
           return this.#apply(
             store.update((cur) => {
               if (!cur || cur.code !== code) return undefined;
@@ -270,6 +273,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
               const retryAt = retryAfterFailure(this.policy, after, failures, serviceWait, this.#random);
               return { ...cur, attemptedAt: after, failures, retryAt, nextCheckAt: retryAt, maxSeenAt: Math.max(cur.maxSeenAt, this.#maxSeen) };
             }),
+            { online: false },
           );
         }
         const reason = isDefinitiveReason(e);
@@ -277,8 +281,6 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         answer = { valid: false, reason };
       }
       const after = this.#tick();
-      this.#heardOnline = true;
-      if (answer.valid) this.#trustClock(after);
       return this.#apply(
         store.update((cur) => {
           if (!cur || cur.code !== code) return undefined; // deactivated or replaced meanwhile: keep that
@@ -286,6 +288,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
             ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after })
             : this.#answered(cur, after, { status: 'invalid', reason: answer.reason });
         }),
+        answer.valid ? { online: true, trustAt: after } : { online: true },
       );
     }, options.signal);
   }
@@ -330,8 +333,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         }
       }
       this.#tick();
-      this.#heardOnline = true;
-      const status = await this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`);
+      const status = await this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`, { online: true });
       await store.clearIntent(intent);
       return status;
     }, options.signal);
@@ -477,12 +479,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       answer = { valid: false, reason };
     }
     const t = this.#tick();
-    this.#heardOnline = true;
     let counts: { activations: number | null; max: number | null } = { activations: null, max: null };
-    if (answer.valid) {
-      this.#trustClock(t);
-      if (intent.op === 'activate' && this.#state?.code !== intent.code) counts = await this.#slotCounts(intent.code, signal);
-    }
+    if (answer.valid && intent.op === 'activate' && this.#state?.code !== intent.code) counts = await this.#slotCounts(intent.code, signal);
     await this.#apply(
       store.update((cur) => {
         const same = cur !== null && cur.code === intent.code;
@@ -495,6 +493,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         // Not held: a deactivation that never reached the cache is completed; a stored code is told so.
         return intent.op === 'deactivate' ? null : this.#answered(cur, t, { status: 'invalid', reason: answer.reason });
       }),
+      answer.valid ? { online: true, trustAt: t } : { online: true },
     );
     await store.clearIntent(intent);
     return true;
@@ -533,11 +532,12 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * (a released slot is not valid, an activated one is), the intent stays on disk to be settled
    * at the next start, and the caller gets `cache_io` saying both.
    */
-  async #commit(mutator: Mutator, done: string): Promise<LicenseStatus> {
+  async #commit(mutator: Mutator, done: string, heard?: Heard): Promise<LicenseStatus> {
     try {
-      return await this.#apply((this.#store as LicenseStore).update(mutator));
+      return await this.#apply((this.#store as LicenseStore).update(mutator), heard);
     } catch (e) {
       if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
+      this.#hear(heard);
       const next = mutator(this.#state);
       if (next !== undefined) {
         this.#setState(next);
@@ -577,11 +577,25 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     }
   }
 
-  async #apply(pending: ReturnType<LicenseStore['update']>): Promise<LicenseStatus> {
+  /**
+   * Adopts the state a write produced. `heard` is what the service's answer says about this
+   * process (it was heard online or not; an online success vouches for the clock at `trustAt`):
+   * it takes effect here, in the same step as the state, never while the write is in flight, so
+   * a `check()` in between sees the old state with the old facts (a clock just trusted beside a
+   * state not yet updated would make an old state look fresh).
+   */
+  async #apply(pending: ReturnType<LicenseStore['update']>, heard?: Heard): Promise<LicenseStatus> {
     const { license, invalid } = await pending;
+    this.#hear(heard);
     this.#cacheInvalid = license === null && invalid !== undefined;
     this.#setState(license);
     return this.#publishNow();
+  }
+
+  #hear(heard: Heard | undefined): void {
+    if (heard === undefined) return;
+    this.#heardOnline = heard.online;
+    if (heard.trustAt !== undefined) this.#trustClock(heard.trustAt);
   }
 
   #setState(license: StoredLicense | null): void {
