@@ -1,7 +1,7 @@
-import { AgentClient, isAgentError, resolveSocketPath } from '@plugin-license/agent';
+import type { AgentClient } from '@plugin-license/agent';
 import { ServiceClient } from '@plugin-license/api';
 import { assertProjectId, License, normalizeCode, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
-import { usageError } from './errors.js';
+import { usageError } from './exit.js';
 import type { Output } from './output.js';
 
 /** The global options of cli.md. */
@@ -72,14 +72,18 @@ export class Context {
   }
 
   /** The socket path of this namespace's agent. */
-  socketPath(): string {
+  async socketPath(): Promise<string> {
+    const { resolveSocketPath } = await import('@plugin-license/agent');
     return resolveSocketPath({ namespace: this.config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: this.config.socket.value } });
   }
 
   /** The running agent of this namespace, or undefined when none answers. */
   async agent(connectTimeoutMs = 1000): Promise<AgentClient | undefined> {
+    // Loaded here: most commands never talk to the agent.
+    const { AgentClient, isAgentError } = await import('@plugin-license/agent');
+    const socketPath = await this.socketPath();
     try {
-      const client = await AgentClient.connect({ socketPath: this.socketPath(), namespace: this.config.namespace.value, connectTimeoutMs, reconnect: false });
+      const client = await AgentClient.connect({ socketPath, namespace: this.config.namespace.value, connectTimeoutMs, reconnect: false });
       this.#closers.push(() => client.close());
       return client;
     } catch (err) {

@@ -1,7 +1,7 @@
 import Table from 'cli-table3';
 import pc from 'picocolors';
 import yoctoSpinner from 'yocto-spinner';
-import type { Classified } from './errors.js';
+import type { Classified } from './exit.js';
 
 /** Where output goes; the tests and embedders pass their own streams. */
 export interface Streams {

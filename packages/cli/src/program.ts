@@ -1,11 +1,16 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { Context, type GlobalOptions } from './context.js';
-import { classify, EXIT, type ExitCode } from './errors.js';
-import { Output, type Streams } from './output.js';
-import { agentListCommand, agentStateCommand, agentStatusCommand } from './commands/agent.js';
-import { doctorCommand } from './commands/doctor.js';
-import { activateCommand, deactivateCommand, machineIdCommand, statusCommand, validateCommand } from './commands/license.js';
-import { generateCommand, keysCommand, usageCommand } from './commands/vendor.js';
+import type { Context, GlobalOptions } from './context.js';
+import { CliError, EXIT, type Classified, type ExitCode } from './exit.js';
+import type { Output, Streams } from './output.js';
+
+// Commands load what they need when they run: `--version`, `--help` and usage errors load
+// commander alone, and `status` does not load the agent's client or doctor's probes.
+const commands = {
+  agent: () => import('./commands/agent.js'),
+  doctor: () => import('./commands/doctor.js'),
+  license: () => import('./commands/license.js'),
+  vendor: () => import('./commands/vendor.js'),
+};
 
 export const CLI_VERSION = '0.1.0';
 
@@ -37,9 +42,11 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
   let ctx: Context | undefined;
   // Global options are known before the command runs, so even a usage error honours --json.
   const early = { json: argv.includes('--json'), color: !argv.includes('--no-color'), debug: argv.includes('--debug') };
-  const makeContext = (cmd: Command): Context => {
+  let out: Output | undefined;
+  const makeContext = async (cmd: Command): Promise<Context> => {
     const g = cmd.optsWithGlobals() as GlobalOptions;
-    const out = new Output(streams, { json: g.json === true, color: g.color !== false, debug: g.debug === true });
+    const [{ Context }, { Output }] = await Promise.all([import('./context.js'), import('./output.js')]);
+    out = new Output(streams, { json: g.json === true, color: g.color !== false, debug: g.debug === true });
     ctx = new Context(out, g, streams.env);
     return ctx;
   };
@@ -47,7 +54,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     <A extends unknown[]>(fn: (ctx: Context, ...args: A) => Promise<ExitCode>) =>
     async (...args: unknown[]): Promise<void> => {
       const cmd = args[args.length - 1] as Command;
-      exit = await fn(makeContext(cmd), ...(args.slice(0, -1) as A));
+      exit = await fn(await makeContext(cmd), ...(args.slice(0, -1) as A));
     };
 
   let usageMessage = '';
@@ -76,7 +83,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .description('the public status of a code: activations, max, available, revoked')
     .argument('<code>', 'the activation code')
     .addHelpText('after', '\nExample:\n  plugin-license status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601')
-    .action(action((ctx, code: string) => statusCommand(ctx, code)));
+    .action(action(async (ctx, code: string) => (await commands.license()).statusCommand(ctx, code)));
 
   program
     .command('keys')
@@ -85,7 +92,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--all-codes', 'print full codes instead of hints')
     .option('--csv', 'CSV for spreadsheets')
     .addHelpText('after', '\nExamples:\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000 --csv --all-codes > codes.csv')
-    .action(action((ctx, project: string, o: { allCodes?: boolean; csv?: boolean }) => keysCommand(ctx, project, o)));
+    .action(action(async (ctx, project: string, o: { allCodes?: boolean; csv?: boolean }) => (await commands.vendor()).keysCommand(ctx, project, o)));
 
   program
     .command('generate')
@@ -100,7 +107,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
       'after',
       '\nExamples:\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C stops after the request in flight, and every\ncode the service created is in the file.',
     )
-    .action(action((ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean }) => generateCommand(ctx, project, o, signal)));
+    .action(action(async (ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean }) => (await commands.vendor()).generateCommand(ctx, project, o, signal)));
 
   program
     .command('activate')
@@ -109,7 +116,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .requiredOption('--project <id>', 'the project id (a UUID)')
     .option('--machine-id <id>', "another machine's id (then the library is used, never the agent)")
     .addHelpText('after', '\nExample:\n  plugin-license activate 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --project 123e4567-e89b-12d3-a456-426614174000\n\nGoes through the running agent when one answers (plugins hear of it at once), else the library.')
-    .action(action((ctx, code: string, o: { project: string; machineId?: string }) => activateCommand(ctx, code, o)));
+    .action(action(async (ctx, code: string, o: { project: string; machineId?: string }) => (await commands.license()).activateCommand(ctx, code, o)));
 
   program
     .command('validate')
@@ -118,7 +125,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--code <code>', 'a code to validate (with --machine-id)')
     .option('--machine-id <id>', 'the machine id to validate it for (with --code)')
     .addHelpText('after', '\nExamples:\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…')
-    .action(action((ctx, o: { project: string; code?: string; machineId?: string }) => validateCommand(ctx, o)));
+    .action(action(async (ctx, o: { project: string; code?: string; machineId?: string }) => (await commands.license()).validateCommand(ctx, o)));
 
   program
     .command('deactivate')
@@ -127,33 +134,33 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--code <code>', "the code whose slot to release (with --machine-id)")
     .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
     .addHelpText('after', "\nExamples:\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot")
-    .action(action((ctx, o: { project: string; code?: string; machineId?: string }) => deactivateCommand(ctx, o)));
+    .action(action(async (ctx, o: { project: string; code?: string; machineId?: string }) => (await commands.license()).deactivateCommand(ctx, o)));
 
   program
     .command('machine-id')
     .description("this machine's id as the service sees it, and its source (os, generated, caller)")
     .option('--project <id>', 'accepted for symmetry; the id is per namespace')
     .addHelpText('after', '\nExample:\n  plugin-license machine-id --json')
-    .action(action((ctx) => machineIdCommand(ctx)));
+    .action(action(async (ctx) => (await commands.license()).machineIdCommand(ctx)));
 
   const agent = program.command('agent').description('ask the running agent').addHelpText('after', '\nExamples:\n  plugin-license agent status\n  plugin-license agent check 123e4567-e89b-12d3-a456-426614174000');
-  agent.command('status').description('running or not, version, protocol, licenses held (exit 1 when not running)').action(action((ctx) => agentStatusCommand(ctx)));
-  agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action((ctx, p: string) => agentStateCommand(ctx, 'check', p)));
-  agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action((ctx, p: string) => agentStateCommand(ctx, 'refresh', p)));
-  agent.command('list').description('every license the agent holds').action(action((ctx) => agentListCommand(ctx)));
+  agent.command('status').description('running or not, version, protocol, licenses held (exit 1 when not running)').action(action(async (ctx) => (await commands.agent()).agentStatusCommand(ctx)));
+  agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'check', p)));
+  agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'refresh', p)));
+  agent.command('list').description('every license the agent holds').action(action(async (ctx) => (await commands.agent()).agentListCommand(ctx)));
 
   program
     .command('usage')
     .description('the build quota of the period (token)')
     .addHelpText('after', '\nExample:\n  plugin-license usage --json')
-    .action(action((ctx) => usageCommand(ctx)));
+    .action(action(async (ctx) => (await commands.vendor()).usageCommand(ctx)));
 
   program
     .command('doctor')
     .description('one report for a support ticket: configuration, service, token, clock, machine id, data, licenses, agent')
     .option('--project <id>', 'the project to look at closely')
     .addHelpText('after', '\nExample:\n  plugin-license doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.')
-    .action(action((ctx, o: { project?: string }) => doctorCommand(ctx, o)));
+    .action(action(async (ctx, o: { project?: string }) => (await commands.doctor()).doctorCommand(ctx, o)));
 
   program
     .command('offline')
@@ -168,15 +175,15 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
-    const out = ctx?.out ?? new Output(streams, early);
+    if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version')) return EXIT.ok;
+    const output = out ?? new (await import('./output.js')).Output(streams, early);
     if (err instanceof CommanderError) {
-      if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
       const message = (usageMessage || err.message.replace(/^error: /, '')).replace(/\s*\n\s*/g, ' ').trim();
-      out.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see plugin-license --help)` });
+      output.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see plugin-license --help)` });
       return EXIT.usage;
     }
-    const f = classify(err);
-    out.failure(f, err instanceof Error ? err.stack : undefined);
+    const f: Classified = err instanceof CliError ? { exit: err.exit, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } : (await import('./errors.js')).classify(err);
+    output.failure(f, err instanceof Error ? err.stack : undefined);
     return f.exit;
   } finally {
     await ctx?.close();

@@ -1,6 +1,6 @@
 import { toWireState, type AgentClient } from '@plugin-license/agent';
 import type { Context } from '../context.js';
-import { CliError, EXIT, type ExitCode } from '../errors.js';
+import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
 import { report } from './license.js';
 
@@ -10,8 +10,8 @@ async function running(ctx: Context): Promise<AgentClient> {
     throw new CliError(
       EXIT.failed,
       'not_running',
-      `no agent answers for namespace '${ctx.config.namespace.value}' at ${ctx.socketPath()}; start it with: plugin-license-agent run`,
-      { socket: ctx.socketPath(), namespace: ctx.config.namespace.value },
+      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: plugin-license-agent run`,
+      { socket: await ctx.socketPath(), namespace: ctx.config.namespace.value },
     );
   }
   return agent;
@@ -20,7 +20,7 @@ async function running(ctx: Context): Promise<AgentClient> {
 /** `agent status`: running or not; exit 0 when it answers, 1 when not. */
 export async function agentStatusCommand(ctx: Context): Promise<ExitCode> {
   const agent = await ctx.agent();
-  const socket = ctx.socketPath();
+  const socket = await ctx.socketPath();
   if (!agent) {
     if (ctx.out.json) ctx.out.document({ running: false, socket, namespace: ctx.config.namespace.value });
     else ctx.out.fields([

@@ -263,7 +263,7 @@ async function licenses(config: ResolvedConfig, projectId: string | undefined, a
 
 async function agent(ctx: Context, projectId: string | undefined, add: (c: Check) => void): Promise<void> {
   const section = 'agent';
-  const socket = ctx.socketPath();
+  const socket = await ctx.socketPath();
   add({ section, name: 'socket', level: 'info', detail: socket });
   let client;
   try {

@@ -1,8 +1,8 @@
-import { toWireState, type LicenseState } from '@plugin-license/agent';
+import type { LicenseState } from '@plugin-license/agent';
 import { codeHint } from '@plugin-license/api';
 import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
-import { EXIT, usageError, type ExitCode } from '../errors.js';
+import { EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
 
 /** How a local license operation went: through the running agent (plugins hear of it at once) or the library. */
@@ -81,7 +81,7 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
   }
   const agent = await ctx.agent();
   const state = await ctx.out.spin('deactivating', () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
-  report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
+  await report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
   return EXIT.ok; // released: the state now says not_activated, which is what was asked
 
 }
@@ -106,9 +106,11 @@ function pair(ctx: Context, o: { code?: string; machineId?: string }): { code: s
 }
 
 /** A license state, as a JSON document or aligned fields; exit 0 when valid, 3 when not. */
-export function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): ExitCode {
+export async function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): Promise<ExitCode> {
   const exit = state.valid ? EXIT.ok : EXIT.negative;
   if (ctx.out.json) {
+    // The agent protocol's LicenseState, by the agent's own mapping (loaded only here).
+    const { toWireState } = await import('@plugin-license/agent');
     ctx.out.document({ via, license: toWireState(state) });
     return exit;
   }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Presets, SingleBar } from 'cli-progress';
 import { codeHint, isServiceError, MAX_SERVICE_WAIT_MS, type GeneratedKey, type ServiceClient } from '@plugin-license/api';
 import type { Context } from '../context.js';
-import { EXIT, usageError, type ExitCode } from '../errors.js';
+import { EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
 
 /** `keys <project_id> [--all-codes] [--csv]`. */
