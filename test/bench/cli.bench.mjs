@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI = resolve(here, '../../packages/cli/bin/plugin-license.js');
-const BUILT = resolve(here, '../../packages/cli/dist/cli.js');
+const BUILT = resolve(here, '../../packages/cli/dist/bin/cli.cjs');
 const EMULATOR = resolve(here, '../../packages/emulator/bin/plugin-license-emulator.js');
 const RUNS = 15;
 

@@ -7,7 +7,7 @@ import { startService, tempHome, type TestService } from '@plugin-license/test-u
 import { afterAll, afterEach, beforeAll } from 'vitest';
 
 export const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'plugin-license.js');
-export const BUILT = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli.js');
+export const BUILT = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin', 'cli.cjs');
 
 export interface Run {
   code: number | null;
