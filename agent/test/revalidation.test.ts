@@ -81,7 +81,10 @@ describe('a service whose clock runs 40 days ahead', () => {
     const clock = new ManualScheduler(Date.now());
     const { client } = await agentOn(clock);
     const projectId = service.emulator.projectId;
-    await service.control.clock({ advance_ms: 40 * DAY });
+    // 40 days ahead, 20 s into a rate-limit window: the reset is 40 s away on the service's clock
+    // (a wait of a second or less would be sat out inside the call, and the answer be online).
+    const { now_ms } = await service.control.clock({ advance_ms: 40 * DAY });
+    await service.control.clock({ now: Math.floor(now_ms / 60_000) * 60_000 + 20_000 });
     await client.activate(projectId, await service.code(2));
     await service.control.faults({ mode: 'error', status: 429, count: 1 });
     const limited = await client.refresh(projectId);

@@ -11,6 +11,12 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** Total time budget of a call including retries and waits, in ms. Default 30000. */
   deadlineMs?: number;
+  /**
+   * The longest wait the service may ask for (429 or `Retry-After`) that a call sits out before
+   * retrying; a longer one fails the call at once with the service's error, for callers that
+   * schedule their own next attempt. Default: no limit but the deadline.
+   */
+  maxServiceWaitMs?: number;
 }
 
 /** Injected in tests so backoff runs without real waits; production uses the defaults. */
@@ -25,6 +31,7 @@ export interface RetryPolicy {
   minDelayMs: number;
   maxDelayMs: number;
   deadlineMs: number;
+  maxServiceWaitMs: number;
   random: () => number;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   now: () => number;
@@ -49,6 +56,7 @@ export function createRetryPolicy(options: RetryOptions | false | undefined, hoo
     minDelayMs,
     maxDelayMs,
     deadlineMs: nonNegative(o.deadlineMs, 30_000, 'retry.deadlineMs'),
+    maxServiceWaitMs: nonNegative(o.maxServiceWaitMs, Number.POSITIVE_INFINITY, 'retry.maxServiceWaitMs'),
     random: hooks.random ?? Math.random,
     sleep: hooks.sleep ?? ((ms, signal) => delay(ms, undefined, signal ? { signal } : undefined)),
     now: hooks.now ?? Date.now,

@@ -162,6 +162,7 @@ export class Transport {
       }
       if (!isRetryable(failure) || attempt >= retries) throw failure;
       const retryAfterMs = failure instanceof ServiceError ? failure.retryAfterMs : undefined;
+      if (retryAfterMs !== undefined && retryAfterMs > policy.maxServiceWaitMs) throw failure;
       const now = policy.now();
       const wait = backoffDelay(policy, attempt, retryAfterMs);
       if (now + wait >= deadline) throw failure;

@@ -189,6 +189,29 @@ describe('retry timing (injected sleep and clock)', () => {
     await c.close();
   });
 
+  it('with maxServiceWaitMs, a longer wait the service asks for fails the call at once; a shorter one is sat out', async () => {
+    const c = new ServiceClient(
+      { baseUrl: base, dispatcher: mock, retry: { retries: 3, deadlineMs: 120_000, maxServiceWaitMs: 1000 } },
+      { random: () => 0.5, sleep: async (ms) => void sleeps.push(ms), now: () => now },
+    );
+    pool()
+      .intercept({ path: '/functions/v1/sdk/status', method: 'GET' })
+      .reply(429, { error: 'rate_limited', message: 'slow down' }, {
+        headers: { 'x-ratelimit-limit': '100', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(now / 1000 + 30) },
+      });
+    const e = (await rejection(c.sdk.status())) as ServiceError;
+    expect(e.code).toBe('rate_limited');
+    expect(e.retryAfterMs).toBe(30_000);
+    expect(sleeps).toEqual([]);
+    pool().intercept({ path: '/functions/v1/sdk/status', method: 'GET' }).reply(503, { error: 'internal_error', message: 'busy' }, { headers: { 'retry-after': '1' } });
+    pool()
+      .intercept({ path: '/functions/v1/sdk/status', method: 'GET' })
+      .reply(200, { available: true, version: '1.0.0', documentation_url: 'https://docs.example/sdk', distribution_type: 'zip', github_connected: false });
+    await c.sdk.status();
+    expect(sleeps).toEqual([1000]);
+    await c.close();
+  });
+
   it('stops after the configured number of retries with the last error', async () => {
     for (let i = 0; i < 4; i++) pool().intercept({ path: '/functions/v1/plugin-repos/discover', method: 'GET' }).replyWithError(new Error('ECONNRESET'));
     const e = await rejection(client.repos.discover());

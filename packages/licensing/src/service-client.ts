@@ -37,7 +37,8 @@ export function createLicenseClient(options: LicenseClientOptions): ServiceClien
       ...(options.proxy === undefined ? {} : { proxy: options.proxy }),
       ...(options.ca === undefined ? {} : { ca: options.ca }),
       timeoutMs,
-      retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: timeoutMs },
+      // A wait the service asks for is the schedule's (retryAfterFailure), not the call's.
+      retry: { retries: 1, minDelayMs: 200, maxDelayMs: 1000, deadlineMs: timeoutMs, maxServiceWaitMs: 1000 },
     });
   } catch (e) {
     if (!isApiError(e)) throw e;

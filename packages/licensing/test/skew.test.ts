@@ -82,7 +82,9 @@ describe('a wait the service asks for', () => {
     const code = await service.code();
     const l = license();
     await l.activate(code);
-    await service.control.clock({ advance_ms: 40 * DAY });
+    // 40 days ahead, 20 s into a rate-limit window: the reset is 40 s away on the service's clock.
+    const { now_ms } = await service.control.clock({ advance_ms: 40 * DAY });
+    await service.control.clock({ now: Math.floor(now_ms / 60_000) * 60_000 + 20_000 });
     await service.control.faults({ mode: 'error', status: 429, count: 1 });
     const limited = await l.validate({ force: true });
     expect(limited).toMatchObject({ valid: true, source: 'cache' });
