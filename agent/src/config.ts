@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isLicenseError, normalizeBaseUrl, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
+import { isLicenseError, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import { resolveSocketPath } from './socket-path.js';
 
@@ -132,17 +132,6 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
   };
 }
 
-/**
- * The service base URL by the project's one rule (licensing's `normalizeBaseUrl`: https unless
- * loopback, ending in /functions/v1), or `config_invalid` saying what to fix.
- */
-export function checkBaseUrl(value: string): string {
-  try {
-    return normalizeBaseUrl(value);
-  } catch (err) {
-    throw new AgentError('config_invalid', (err as Error).message, { cause: err });
-  }
-}
 
 
 function nonEmpty(v: string | undefined): string | undefined {

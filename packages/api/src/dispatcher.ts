@@ -14,7 +14,9 @@ export interface ConnectionOptions {
   env?: Record<string, string | undefined>;
 }
 
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
+/** The standard proxy variables undici's `EnvHttpProxyAgent` reads (`NO_PROXY` lists the exceptions). */
+export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'] as const;
+export const NO_PROXY_VARIABLES = ['NO_PROXY', 'no_proxy'] as const;
 
 /**
  * The client's own keep-alive pool. Requests go through `proxy` when it is a URL; with no

@@ -47,7 +47,7 @@ export interface ResolvedConfig {
 /** Keys of `config.json` shared by every tool; tools read their own keys from `file`. */
 type SharedKey = 'base_url' | 'token' | 'socket' | 'proxy';
 /** Spellings people try, and the key they mean. */
-const MISSPELLED: Record<string, string> = { baseUrl: 'base_url', baseURL: 'base_url', url: 'base_url', logLevel: 'log_level', Proxy: 'proxy' };
+const MISSPELLED: Record<string, string> = { baseUrl: 'base_url', baseURL: 'base_url', logLevel: 'log_level' };
 /** The largest config file read: it holds a few settings. */
 const MAX_CONFIG_BYTES = 64 * 1024;
 

@@ -5,13 +5,13 @@ import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
 import { isLicenseError, LicenseError } from './errors.js';
 import type { Intent } from './intent-file.js';
-import { normalizeCode } from './input.js';
+import { normalizeBaseUrl, normalizeCode } from './input.js';
 import { resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
 import { LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
-import { assertProjectId, cacheFilePath } from './paths.js';
+import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { earliestRequestAt, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
 import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
@@ -121,15 +121,18 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     }
     assertProjectId(options.projectId);
     this.projectId = options.projectId.toLowerCase();
-    // The one resolver of every tool: option > environment > config.json > default.
-    const config = resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl });
-    const baseUrl = config.baseUrl.value;
+    // The one resolver of every tool (option > environment > config.json > default), asked only
+    // for what the caller left open: an embedder that passes the base URL and its own client (the
+    // agent, for every project it is asked about) has nothing to read from config.json.
+    const ownConnection = options.client === undefined && options.proxy === undefined && options.dispatcher === undefined;
+    const config = options.baseUrl === undefined || ownConnection ? resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl }) : undefined;
+    const baseUrl = config === undefined ? normalizeBaseUrl(options.baseUrl) : config.baseUrl.value;
     if (baseUrl === undefined) {
-      throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config.configFile}`);
+      throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config?.configFile ?? 'config.json'}`);
     }
-    this.#namespace = config.namespace.value;
-    this.#home = config.home.value;
-    const proxy = options.proxy ?? config.proxy.value;
+    this.#namespace = config === undefined ? resolveNamespace(options.namespace) : config.namespace.value;
+    this.#home = config === undefined ? options.home : config.home.value;
+    const proxy = options.proxy ?? config?.proxy.value;
     this.#callerMachineId = options.machineId === undefined ? undefined : normalizeCallerMachineId(options.machineId);
     this.#rawProvider = options.rawMachineIdProvider;
     this.policy = Object.freeze(resolvePolicy(options.policy));

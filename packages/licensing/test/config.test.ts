@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isLicenseError, License, resolveConfig, type LicenseError } from '../src/index.js';
+import { createLicenseClient, isLicenseError, License, resolveConfig, type LicenseError } from '../src/index.js';
 import { tempHome } from './helpers.js';
 
 let home: { dir: string; cleanup: () => void };
@@ -92,5 +92,16 @@ describe('License takes its configuration from the resolver', () => {
     expect(failure(() => new License({ projectId: PROJECT, home: home.dir })).message).toBe(
       `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${join(home.dir, 'config', 'config.json')}`,
     );
+  });
+
+  it('reads nothing from config.json when the caller gives the base URL and its own client (the agent, per project)', async () => {
+    writeConfig('{ broken');
+    // Making its own client, it needs the file (for "proxy"), and a broken one is reported.
+    expect(failure(() => new License({ projectId: PROJECT, home: home.dir, baseUrl: 'http://127.0.0.1:9/functions/v1' })).message).toMatch(/is not valid JSON/);
+    const client = createLicenseClient({ baseUrl: 'http://127.0.0.1:9/functions/v1' });
+    const embedded = new License({ projectId: PROJECT, home: home.dir, baseUrl: 'http://127.0.0.1:9/functions/v1', client });
+    expect(embedded.check().reason).toBe('not_activated');
+    await embedded.close();
+    await client.close();
   });
 });

@@ -2,7 +2,7 @@ import { toWireState, type AgentClient } from '@plugin-license/agent';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
-import { report } from './license.js';
+import { report, validity } from './license.js';
 
 async function running(ctx: Context): Promise<AgentClient> {
   const agent = await ctx.agent();
@@ -53,7 +53,8 @@ export async function agentStateCommand(ctx: Context, method: 'check' | 'refresh
   const projectId = ctx.projectId(rawProject);
   const agent = await running(ctx);
   const state = await ctx.out.spin(method === 'refresh' ? 'asking the service through the agent' : 'asking the agent', () => agent[method](projectId));
-  return report(ctx, method === 'refresh' ? 'refreshed' : 'checked', state, 'agent');
+  await report(ctx, method === 'refresh' ? 'refreshed' : 'checked', state, 'agent');
+  return validity(state);
 }
 
 /** `agent list`: every license the agent holds. */

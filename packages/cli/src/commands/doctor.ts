@@ -3,7 +3,7 @@ import { lookup } from 'node:dns/promises';
 import { access, constants, stat, statfs } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
-import { createDispatcher } from '@plugin-license/api';
+import { createDispatcher, NO_PROXY_VARIABLES, PROXY_VARIABLES } from '@plugin-license/api';
 import { getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-license/licensing';
 import { request } from 'undici';
 import type { Context } from '../context.js';
@@ -22,7 +22,6 @@ export interface Check {
 }
 
 const SECTIONS = ['configuration', 'service', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent'] as const;
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
 const PROBE_TIMEOUT_MS = 8000;
 
 /**
@@ -95,7 +94,7 @@ interface Probe {
 
 async function service(ctx: Context, config: ResolvedConfig, add: (c: Check) => void): Promise<Probe | undefined> {
   const section = 'service';
-  const set = PROXY_VARIABLES.filter((v) => (ctx.env[v] ?? '').trim() !== '');
+  const set = [...PROXY_VARIABLES, ...NO_PROXY_VARIABLES].filter((v) => (ctx.env[v] ?? '').trim() !== '');
   add({ section, name: 'proxy variables', level: 'info', detail: set.length === 0 ? 'none set' : set.map((v) => `${v}=${maskUrl(ctx.env[v] as string)}`).join(', ') });
   const base = config.baseUrl.value;
   if (base === undefined) return undefined;

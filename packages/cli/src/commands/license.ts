@@ -39,7 +39,8 @@ export async function activateCommand(ctx: Context, rawCode: string, o: { projec
   const agent = o.machineId === undefined ? await ctx.agent() : undefined;
   const via: Via = agent ? 'agent' : 'library';
   const state = await ctx.out.spin('activating', () => (agent ? agent.activate(projectId, code) : ctx.license(projectId, o.machineId).activate(code)));
-  return report(ctx, 'activated', state, via);
+  await report(ctx, 'activated', state, via);
+  return validity(state);
 }
 
 /** `validate --project ID [--code CODE --machine-id ID]`. */
@@ -62,7 +63,8 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
   }
   const license = ctx.license(projectId);
   const state = await ctx.out.spin('validating', () => license.validate({ force: true }));
-  return report(ctx, 'validated', state, 'library');
+  await report(ctx, 'validated', state, 'library');
+  return validity(state);
 }
 
 /** `deactivate --project ID [--code CODE --machine-id ID]`. */
@@ -82,7 +84,7 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
   const agent = await ctx.agent();
   const state = await ctx.out.spin('deactivating', () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
   await report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
-  return EXIT.ok; // released: the state now says not_activated, which is what was asked
+  return EXIT.ok; // released: the state says not_activated, which is what was asked
 
 }
 
@@ -105,21 +107,24 @@ function pair(ctx: Context, o: { code?: string; machineId?: string }): { code: s
   return { code: ctx.code(o.code), machineId: o.machineId };
 }
 
-/** A license state, as a JSON document or aligned fields; exit 0 when valid, 3 when not. */
-export async function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): Promise<ExitCode> {
-  const exit = state.valid ? EXIT.ok : EXIT.negative;
+/** Exit 0 when the license is valid, 3 when not (activate, validate, agent check and refresh). */
+export function validity(state: LicenseStatus): ExitCode {
+  return state.valid ? EXIT.ok : EXIT.negative;
+}
+
+/** A license state, as a JSON document or aligned fields, and which way it went. */
+export async function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): Promise<void> {
   if (ctx.out.json) {
     // The agent protocol's LicenseState, by the agent's own mapping (loaded only here).
     const { toWireState } = await import('@plugin-license/agent');
     ctx.out.document({ via, license: toWireState(state) });
-    return exit;
+    return;
   }
   ctx.out.fields(licenseFields(ctx, state));
   ctx.out.note(`${done} ${VIA_TEXT[via]}`);
-  return exit;
 }
 
-export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
+function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
   return [
     ['project', s.projectId],
     ['license', s.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${s.reason}`)],

@@ -1,5 +1,6 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { codeHint, isServiceError, MAX_SERVICE_WAIT_MS, type GeneratedKey, type ServiceClient } from '@plugin-license/api';
 import type { Context } from '../context.js';
@@ -142,17 +143,9 @@ async function paceByRateLimit(ctx: Context, client: ServiceClient, signal: Abor
   if (wait > 0) await sleep(Math.min(wait + 250, MAX_SERVICE_WAIT_MS), signal);
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    if (signal.aborted) return done();
-    const timer = setTimeout(finish, ms);
-    function finish(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
+/** Waits `ms`, or less when Ctrl-C comes (the loop then stops). */
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  await delay(ms, undefined, { signal }).catch(() => undefined);
 }
 
 const CSV_HEADER = 'code,max_activations,notes,created_at\n';
@@ -176,13 +169,10 @@ function openOut(path: string, append: boolean): OutFile {
     if (code === 'EEXIST') throw usageError(`${full} exists; pass --append to add to it, or choose another --out file`);
     throw usageError(`cannot write ${full} (${code ?? (err as Error).message}); choose a writable --out file`);
   }
-  let lines = append ? countLines(full) : 0;
-  if (fstatSync(fd).size === 0) {
-    writeSync(fd, CSV_HEADER);
-    lines = 0;
-  } else {
-    lines = Math.max(0, lines - 1);
-  }
+  // Codes already there: the rows after the header (a batch file holds thousands, not millions).
+  let lines = 0;
+  if (fstatSync(fd).size === 0) writeSync(fd, CSV_HEADER);
+  else lines = readFileSync(full, 'utf8').split('\n').filter((l) => l.trim() !== '').length - 1;
   return {
     path: full,
     append(key) {
@@ -195,28 +185,6 @@ function openOut(path: string, append: boolean): OutFile {
   };
 }
 
-function countLines(path: string): number {
-  try {
-    const fd = openSync(path, 'r');
-    try {
-      const buf = Buffer.alloc(64 * 1024);
-      let n = 0;
-      let read: number;
-      let pos = 0;
-      let last = 10;
-      while ((read = readSync(fd, buf, 0, buf.length, pos)) > 0) {
-        for (let i = 0; i < read; i++) if (buf[i] === 10) n++;
-        last = buf[read - 1] ?? 10;
-        pos += read;
-      }
-      return last === 10 ? n : n + 1;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return 0;
-  }
-}
 
 
 function startProgress(ctx: Context, total: number): { tick(done: number): void; stop(): void } {
