@@ -1,7 +1,9 @@
 #!/usr/bin/env node
+'use strict';
 // The agent's executable: runs the one-file build (dist/bin/agent.cjs) through a V8 code cache
 // (run-bundle.js), so a start does not compile the same megabytes again: the agent starts at
 // every login. The cache is written two seconds after the first start of a build.
-import { runBundle } from './run-bundle.js';
+const { join } = require('node:path');
+const { runBundle } = require('./run-bundle.js');
 
-runBundle(new URL('../dist/bin/agent.cjs', import.meta.url), { name: 'agent', writeAfterMs: 2000 });
+runBundle(join(__dirname, '..', 'dist', 'bin', 'agent.cjs'), { name: 'agent', writeAfterMs: 2000 });

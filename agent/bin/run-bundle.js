@@ -1,58 +1,76 @@
+'use strict';
 // Runs a one-file CommonJS build through a V8 code cache: the executables of plugin-license
 // (plugin-license-agent, plugin-license) use it, so a start does not compile the same megabytes
-// again. It exists before any build (package managers link bins at install time).
+// again. It exists before any build (package managers link bins at install time), and it is
+// CommonJS (bin/package.json) because Node starts a CommonJS main faster than an ES module.
 //
-// The cache is one file per build and Node version in the user's own cache folder
+// A build may be several files in one folder: the main one, and the ones it requires as
+// `./NAME.cjs` when it first needs them (undici; the CLI's commands). Each goes through the
+// cache when it is loaded, so what a short command never runs is neither read nor compiled.
+//
+// The cache is one file per build file and Node version in the user's own cache folder
 // (PLUGIN_LICENSE_HOME/cache/compile or --home, else ~/.cache/plugin-license-compile and the
-// macOS and Windows equivalents), written once (after `writeAfterMs`, or at exit for short
-// commands), checked against its own SHA-256 before use, and ignored when unreadable, stale,
-// not the user's own or writable by others, or when NODE_DISABLE_COMPILE_CACHE is set. Without
-// it the program runs all the same.
-import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire, Module } from 'node:module';
-import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+// macOS and Windows equivalents), written once (`writeAfterMs` after the file is loaded, or at
+// exit for short commands, so the functions compiled while running are in it too), checked
+// against its own SHA-256 before use, and ignored when unreadable, stale, not the user's own or
+// writable by others, or when NODE_DISABLE_COMPILE_CACHE is set. Without it the program runs
+// all the same.
+const { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { createRequire, Module } = require('node:module');
+const { homedir } = require('node:os');
+const { basename, dirname, join } = require('node:path');
+const vm = require('node:vm');
 
 /**
- * Runs `bundleUrl` (a CommonJS file) as the main program through the code cache named `name`.
- * The cache is written `writeAfterMs` after start (a daemon), or at exit when undefined (a
- * command), so the functions compiled while running are in it too.
+ * Runs `bundle` (the path of a CommonJS file) as the main program through the code cache
+ * named `name`. Files beside it required as `./NAME.cjs` go through the cache too.
  *
- * @param {URL} bundleUrl
+ * @param {string} bundle
  * @param {{ name: string, writeAfterMs?: number }} options
  */
-export function runBundle(bundleUrl, { name, writeAfterMs }) {
-  const bundle = fileURLToPath(bundleUrl);
-  const source = readFileSync(bundle, 'utf8').replace(/^#!.*/, '');
-  const cacheFile = compileCacheFile(bundle, source, name);
+function runBundle(bundle, { name, writeAfterMs }) {
+  const root = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheRoot();
+  const loaded = new Map();
+  const load = (file) => {
+    let module = loaded.get(file);
+    if (module === undefined) {
+      module = new Module(file);
+      loaded.set(file, module);
+      const base = createRequire(file);
+      const require = (id) => (id.startsWith('./') && id.endsWith('.cjs') && !id.includes('/', 2) ? load(join(dirname(file), id)) : base(id));
+      Object.assign(require, { resolve: base.resolve, cache: base.cache, main: base.main });
+      runCached(file, module, require, root, `${name}-${basename(file, '.cjs')}`, writeAfterMs);
+    }
+    return module.exports;
+  };
+  load(bundle);
+}
+
+function runCached(file, module, require, root, prefix, writeAfterMs) {
+  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
+  const cacheFile = root === undefined ? undefined : join(root, `${prefix}-${buildKey(file)}.v8cache`);
   const cached = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new vm.Script(Module.wrap(source), {
-    filename: bundle,
+    filename: file,
     ...(cached === undefined ? {} : { cachedData: cached }),
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (cacheFile !== undefined && (cached === undefined || script.cachedDataRejected === true)) {
-    const write = () => writeCache(cacheFile, script.createCachedData(), name);
+    const write = () => writeCache(cacheFile, script.createCachedData(), prefix);
     if (writeAfterMs === undefined) process.once('exit', write);
     else setTimeout(write, writeAfterMs).unref();
   }
-  const module = new Module(bundle);
-  module.filename = bundle;
-  module.paths = Module._nodeModulePaths(dirname(bundle));
-  const require = createRequire(bundle);
-  script.runInThisContext()(module.exports, require, module, bundle, dirname(bundle));
+  module.filename = file;
+  module.paths = Module._nodeModulePaths(dirname(file));
+  script.runInThisContext()(module.exports, require, module, file, dirname(file));
+  module.loaded = true;
 }
 
-// One file per build of the bundle (its size, time and inode) and Node version: V8 itself
+// One cache file per build of a file (its size, time and inode) and Node version: V8 itself
 // rejects data of another V8 version or flags, but checks only the length of the source.
-function compileCacheFile(bundle, text, name) {
-  if (process.env.NODE_DISABLE_COMPILE_CACHE) return undefined;
-  const st = statSync(bundle);
-  const key = createHash('sha256').update(`${process.version} ${process.arch} ${text.length} ${st.size} ${st.mtimeMs} ${st.ino}`).digest('hex').slice(0, 32);
-  return join(cacheRoot(), `${name}-${key}.v8cache`);
+function buildKey(file) {
+  const st = statSync(file, { bigint: true });
+  return `${process.version}-${process.arch}-${st.size}-${st.mtimeNs}-${st.ino}`;
 }
 
 function cacheRoot() {
@@ -66,6 +84,10 @@ function cacheRoot() {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'plugin-license-compile');
 }
 
+function sha256(data) {
+  return require('node:crypto').createHash('sha256').update(data).digest();
+}
+
 // The file is the SHA-256 of the V8 data, then the data: V8 checks versions and flags, not
 // whether the bytes are whole. Only a file of this user's, writable by nobody else, is used.
 function readCache(file) {
@@ -76,7 +98,7 @@ function readCache(file) {
     if (process.platform !== 'win32' && (st.uid !== process.getuid() || (st.mode & 0o022) !== 0)) return undefined;
     const bytes = readFileSync(fd);
     const data = bytes.subarray(32);
-    return createHash('sha256').update(data).digest().equals(bytes.subarray(0, 32)) ? data : undefined;
+    return sha256(data).equals(bytes.subarray(0, 32)) ? data : undefined;
   } catch {
     return undefined;
   } finally {
@@ -84,18 +106,19 @@ function readCache(file) {
   }
 }
 
-function writeCache(file, data, name) {
+function writeCache(file, data, prefix) {
   const tmp = `${file}.${process.pid}.tmp`;
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(tmp, Buffer.concat([createHash('sha256').update(data).digest(), data]), { mode: 0o600 });
+    writeFileSync(tmp, Buffer.concat([sha256(data), data]), { mode: 0o600 });
     renameSync(tmp, file);
-    // Caches of earlier builds or Node versions are never read again.
+    // Caches of earlier builds or Node versions (and of 0.1.0's naming) are never read again.
     for (const entry of readdirSync(dirname(file))) {
-      if (entry.startsWith(`${name}-`) && /-[0-9a-f]{32}\.v8cache$/.test(entry) && entry !== basename(file)) rmSync(join(dirname(file), entry), { force: true });
+      const stale = (entry.startsWith(`${prefix}-v`) && entry.endsWith('.v8cache')) || /^[a-z]+-[0-9a-f]{32}\.v8cache$/.test(entry);
+      if (stale && entry !== basename(file)) rmSync(join(dirname(file), entry), { force: true });
     }
   } catch {
-    // A read-only or full cache folder: the agent runs without a cache, as it did this time.
+    // A read-only or full cache folder: the program runs without a cache, as it did this time.
     try {
       rmSync(tmp, { force: true });
     } catch {
@@ -103,3 +126,5 @@ function writeCache(file, data, name) {
     }
   }
 }
+
+module.exports = { runBundle };

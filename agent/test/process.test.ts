@@ -321,7 +321,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     cleanups.push(d.cleanup);
     const socket = join(d.dir, 's', 'agent.sock');
     const folder = join(d.dir, 'cache', 'compile');
-    const cacheFile = (): string | undefined => (existsSync(folder) ? readdirSync(folder).find((f) => f.endsWith('.v8cache')) : undefined);
+    const cacheFile = (): string | undefined => (existsSync(folder) ? readdirSync(folder).find((f) => f.startsWith('agent-agent-') && f.endsWith('.v8cache')) : undefined);
     const startAndWait = async (): Promise<void> => {
       const a = await spawnAgent(d.dir, socket);
       const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
@@ -333,7 +333,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     };
     await startAndWait();
     const name = cacheFile();
-    expect(name).toMatch(/^agent-[0-9a-f]{32}\.v8cache$/);
+    expect(name).toMatch(/^agent-agent-v\d+\.\d+\.\d+-\w+-\d+-\d+-\d+\.v8cache$/);
     const path = join(folder, name!);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const written = readFileSync(path);

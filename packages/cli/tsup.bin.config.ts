@@ -2,15 +2,17 @@ import { createRequire } from 'node:module';
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
 
-// The executable, as the agent's: one CommonJS file with the CLI and its dependencies inside
-// (commands stay lazily initialized within it), run by bin/plugin-license.js through the
-// agent's run-bundle (a V8 code cache); undici is its own file beside it, required on the
-// first request. Built after the library, into dist/bin only.
+// The executable, as the agent's: CommonJS files with every dependency inside, run by
+// bin/plugin-license.js through the agent's run-bundle (a V8 code cache). cli.cjs is the parser
+// (commander and program.ts). load.ts, which program.ts imports when a command runs, is
+// commands.cjs, required then; each command in it is initialized when it is asked for. undici
+// is undici.cjs, required on the first request. So `--version` reads and runs a small file.
+// Built after the library, into dist/bin only.
 const undiciEntry = createRequire(createRequire(import.meta.url).resolve('@plugin-license/api')).resolve('undici');
 
 export default defineConfig(
   baseConfig({
-    entry: { cli: 'src/cli.ts', undici: undiciEntry },
+    entry: { cli: 'src/cli.ts', commands: 'src/load.ts', undici: undiciEntry },
     outDir: 'dist/bin',
     format: ['cjs'],
     dts: false,
@@ -28,6 +30,13 @@ export default defineConfig(
         name: 'undici-beside',
         setup(build) {
           build.onResolve({ filter: /^undici$/ }, () => ({ path: './undici.cjs', external: true }));
+        },
+      },
+      {
+        name: 'commands-beside',
+        setup(build) {
+          // program.ts's `import('./load.js')` becomes a require of commands.cjs, built from load.ts.
+          build.onResolve({ filter: /^\.\/load\.js$/ }, (args) => (/program\.ts$/.test(args.importer) ? { path: './commands.cjs', external: true } : undefined));
         },
       },
     ],

@@ -1,4 +1,4 @@
-// Exit codes and the CLI's own error: no dependencies, so `--version` and usage errors load nothing else.
+// Exit codes and the CLI's own error: no dependencies, so `--version` and `--help` load nothing else.
 /** Exit codes of `plugin-license` (cli.md). */
 export const EXIT = Object.freeze({
   /** Done; for validate/check/status: the license is valid. */

@@ -1,15 +1,16 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { Context, GlobalOptions } from './context.js';
-import { CliError, EXIT, type Classified, type ExitCode } from './exit.js';
+import { EXIT, type ExitCode } from './exit.js';
 import type { Output, Streams } from './output.js';
 
-// Commands load what they need when they run: `--version`, `--help` and usage errors load
-// commander alone, and `status` does not load the agent's client or doctor's probes.
+// Commands load what they need when they run (load.ts): `--version` and `--help` load commander
+// alone, and `status` does not load the agent's client or doctor's probes.
+const parts = async () => (await import('./load.js')).load;
 const commands = {
-  agent: () => import('./commands/agent.js'),
-  doctor: () => import('./commands/doctor.js'),
-  license: () => import('./commands/license.js'),
-  vendor: () => import('./commands/vendor.js'),
+  agent: async () => (await parts()).agent(),
+  doctor: async () => (await parts()).doctor(),
+  license: async () => (await parts()).license(),
+  vendor: async () => (await parts()).vendor(),
 };
 
 export const CLI_VERSION = '0.1.0';
@@ -45,7 +46,8 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
   let out: Output | undefined;
   const makeContext = async (cmd: Command): Promise<Context> => {
     const g = cmd.optsWithGlobals() as GlobalOptions;
-    const [{ Context }, { Output }] = await Promise.all([import('./context.js'), import('./output.js')]);
+    const load = await parts();
+    const [{ Context }, { Output }] = await Promise.all([load.context(), load.output()]);
     out = new Output(streams, { json: g.json === true, color: g.color !== false, debug: g.debug === true });
     ctx = new Context(out, g, streams.env);
     return ctx;
@@ -176,13 +178,13 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     return exit;
   } catch (err) {
     if (err instanceof CommanderError && (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version')) return EXIT.ok;
-    const output = out ?? new (await import('./output.js')).Output(streams, early);
+    const output = out ?? new (await (await parts()).output()).Output(streams, early);
     if (err instanceof CommanderError) {
       const message = (usageMessage || err.message.replace(/^error: /, '')).replace(/\s*\n\s*/g, ' ').trim();
       output.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see plugin-license --help)` });
       return EXIT.usage;
     }
-    const f: Classified = err instanceof CliError ? { exit: err.exit, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } : (await import('./errors.js')).classify(err);
+    const f = (await (await parts()).errors()).classify(err);
     output.failure(f, err instanceof Error ? err.stack : undefined);
     return f.exit;
   } finally {

@@ -1,10 +1,14 @@
 // The built package loads as ESM and as CommonJS (yocto-spinner, ESM-only, is bundled in), and
-// run() works embedded: a script can call it with its own streams.
+// run() works embedded: a script can call it with its own streams. The executable is files that
+// load when needed: `--version` reads the parser alone.
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { tempHome } from '@plugin-license/test-utils';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { CLI } from './helpers.js';
 
 const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const node = async (args: string[]): Promise<string> => (await promisify(execFile)(process.execPath, args, { cwd: packageDir })).stdout.trim();
@@ -26,6 +30,24 @@ describe('built package', () => {
       expect(r.code).toBe(0);
       expect(r.id).toBe('m1_');
       expect(r.exit).toEqual({ ok: 0, failed: 1, usage: 2, negative: 3, interrupted: 130 });
+    }
+  });
+});
+
+describe('the executable', () => {
+  it('--version and --help read the parser alone; a command loads the rest, each through the code cache', async () => {
+    const home = tempHome('plc-bin-');
+    try {
+      const env = { PATH: process.env.PATH, HOME: home.dir, PLUGIN_LICENSE_HOME: home.dir };
+      const run = (args: string[]) => promisify(execFile)(process.execPath, [CLI, ...args], { env }).catch((e: { code: number; stdout: string }) => e);
+      const cached = (): string[] => readdirSync(join(home.dir, 'cache', 'compile')).map((f) => f.replace(/-v\d.*$/, '')).sort();
+      expect((await run(['--version'])).stdout.trim()).toBe('0.1.0');
+      expect((await run(['--help'])).stdout).toContain('Exit codes:');
+      expect(cached()).toEqual(['cli-cli']);
+      expect((await run(['--json', 'machine-id'])).stdout).toContain('"machine_id": "m1_');
+      expect(cached()).toEqual(['cli-cli', 'cli-commands']);
+    } finally {
+      home.cleanup();
     }
   });
 });
