@@ -5,6 +5,7 @@ import { createLicenseClient, listCachedProjects, listIntentProjects, resolvePat
 import { resolveAgentConfig, type AgentConfig, type AgentFlags, type AgentLimits, type LogLevel } from './config.js';
 import { AgentError, isAgentError } from './errors.js';
 import { LicenseRegistry, type LicenseDefaults } from './license-registry.js';
+import { LicenseWatch } from './license-watch.js';
 import { LicenseService, describeError } from './license-service.js';
 import { createFileLogger, SecretScrubber, silentLogger, type FileLogger } from './logger.js';
 import { createDispatcher } from './methods.js';
@@ -114,6 +115,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       now: () => scheduler.now(),
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.random ? { random: options.random } : {}),
+      offlinePublicKeys: config.offlinePublicKeys,
     };
   };
   const budget = new ServiceBudget({ perMinute: config.limits.serviceBudgetPerMinute, reserve: config.limits.serviceReserve, now: () => scheduler.now() });
@@ -134,8 +136,15 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     },
   });
   registry.on('changed', (state) => server.notify(state));
+  // Another process's import, release or activation reaches memory and subscribers within a second.
+  const watcher = new LicenseWatch({
+    dir: join(dataDir, 'licenses'),
+    logger,
+    changed: (id) => void registry.reload(id).catch((err: unknown) => logger.warn({ projectId: id, err: describeError(err) }, 'could not read a changed license file')),
+  });
 
   const stopAll = async (): Promise<void> => {
+    watcher.stop();
     revalidation.stop();
     await registry.close();
     await client?.close();
@@ -144,6 +153,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     // What an earlier run left unfinished is settled with the service first (no slot lost or
     // kept by mistake); then every cached license is loaded, so the first `check` answers from memory.
     await service.settle(await listIntentProjects(join(dataDir, 'licenses')).catch(() => []));
+    await watcher.start();
     for (const id of await listCachedProjects(pathOptions).catch(() => [])) registry.state(id);
     await server.listen();
   } catch (err) {
@@ -179,7 +189,8 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       logger.warn('reload refused, keeping the current configuration: the new one has no base URL');
       throw new AgentError('config_invalid', `the new configuration has no service base URL (${next.configFile}); keeping the current one`);
     }
-    const serviceChanged = next.baseUrl !== config.baseUrl || next.token !== config.token || next.proxy !== config.proxy;
+    const serviceChanged =
+      next.baseUrl !== config.baseUrl || next.token !== config.token || next.proxy !== config.proxy || next.offlinePublicKeys.join() !== config.offlinePublicKeys.join();
     config = { ...next, socketPath: config.socketPath };
     addSecret(config.token);
     fileLogger?.setLevel(config.logLevel);

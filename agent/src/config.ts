@@ -45,6 +45,8 @@ export interface AgentConfig {
   limits: AgentLimits;
   /** From config.json: a proxy URL, `false` for none; undefined: the standard proxy variables. */
   proxy: string | false | undefined;
+  /** From config.json (`offline_public_keys`): keys an offline activation must be signed by; empty: unsigned ones are accepted. */
+  offlinePublicKeys: string[];
   /** The config file read (whether or not it existed). */
   configFile: string;
 }
@@ -128,6 +130,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     logLevel: logLevelRaw as LogLevel,
     limits,
     proxy: shared.proxy.value,
+    offlinePublicKeys: shared.offlinePublicKeys.value,
     configFile,
   };
 }

@@ -94,6 +94,28 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
     };
   }
 
+  /**
+   * Another process changed a project's cache file (an offline import or release, a command-line
+   * activation): its License reads it again, and subscribers hear `changed` if the state did.
+   * A project not held yet is loaded.
+   */
+  async reload(projectId: string): Promise<void> {
+    const key = projectId.toLowerCase();
+    const entry = this.entries.get(key);
+    if (!entry) {
+      // A project first seen now (imported while nobody asked about it): subscribers to all hear it.
+      const wire = this.state(key);
+      if (wire.code_hint !== null) this.emit('changed', wire);
+      return;
+    }
+    const release = this.hold(key);
+    try {
+      await entry.license.reload();
+    } finally {
+      release();
+    }
+  }
+
   /** New service settings (SIGHUP): every license is re-created from its cache. */
   async reconfigure(licenseOptions: LicenseDefaults): Promise<void> {
     this.options = { ...this.options, licenseOptions };

@@ -15,7 +15,7 @@ export const LicenseStateWire = z.looseObject({
   project_id: z.string(),
   valid: z.boolean(),
   reason: z.string().nullable(),
-  source: z.enum(['online', 'cache']),
+  source: z.enum(['online', 'cache', 'offline']),
   code_hint: z.string().nullable(),
   activations: z.number().nullable(),
   max_activations: z.number().nullable(),

@@ -83,7 +83,10 @@ static void report(uint32_t word, const plc_license *lic, plc_status st) {
   int state = (int)(word & 0xFF);
   if (state == STATE_VALID) {
     printf("state valid code_hint=%s source=%s grace_until=%s\n", lic->code_hint[0] ? lic->code_hint : "-",
-           lic->source == PLC_SOURCE_ONLINE ? "online" : lic->source == PLC_SOURCE_CACHE ? "cache" : "unknown",
+           lic->source == PLC_SOURCE_ONLINE    ? "online"
+           : lic->source == PLC_SOURCE_CACHE   ? "cache"
+           : lic->source == PLC_SOURCE_OFFLINE ? "offline"
+                                               : "unknown",
            lic->grace_until[0] ? lic->grace_until : "-");
   } else if (state == STATE_INVALID) {
     printf("state invalid reason=%s\n", lic->reason_text[0] ? lic->reason_text : "-");

@@ -50,7 +50,7 @@ static void print_text_or_null(const char *key, const char *value) {
 static int print_answer(plc_status st, const plc_license *lic) {
   printf("{\"status\":\"%s\"", status_name(st));
   if (st == PLC_OK) {
-    static const char *const sources[] = {"unknown", "online", "cache"};
+    static const char *const sources[] = {"unknown", "online", "cache", "offline"};
     printf(",\"valid\":%s", lic->valid ? "true" : "false");
     print_text_or_null("reason", lic->reason_text);
     printf(",\"reason_enum\":\"%s\",\"source\":\"%s\"", lic->reason == PLC_REASON_NONE ? "none" : plc_reason_name(lic->reason),

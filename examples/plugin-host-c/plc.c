@@ -526,7 +526,8 @@ static int parse_license(scan *s, plc_license *out) {
       bad = scan_text_or_null(s, source, sizeof source) < 0;
       out->source = strcmp(source, "online") == 0 ? PLC_SOURCE_ONLINE
                     : strcmp(source, "cache") == 0 ? PLC_SOURCE_CACHE
-                                                   : PLC_SOURCE_UNKNOWN;
+                    : strcmp(source, "offline") == 0 ? PLC_SOURCE_OFFLINE
+                                                     : PLC_SOURCE_UNKNOWN;
     } else if (strcmp(key, "project_id") == 0) {
       bad = scan_text_or_null(s, out->project_id, sizeof out->project_id) != 0;
     } else if (strcmp(key, "code_hint") == 0) {

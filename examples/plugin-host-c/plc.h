@@ -69,7 +69,8 @@ typedef enum plc_reason {
 typedef enum plc_source {
   PLC_SOURCE_UNKNOWN = 0,
   PLC_SOURCE_ONLINE, /* the service answered during this agent's life */
-  PLC_SOURCE_CACHE   /* the state rests on the stored cache */
+  PLC_SOURCE_CACHE,  /* the state rests on the stored cache */
+  PLC_SOURCE_OFFLINE /* the state rests on an imported offline activation (valid until grace_until) */
 } plc_source;
 
 /* One LicenseState. Text fields are NUL-terminated and empty when the agent sent null or

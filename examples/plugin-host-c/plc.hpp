@@ -55,7 +55,7 @@ enum class Reason : int {
   other = PLC_REASON_OTHER,
 };
 
-enum class Source : int { unknown = PLC_SOURCE_UNKNOWN, online = PLC_SOURCE_ONLINE, cache = PLC_SOURCE_CACHE };
+enum class Source : int { unknown = PLC_SOURCE_UNKNOWN, online = PLC_SOURCE_ONLINE, cache = PLC_SOURCE_CACHE, offline = PLC_SOURCE_OFFLINE };
 
 // What the audio thread needs to know; `unknown` while the agent is down or has not answered.
 enum class State : std::uint8_t { unknown, valid, invalid };

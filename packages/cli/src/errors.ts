@@ -6,9 +6,10 @@ import { CliError, EXIT, type Classified } from './exit.js';
 export { CliError, EXIT, usageError } from './exit.js';
 export type { Classified, ExitCode } from './exit.js';
 
-const NEGATIVE_LICENSE = new Set(['code_not_found', 'code_revoked', 'max_activations_reached', 'not_activated']);
-/** A code of the wrong form is bad input, like any other. */
-const USAGE_LICENSE = new Set(['invalid_argument', 'invalid_code']);
+/** An offline response refused by the import rules does not license this machine: a negative answer. */
+const NEGATIVE_LICENSE = new Set(['code_not_found', 'code_revoked', 'max_activations_reached', 'not_activated', 'offline_refused']);
+/** A code of the wrong form, or an offline file that can't be read (or is the wrong kind), is bad input, like any other. */
+const USAGE_LICENSE = new Set(['invalid_argument', 'invalid_code', 'invalid_offline_file']);
 
 /**
  * The one table from the libraries' errors to exit codes. Messages are the libraries' own (they

@@ -7,6 +7,7 @@ export const load = {
   doctor: () => import('./commands/doctor.js'),
   license: () => import('./commands/license.js'),
   vendor: () => import('./commands/vendor.js'),
+  offline: () => import('./commands/offline.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

@@ -58,10 +58,14 @@ export class Output {
     if (this.debug) this.streams.stderr.write(`debug: ${text}\n`);
   }
 
-  /** Label/value pairs, aligned. */
-  fields(rows: Array<[string, string]>): void {
+  /** Label/value pairs, aligned; on stderr when stdout carries data of its own (an offline line). */
+  fields(rows: Array<[string, string]>, to: 'stdout' | 'stderr' = 'stdout'): void {
     const width = Math.max(...rows.map(([k]) => k.length));
-    for (const [k, v] of rows) this.line(`${this.c.dim(k.padEnd(width))}  ${v}`);
+    for (const [k, v] of rows) {
+      const text = `${this.c.dim(k.padEnd(width))}  ${v}`;
+      if (to === 'stdout') this.line(text);
+      else this.note(text);
+    }
   }
 
   table(head: string[], rows: string[][]): void {

@@ -11,6 +11,7 @@ const commands = {
   doctor: async () => (await parts()).doctor(),
   license: async () => (await parts()).license(),
   vendor: async () => (await parts()).vendor(),
+  offline: async () => (await parts()).offline(),
 };
 
 export const CLI_VERSION = '0.1.0';
@@ -164,14 +165,65 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .addHelpText('after', '\nExample:\n  plugin-license doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.')
     .action(action(async (ctx, o: { project?: string }) => (await commands.doctor()).doctorCommand(ctx, o)));
 
-  program
+  const offline = program
     .command('offline')
-    .description('activation of a machine that never goes online (request, activate, import, renew, deactivate, confirm)')
-    .argument('[step]')
-    .allowUnknownOption()
-    .action(action(async () => {
-      throw new CommanderError(EXIT.usage, 'plugin-license.offline', 'offline activation is not available in this version yet; activate the machine online, or ask your vendor');
-    }));
+    .description('activation of a machine that never goes online: request, activate, import, renew, deactivate, confirm, keygen')
+    .addHelpText(
+      'after',
+      `
+The exchange (files, or one line of text each with --text):
+  offline machine:  plugin-license offline request --project ID --code CODE --out request.json
+  online computer:  plugin-license offline activate request.json --out response.json
+  offline machine:  plugin-license offline import response.json
+Renew: offline renew (then activate and import again). Release: offline deactivate, then offline confirm online.`,
+    );
+  const where = (c: Command): Command => c.option('--out <file>', 'write a new file (never overwritten)').option('--text', 'print one line of text instead, to copy and paste');
+  where(
+    offline
+      .command('request')
+      .description('on the offline machine: a request for an online computer to answer (its nonce is remembered)')
+      .requiredOption('--project <id>', 'the project id (a UUID)')
+      .option('--code <code>', 'the activation code (or give it at the online step)')
+      .option('--renew', 'extend the license this machine holds; no slot is taken'),
+  )
+    .addHelpText('after', '\nExamples:\n  plugin-license offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --out request.json\n  plugin-license offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --text')
+    .action(action(async (ctx, o: { project: string; code?: string; renew?: boolean; out?: string; text?: boolean }) => (await commands.offline()).requestCommand(ctx, o)));
+  where(offline.command('renew').description('on the offline machine: a renewal request (offline request --renew)').requiredOption('--project <id>', 'the project id (a UUID)'))
+    .addHelpText('after', '\nExample:\n  plugin-license offline renew --project 123e4567-e89b-12d3-a456-426614174000 --out renew.json')
+    .action(action(async (ctx, o: { project: string; out?: string; text?: boolean }) => (await commands.offline()).requestCommand(ctx, { ...o, renew: true })));
+  where(
+    offline
+      .command('activate')
+      .description('on a computer that is online: answer a request (activate, or validate for a renewal) and write the response')
+      .argument('<request>', 'the request: a file, the line itself, or - for standard input')
+      .option('--code <code>', 'the activation code, when the request has none')
+      .option('--valid-days <n>', 'days the offline machine stays licensed', wholeNumber('--valid-days', 1), 90)
+      .option('--sign-key <keyfile>', 'sign the response with this Ed25519 private key (offline keygen)'),
+  )
+    .addHelpText('after', '\nExamples:\n  plugin-license offline activate request.json --out response.json\n  plugin-license offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.')
+    .action(action(async (ctx, input: string, o: { code?: string; validDays: number; signKey?: string; out?: string; text?: boolean }) => (await commands.offline()).answerCommand(ctx, input, o)));
+  offline
+    .command('import')
+    .description('on the offline machine: check a response and store it as this machine\'s license (valid until its date)')
+    .argument('<response>', 'the response: a file, the line itself, or - for standard input')
+    .option('--project <id>', 'the project the response must be for')
+    .addHelpText('after', '\nExample:\n  plugin-license offline import response.json\n\nA running agent sees the license within a second.')
+    .action(action(async (ctx, input: string, o: { project?: string }) => (await commands.offline()).importCommand(ctx, input, o)));
+  where(offline.command('deactivate').description('on the offline machine: forget the license and write a release proof').requiredOption('--project <id>', 'the project id (a UUID)'))
+    .addHelpText('after', '\nExample:\n  plugin-license offline deactivate --project 123e4567-e89b-12d3-a456-426614174000 --out release.json\n\nAsked again, it gives the same proof (a lost file can be made again).')
+    .action(action(async (ctx, o: { project: string; out?: string; text?: boolean }) => (await commands.offline()).releaseCommand(ctx, o)));
+  offline
+    .command('confirm')
+    .description('on a computer that is online: free the slot a release proof names')
+    .argument('<proof>', 'the release proof: a file, the line itself, or - for standard input')
+    .addHelpText('after', '\nExample:\n  plugin-license offline confirm release.json\n\nConfirmed again, it says already released (exit 0).')
+    .action(action(async (ctx, input: string) => (await commands.offline()).confirmCommand(ctx, input)));
+  offline
+    .command('keygen')
+    .description("the vendor's Ed25519 key pair for signed responses: writes the private key, prints the public key")
+    .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
+    .addHelpText('after', '\nExample:\n  plugin-license offline keygen --out vendor-offline.key')
+    .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -27,7 +27,8 @@ describe('bad input', () => {
     oneLine(await cli(['activate', '   ', '--project', p], env), 2, /code/);
     oneLine(await cli(['activate', 'AB\u0007CD', '--project', p], env), 2, /control characters/);
     oneLine(await cli(['activate', 'ABCD'], env), 2, /required option '--project <id>' not specified/);
-    oneLine(await cli(['offline', 'request'], env), 2, /offline activation is not available in this version yet/);
+    oneLine(await cli(['offline', 'request'], env), 2, /required option '--project <id>' not specified/);
+    oneLine(await cli(['offline', 'improt', 'x'], env), 2, /unknown command 'improt'.*Did you mean import\?/);
   });
 
   it('configuration: no token, a remote http:// URL, no /functions/v1, no base URL at all', async () => {

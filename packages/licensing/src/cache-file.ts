@@ -4,8 +4,12 @@ import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 
-/** Version of the file layout; a newer one is left alone (never moved aside) by this version. */
-export const CACHE_FORMAT = 1;
+/**
+ * Newest version of the file layout this version reads; a newer one is left alone (never moved
+ * aside). Format 2 is format 1 plus `offline` (an imported offline activation); a state without
+ * it is still written as format 1, byte for byte as before.
+ */
+export const CACHE_FORMAT = 2;
 
 /**
  * Largest file we read (a cache file is under 1 KiB): a bigger one is not ours, and reading it
@@ -16,6 +20,21 @@ export const MAX_STATE_FILE_BYTES = 64 * 1024;
 const ServiceReason = z.enum(['not_activated', 'code_revoked', 'code_not_found', 'deactivated']);
 // Whatever the injected clock gives (finite numbers; JSON round-trips them exactly).
 const Millis = z.number();
+
+/** An offline activation the state rests on (offline-activation.md), until an online answer replaces it. */
+export const OfflineGrant = z.strictObject({
+  /** Valid until this time (the response's `valid_until`). */
+  validUntil: Millis,
+  /** The request's nonce the response answered. */
+  nonce: z.string().max(64),
+  /** The computer the response was made for (its hostname then), for support. */
+  machineName: z.string().max(256),
+  /** The configured public key that verified the signature at import; null when none was configured. */
+  keyId: z.string().max(64).nullable(),
+  /** The response as imported (compact JSON), so a configured key can verify it again at every load. */
+  response: z.string().max(8192),
+});
+export type OfflineGrant = z.infer<typeof OfflineGrant>;
 
 /** What the cache keeps for one project. Times are epoch ms of the injected clock. */
 export const StoredLicense = z.strictObject({
@@ -41,11 +60,13 @@ export const StoredLicense = z.strictObject({
   maxSeenAt: Millis,
   /** Incremented by every write; lets concurrent writers be checked for lost updates. */
   revision: z.number().int().nonnegative(),
+  /** Set while the state rests on an imported offline activation. */
+  offline: OfflineGrant.optional(),
 });
 export type StoredLicense = z.infer<typeof StoredLicense>;
 
 const CacheBody = z.strictObject({
-  format: z.literal(CACHE_FORMAT),
+  format: z.union([z.literal(1), z.literal(2)]),
   projectId: z.string(),
   machineId: z.string(),
   license: StoredLicense,
@@ -66,7 +87,7 @@ export interface CacheIdentity {
 
 /** Serialises a state with its HMAC. The MAC covers the exact JSON text of everything else. */
 export function encodeCache(identity: CacheIdentity, license: StoredLicense): string {
-  const body: CacheBody = { format: CACHE_FORMAT, projectId: identity.projectId, machineId: identity.machineId, license: pick(license) };
+  const body: CacheBody = { format: license.offline === undefined ? 1 : 2, projectId: identity.projectId, machineId: identity.machineId, license: pick(license) };
   const text = JSON.stringify(body);
   const mac = createHmac('sha256', identity.cacheKey).update(text).digest('hex');
   return `${text.slice(0, -1)},"mac":"${mac}"}\n`;
@@ -300,5 +321,8 @@ function pick(l: StoredLicense): StoredLicense {
     nextCheckAt: l.nextCheckAt,
     maxSeenAt: l.maxSeenAt,
     revision: l.revision,
+    ...(l.offline === undefined
+      ? {}
+      : { offline: { validUntil: l.offline.validUntil, nonce: l.offline.nonce, machineName: l.offline.machineName, keyId: l.offline.keyId, response: l.offline.response } }),
   };
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { checkProxyUrl } from '@plugin-license/api';
 import { LicenseError } from './errors.js';
 import { normalizeBaseUrl } from './input.js';
+import { parsePublicKeys } from './offline-format.js';
 import { resolveNamespace, resolvePaths, type LicensePaths } from './paths.js';
 
 /** Where a configuration value came from, in order of precedence. */
@@ -34,6 +35,10 @@ export interface ResolvedConfig {
   socket: ConfigValue<string | undefined>;
   /** A proxy URL, `false` for none (`"proxy": ""`), undefined: the standard proxy variables. */
   proxy: ConfigValue<string | false | undefined>;
+  /** Ed25519 public keys an offline response must be signed by (`offline_public_keys`); empty: unsigned responses are accepted. */
+  offlinePublicKeys: ConfigValue<string[]>;
+  /** Longest validity an offline response may carry, in days (`offline_max_days`, default 365). */
+  offlineMaxDays: ConfigValue<number>;
   /** The namespace's folders. */
   paths: LicensePaths;
   /** The config file looked at (it may not exist). */
@@ -47,7 +52,15 @@ export interface ResolvedConfig {
 /** Keys of `config.json` shared by every tool; tools read their own keys from `file`. */
 type SharedKey = 'base_url' | 'token' | 'socket' | 'proxy';
 /** Spellings people try, and the key they mean. */
-const MISSPELLED: Record<string, string> = { baseUrl: 'base_url', baseURL: 'base_url', logLevel: 'log_level' };
+const MISSPELLED: Record<string, string> = {
+  baseUrl: 'base_url',
+  baseURL: 'base_url',
+  logLevel: 'log_level',
+  offlinePublicKeys: 'offline_public_keys',
+  offlineMaxDays: 'offline_max_days',
+};
+/** How long an offline response may be valid by default: a year. */
+export const DEFAULT_OFFLINE_MAX_DAYS = 365;
 /** The largest config file read: it holds a few settings. */
 const MAX_CONFIG_BYTES = 64 * 1024;
 
@@ -91,6 +104,13 @@ export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<stri
       throw new LicenseError('invalid_argument', (e as Error).message, { cause: e });
     }
   }
+  const keys = file.offline_public_keys;
+  const offlinePublicKeys: ConfigValue<string[]> = keys === undefined ? { value: [], source: 'default' } : { value: keys as string[], source: 'config file' };
+  if (keys !== undefined) parsePublicKeys(keys as string[], `"offline_public_keys" in ${configFile}`);
+  const days = file.offline_max_days;
+  if (days !== undefined && (typeof days !== 'number' || !Number.isInteger(days) || days < 1 || days > 3650)) {
+    throw new LicenseError('invalid_argument', `"offline_max_days" in ${configFile} must be a whole number of days from 1 to 3650`);
+  }
   return {
     namespace: { value: ns, source: namespace?.source ?? 'default' },
     home: home ?? { value: undefined, source: 'default' },
@@ -98,6 +118,8 @@ export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<stri
     token: pick(flags.token, env.PLUGIN_LICENSE_TOKEN, str(file, 'token', configFile)) ?? { value: undefined, source: 'default' },
     socket: pick(flags.socket, env.PLUGIN_LICENSE_SOCKET, str(file, 'socket', configFile)) ?? { value: undefined, source: 'default' },
     proxy,
+    offlinePublicKeys,
+    offlineMaxDays: days === undefined ? { value: DEFAULT_OFFLINE_MAX_DAYS, source: 'default' } : { value: days as number, source: 'config file' },
     paths,
     configFile,
     configFileFound: found,

@@ -11,7 +11,11 @@ export type LicenseErrorCode =
   | 'unauthorized'
   | 'invalid_argument'
   | 'not_activated'
-  | 'cache_io';
+  | 'cache_io'
+  /** An offline file that can't be read: truncated, mangled, of an unknown type or version, or the wrong kind. */
+  | 'invalid_offline_file'
+  /** An offline response read fine but refused by the import rules (machine, project, nonce, dates, signature). */
+  | 'offline_refused';
 
 export interface LicenseErrorOptions {
   retryAt?: Date;

@@ -19,3 +19,25 @@ export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { resolveConfig } from './config.js';
 export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig } from './config.js';
+export {
+  createOfflineRequest,
+  answerOfflineRequest,
+  importOfflineResponse,
+  releaseOffline,
+  confirmOfflineRelease,
+  DEFAULT_OFFLINE_VALID_DAYS,
+} from './offline.js';
+export type { OfflineMachineOptions, OfflineRequestOptions, OfflineImportOptions, OfflineServiceOptions, OfflineAnswerOptions, OfflineReleaseResult } from './offline.js';
+export {
+  parseOfflineDocument,
+  offlineJson,
+  offlineText,
+  canonicalResponseBytes,
+  generateOfflineKeyPair,
+  keyIdOf,
+  SIGNED_PREFIX,
+  OFFLINE_VERSION,
+} from './offline-format.js';
+export type { OfflineRequest, OfflineResponse, OfflineRelease, OfflineDocument, OfflineDocumentType, OfflineSignature, OfflineKeyPair } from './offline-format.js';
+export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';
+export { offlineDir } from './paths.js';

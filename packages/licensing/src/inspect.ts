@@ -7,6 +7,8 @@ import { peekIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { licensesDir, type PathOptions } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
+import { trustedOffline } from './offline.js';
+import { parsePublicKeys } from './offline-format.js';
 
 /** What `readCachedStatus()` found for one project. */
 export interface CachedLicense {
@@ -21,6 +23,8 @@ export interface CachedLicense {
   setAside: string[];
   /** Activations or deactivations recorded but not yet settled with the service. */
   pendingIntents: number;
+  /** The offline activation the state rests on, if it does: until when, which key verified it (null: unsigned or not checked), for which computer. */
+  offline: { validUntil: Date; keyId: string | null; machineName: string } | null;
 }
 
 export interface ReadCachedStatusOptions extends PathOptions {
@@ -31,6 +35,8 @@ export interface ReadCachedStatusOptions extends PathOptions {
   rawMachineIdProvider?: RawMachineIdProvider;
   /** The machine id the caller's application passes to `License`, if it passes its own. */
   machineId?: string;
+  /** Keys an offline activation must be signed by (as `License` is given them); one none of them verifies is reported as a problem. */
+  offlinePublicKeys?: string[];
 }
 
 const CACHE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json(\.invalid-.+)?$/;
@@ -47,6 +53,7 @@ const CACHE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.
 export async function readCachedStatus(options: ReadCachedStatusOptions = {}): Promise<CachedLicense[]> {
   const dir = licensesDir(options);
   const policy = resolvePolicy(options.policy);
+  const keys = parsePublicKeys(options.offlinePublicKeys);
   const now = (options.now ?? Date.now)();
   let names: string[] = [];
   try {
@@ -84,7 +91,8 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
           kind: 'invalid' as const,
           problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
         }));
-        if (read.kind === 'ok') stored = read.license;
+        if (read.kind === 'ok' && !trustedOffline(read.license, projectId, identity.id, keys)) problem = 'an offline activation that none of the configured public keys signed';
+        else if (read.kind === 'ok') stored = read.license;
         else if (read.kind === 'invalid') problem = read.problem;
         else if (read.kind === 'newer') problem = `written by a newer version of this library (format ${read.format})`;
       }
@@ -97,6 +105,7 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
       problem,
       setAside: (setAside.get(projectId) ?? []).sort(),
       pendingIntents: intents.get(projectId) ?? 0,
+      offline: stored?.offline ? { validUntil: new Date(stored.offline.validUntil), keyId: stored.offline.keyId, machineName: stored.offline.machineName } : null,
     });
   }
   return out;

@@ -13,15 +13,18 @@ export interface LicenseStatus {
   valid: boolean;
   /** Null when valid. */
   reason: Reason | null;
-  /** `online` once the last word came from the service in this object's life; `cache` when it rests on the stored file. */
-  source: 'online' | 'cache';
+  /**
+   * `online` once the last word came from the service in this object's life; `cache` when it
+   * rests on the stored file; `offline` when it rests on an imported offline activation.
+   */
+  source: 'online' | 'cache' | 'offline';
   /** First 4 + "…" + last 4 characters of the stored code; the full code is never shown. */
   codeHint: string | null;
   activations: number | null;
   maxActivations: number | null;
   /** Last online success. */
   validatedAt: Date | null;
-  /** Until when the license stays valid offline (validatedAt + graceMs); null when not valid-able. */
+  /** Until when the license stays valid without the service (validatedAt + graceMs, or an offline activation's valid_until); null when not valid-able. */
   graceUntil: Date | null;
   /** When a background revalidation is due (after failures: the back-off); null without a stored code. */
   nextCheckAt: Date | null;

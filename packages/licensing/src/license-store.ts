@@ -75,7 +75,7 @@ export class LicenseStore {
     const read = await this.#guardAsync(() => readCache(this.file, this.#identity));
     if (read.kind === 'newer') return newer(read.format);
     if (read.kind !== 'invalid') return read;
-    return this.#locked(async () => {
+    return this.locked(async () => {
       const again = await readCache(this.file, this.#identity);
       if (again.kind === 'newer') return newer(again.format);
       if (again.kind !== 'invalid') return again;
@@ -88,27 +88,30 @@ export class LicenseStore {
    * aside and seen as null), so writers in other processes never lose each other's updates.
    */
   async update(mutator: Mutator): Promise<StoreUpdate> {
-    return this.#locked(async () => {
-      const read = await readCache(this.file, this.#identity);
-      let current: StoredLicense | null = null;
-      let invalid: StoreUpdate['invalid'];
-      if (read.kind === 'ok') current = read.license;
-      else if (read.kind === 'invalid') invalid = { problem: read.problem, movedTo: await moveAside(this.file) };
-      else if (read.kind === 'newer') {
-        throw new LicenseError('cache_io', `the license cache ${this.file} was written by a newer version of this library (format ${read.format}); update the application`);
-      }
-      const next = mutator(current);
-      let license: StoredLicense | null = current;
-      if (next === null) {
-        if (current !== null) await removeFileDurably(this.file);
-        license = null;
-      } else if (next !== undefined) {
-        license = { ...next, revision: (current?.revision ?? 0) + 1 };
-        await writeFileAtomic(this.file, encodeCache(this.#identity, license));
-        await sweepTempFiles(this.file);
-      }
-      return invalid ? { license, invalid } : { license };
-    });
+    return this.locked(() => this.updateHeld(mutator));
+  }
+
+  /** {@link update} for a caller that already holds the lock ({@link locked}). */
+  async updateHeld(mutator: Mutator): Promise<StoreUpdate> {
+    const read = await readCache(this.file, this.#identity);
+    let current: StoredLicense | null = null;
+    let invalid: StoreUpdate['invalid'];
+    if (read.kind === 'ok') current = read.license;
+    else if (read.kind === 'invalid') invalid = { problem: read.problem, movedTo: await moveAside(this.file) };
+    else if (read.kind === 'newer') {
+      throw new LicenseError('cache_io', `the license cache ${this.file} was written by a newer version of this library (format ${read.format}); update the application`);
+    }
+    const next = mutator(current);
+    let license: StoredLicense | null = current;
+    if (next === null) {
+      if (current !== null) await removeFileDurably(this.file);
+      license = null;
+    } else if (next !== undefined) {
+      license = { ...next, revision: (current?.revision ?? 0) + 1 };
+      await writeFileAtomic(this.file, encodeCache(this.#identity, license));
+      await sweepTempFiles(this.file);
+    }
+    return invalid ? { license, invalid } : { license };
   }
 
   /**
@@ -139,7 +142,12 @@ export class LicenseStore {
     await removeIntent(intent).catch(() => undefined);
   }
 
-  async #locked<T>(fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` holding the cache's cross-process lock (the offline exchange keeps its pending
+   * requests under it too). A file-system failure inside becomes `cache_io`; a LicenseError
+   * passes as it is.
+   */
+  async locked<T>(fn: () => Promise<T>): Promise<T> {
     let release: () => Promise<void>;
     try {
       await ensureDir(dirname(this.file));

@@ -10,6 +10,8 @@ import { resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
 import { LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
+import { trustedOffline } from './offline.js';
+import { parsePublicKeys, type OfflinePublicKey } from './offline-format.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
@@ -59,6 +61,14 @@ export interface LicenseOptions {
   rawMachineIdProvider?: RawMachineIdProvider;
   /** Uniform [0,1) source for jitter; injected by tests. Default `Math.random`. */
   random?: Random;
+  /**
+   * Ed25519 public keys (as `plugin-license offline keygen` prints them) that offline responses
+   * must be signed by: a stored offline activation that none of them verifies is not valid
+   * (`cache_invalid`). Several keys allow rotation. Default `offline_public_keys` in
+   * `config.json`; none: unsigned offline activations are accepted.
+   * @example ['q1Xh…43 base64url characters…']
+   */
+  offlinePublicKeys?: string[];
 }
 
 /** Options of every async call. */
@@ -96,6 +106,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   readonly #random: Random;
   readonly #client: ServiceClient;
   readonly #ownsClient: boolean;
+  readonly #offlineKeys: OfflinePublicKey[];
 
   #identity: MachineIdentity | undefined;
   #store: LicenseStore | undefined;
@@ -133,6 +144,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#namespace = config === undefined ? resolveNamespace(options.namespace) : config.namespace.value;
     this.#home = config === undefined ? options.home : config.home.value;
     const proxy = options.proxy ?? config?.proxy.value;
+    this.#offlineKeys = parsePublicKeys(options.offlinePublicKeys ?? config?.offlinePublicKeys.value);
     this.#callerMachineId = options.machineId === undefined ? undefined : normalizeCallerMachineId(options.machineId);
     this.#rawProvider = options.rawMachineIdProvider;
     this.policy = Object.freeze(resolvePolicy(options.policy));
@@ -363,6 +375,24 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   /**
+   * Reads the stored state again, after another process changed it (an offline import or
+   * release, a command-line activation), and emits `change` when the status changed. The agent
+   * calls it when a cache file of its namespace changes.
+   *
+   * @example
+   * await importOfflineResponse(text, { projectId }); // in another process
+   * const status = await license.reload();           // source: 'offline'
+   */
+  async reload(options: CallOptions = {}): Promise<LicenseStatus> {
+    assertCallOptions(options);
+    return this.#serial(async () => {
+      await this.#load();
+      this.#adoptRead(await (this.#store as LicenseStore).read());
+      return this.#publishNow();
+    }, options.signal);
+  }
+
+  /**
    * Slots of a code from the service's public status endpoint (default: the stored code), for
    * support tools. Errors as for `activate()`.
    *
@@ -573,6 +603,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   #adoptRead(read: Awaited<ReturnType<LicenseStore['read']>>): void {
     this.#loaded = true;
     if (read.kind === 'ok') {
+      this.#cacheInvalid = false;
       this.#setState(read.license);
     } else {
       this.#cacheInvalid = read.kind === 'invalid';
@@ -602,6 +633,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #setState(license: StoredLicense | null): void {
+    if (license?.offline !== undefined && !trustedOffline(license, this.projectId, (this.#identity as MachineIdentity).id, this.#offlineKeys)) {
+      // An offline activation none of the configured keys signed: not valid here, left in place.
+      license = null;
+      this.#cacheInvalid = true;
+    }
     this.#state = license;
     if (license && license.maxSeenAt > this.#maxSeen) this.#maxSeen = license.maxSeenAt;
     this.#rederive();
@@ -649,9 +685,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return statusOf(this.projectId, this.#state, bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
   }
 
+  /** A state after an answer of the service: it replaces an offline activation (ordinary validation takes over). */
   #answered(cur: StoredLicense, t: number, patch: Partial<StoredLicense>): StoredLicense {
+    const { offline: _offline, ...online } = cur;
     return {
-      ...cur,
+      ...online,
       maxSeenAt: Math.max(cur.maxSeenAt, this.#maxSeen),
       ...patch,
       answeredAt: t,

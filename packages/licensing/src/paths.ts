@@ -59,6 +59,11 @@ export function licensesDir(options: PathOptions = {}): string {
   return join(resolvePaths(options).data, 'licenses');
 }
 
+/** The folder of the offline exchange's local records (pending requests, release proofs). */
+export function offlineDir(options: PathOptions = {}): string {
+  return join(resolvePaths(options).data, 'offline');
+}
+
 /** The cache file of one project. */
 export function cacheFilePath(projectId: string, options: PathOptions = {}): string {
   assertProjectId(projectId);

@@ -1,5 +1,5 @@
 import { codeHint, isNetworkError, isSchemaError, isServiceError, isTimeoutError, type ServiceClient, type ValidationReason } from '@plugin-license/api';
-import { LicenseError, isLicenseError } from './errors.js';
+import { LicenseError, isLicenseError, type LicenseErrorOptions } from './errors.js';
 
 type Action = 'activate' | 'deactivate' | 'validate' | 'status';
 
@@ -37,9 +37,8 @@ export async function toLicenseError(e: unknown, code: string, action: Action, c
       case 'invalid_code':
         return new LicenseError('invalid_code', `the service says activation code ${hint} is not a valid code; check it for typos (codes look like 8-4-4-4-12 hexadecimal groups)`, base);
       case 'code_not_found':
-        return new LicenseError('code_not_found', `activation code ${hint} does not exist; check it for typos, or ask the vendor for the right code`, base);
       case 'code_revoked':
-        return new LicenseError('code_revoked', `activation code ${hint} has been revoked; contact the vendor for a new code`, base);
+        return codeGoneError(e.code === 'code_revoked' ? 'code_revoked' : 'code_not_found', code, base);
       case 'max_activations_reached': {
         const counts = await slotCounts(e.details, code, client, signal);
         const used = counts.activations !== undefined && counts.maxActivations !== undefined ? ` (${counts.activations} of ${counts.maxActivations} slots in use)` : '';
@@ -68,6 +67,14 @@ export async function toLicenseError(e: unknown, code: string, action: Action, c
     return new LicenseError('unavailable', `the license service answered ${action} in an unexpected shape (a proxy or captive portal?); try again later`, { cause: e });
   }
   return new LicenseError('unavailable', `${action} failed unexpectedly (${(e as Error)?.message ?? String(e)}); try again later`, { cause: e });
+}
+
+/** A code the service says is unknown or revoked, whether as an error answer or as a `valid: false` reason. */
+export function codeGoneError(reason: 'code_not_found' | 'code_revoked', code: string, options: LicenseErrorOptions = {}): LicenseError {
+  const hint = codeHint(code);
+  return reason === 'code_not_found'
+    ? new LicenseError('code_not_found', `activation code ${hint} does not exist; check it for typos, or ask the vendor for the right code`, options)
+    : new LicenseError('code_revoked', `activation code ${hint} has been revoked; contact the vendor for a new code`, options);
 }
 
 async function slotCounts(details: Record<string, unknown>, code: string, client: ServiceClient, signal?: AbortSignal): Promise<{ activations?: number; maxActivations?: number }> {

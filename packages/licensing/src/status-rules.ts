@@ -25,9 +25,14 @@ export function bucketOf(s: StoredLicense | null, t: number, maxSeen: number, to
   return VALID;
 }
 
-/** The last moment an active stored state is valid offline (validatedAt + grace), or -Infinity. */
+/**
+ * The last moment an active stored state is valid without the service: an offline activation's
+ * `valid_until`, else the last online success + grace; -Infinity when it can't be valid.
+ */
 export function validUntilOf(s: StoredLicense | null, policy: Pick<LicensePolicy, 'graceMs'>): number {
-  return s && s.status === 'active' && s.validatedAt !== null ? s.validatedAt + policy.graceMs : -Infinity;
+  if (!s || s.status !== 'active') return -Infinity;
+  if (s.offline !== undefined) return s.offline.validUntil;
+  return s.validatedAt !== null ? s.validatedAt + policy.graceMs : -Infinity;
 }
 
 export function statusOf(
@@ -64,12 +69,13 @@ export function statusOf(
     projectId,
     valid: reason === null,
     reason,
-    source,
+    // An offline activation is the source until an online answer replaces it.
+    source: s.offline !== undefined ? 'offline' : source,
     codeHint: codeHint(s.code),
     activations: s.activations,
     maxActivations: s.maxActivations,
     validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
-    graceUntil: s.status === 'active' && s.validatedAt !== null ? new Date(s.validatedAt + policy.graceMs) : null,
+    graceUntil: s.status === 'active' && Number.isFinite(validUntilOf(s, policy)) ? new Date(validUntilOf(s, policy)) : null,
     nextCheckAt: due === null ? null : new Date(due),
   });
 }

@@ -44,7 +44,7 @@ describe('cache encoding', () => {
   });
 
   it('leaves a file of a newer format in place', () => {
-    expect(decodeCache(identity, JSON.stringify({ format: 2, anything: true }))).toEqual({ kind: 'newer', format: 2 });
+    expect(decodeCache(identity, JSON.stringify({ format: 3, anything: true }))).toEqual({ kind: 'newer', format: 3 });
   });
 });
 
@@ -60,11 +60,11 @@ describe('a cache file of a newer format', () => {
     const dir = join(home.dir, 'data', 'licenses');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${projectId}.json`);
-    writeFileSync(file, JSON.stringify({ format: 2 }));
+    writeFileSync(file, JSON.stringify({ format: 3 }));
     const l = new License({ projectId, baseUrl: 'http://127.0.0.1:9/functions/v1', home: home.dir, rawMachineIdProvider: () => RAW_A });
     expect(l.check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     expect(existsSync(file)).toBe(true);
-    expect(readFileSync(file, 'utf8')).toBe(JSON.stringify({ format: 2 }));
+    expect(readFileSync(file, 'utf8')).toBe(JSON.stringify({ format: 3 }));
     return l.close();
   });
 });

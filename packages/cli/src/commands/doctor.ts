@@ -234,7 +234,11 @@ async function licenses(config: ResolvedConfig, projectId: string | undefined, a
   const section = 'licenses';
   let all;
   try {
-    all = await readCachedStatus({ namespace: config.namespace.value, ...(config.home.value === undefined ? {} : { home: config.home.value }) });
+    all = await readCachedStatus({
+      namespace: config.namespace.value,
+      ...(config.home.value === undefined ? {} : { home: config.home.value }),
+      offlinePublicKeys: config.offlinePublicKeys.value,
+    });
   } catch (err) {
     add({ section, name: 'cache', level: 'failed', detail: classify(err).message });
     return;
@@ -251,8 +255,11 @@ async function licenses(config: ResolvedConfig, projectId: string | undefined, a
       `code ${s.codeHint ?? '-'}`,
       `source ${s.source}`,
       `last online check ${when(s.validatedAt)}`,
-      `valid offline until ${when(s.graceUntil)}`,
+      `${l.offline ? 'valid' : 'valid offline'} until ${when(s.graceUntil)}`,
     ];
+    if (l.offline) {
+      parts.push(`activated offline for ${l.offline.machineName || 'an unnamed machine'}, ${l.offline.keyId ? `signed by key ${l.offline.keyId}` : 'unsigned'}`);
+    }
     if (l.problem) parts.push(l.problem);
     if (l.setAside.length) parts.push(`files set aside: ${l.setAside.join(', ')}`);
     if (l.pendingIntents) parts.push(`${l.pendingIntents} unfinished operation(s), settled at the next online call`);
@@ -290,7 +297,7 @@ function fixFor(reason: string | null, projectId: string): string | undefined {
     case null:
       return undefined;
     case 'grace_expired':
-      return 'connect this machine to the internet once, then: plugin-license validate --project ' + projectId;
+      return `connect this machine to the internet once, then: plugin-license validate --project ${projectId} (a machine that is never online: plugin-license offline renew --project ${projectId})`;
     case 'clock_tampered':
       return "set the clock right (automatic date and time), then validate online: plugin-license validate --project " + projectId;
     case 'cache_invalid':

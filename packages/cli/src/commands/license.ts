@@ -124,7 +124,7 @@ export async function report(ctx: Context, done: string, state: LicenseState | L
   ctx.out.note(`${done} ${VIA_TEXT[via]}`);
 }
 
-function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
+export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
   return [
     ['project', s.projectId],
     ['license', s.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${s.reason}`)],
@@ -132,7 +132,7 @@ function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> 
     ['activations', s.activations === null ? '-' : `${s.activations} of ${s.maxActivations}`],
     ['source', s.source],
     ['last online check', when(s.validatedAt)],
-    ['valid offline until', when(s.graceUntil)],
+    [s.source === 'offline' ? 'valid until' : 'valid offline until', when(s.graceUntil)],
     ['next check', when(s.nextCheckAt)],
   ];
 }

@@ -1,0 +1,96 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+
+const CACHE_FILE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
+/** Writes come in bursts (temp file, rename, lock); one reload per project per burst. */
+const SETTLE_MS = 40;
+/** Where the file system can't be watched (some network folders), a stat per file this often. */
+const POLL_MS = 500;
+
+export interface LicenseWatchOptions {
+  dir: string;
+  logger: Logger;
+  /** Called once per burst of changes to a project's cache file (created, replaced or removed). */
+  changed: (projectId: string) => void;
+}
+
+/**
+ * Watches the namespace's licenses folder, so a change another process makes (an offline import
+ * or release, a command-line activation through the library) reaches the agent's memory and its
+ * subscribers within a second, without a restart. The operating system's notifications
+ * (inotify, FSEvents, ReadDirectoryChangesW) when it gives them; otherwise a poll of the files'
+ * times and sizes every half second.
+ */
+export class LicenseWatch {
+  private watcher: FSWatcher | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private seen = new Map<string, string>();
+  private stopped = false;
+
+  constructor(private readonly o: LicenseWatchOptions) {}
+
+  async start(): Promise<void> {
+    try {
+      // The folder exists from the start, so there is something to watch before the first license.
+      await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
+      this.watcher = watch(this.o.dir, { persistent: false }, (_event, name) => {
+        const m = typeof name === 'string' ? CACHE_FILE.exec(name) : null;
+        if (m?.[1]) this.soon(m[1].toLowerCase());
+      });
+      this.watcher.on('error', (err) => this.fallBack(err));
+    } catch (err) {
+      this.fallBack(err);
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watcher?.close();
+    if (this.poller) clearInterval(this.poller);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private soon(projectId: string): void {
+    if (this.stopped || this.timers.has(projectId)) return;
+    const t = setTimeout(() => {
+      this.timers.delete(projectId);
+      if (!this.stopped) this.o.changed(projectId);
+    }, SETTLE_MS);
+    t.unref();
+    this.timers.set(projectId, t);
+  }
+
+  private fallBack(err: unknown): void {
+    if (this.stopped || this.poller) return;
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.o.logger.warn({ dir: this.o.dir, err: (err as Error)?.message ?? String(err) }, 'cannot watch the licenses folder; polling it every 500 ms');
+    void this.poll();
+    this.poller = setInterval(() => void this.poll(), POLL_MS);
+    this.poller.unref();
+  }
+
+  private async poll(): Promise<void> {
+    let names: string[] = [];
+    try {
+      names = await readdir(this.o.dir);
+    } catch {
+      // missing for now: every file counts as removed
+    }
+    const now = new Map<string, string>();
+    for (const name of names) {
+      const m = CACHE_FILE.exec(name);
+      if (!m?.[1]) continue;
+      const st = await stat(join(this.o.dir, name)).catch(() => undefined);
+      if (st) now.set(m[1].toLowerCase(), `${st.mtimeMs}:${st.size}:${st.ino}`);
+    }
+    const first = this.seen.size === 0 && this.poller === undefined;
+    for (const [id, sig] of now) if (!first && this.seen.get(id) !== sig) this.soon(id);
+    for (const id of this.seen.keys()) if (!now.has(id)) this.soon(id);
+    this.seen = now;
+  }
+}

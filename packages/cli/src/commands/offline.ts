@@ -1,0 +1,299 @@
+import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { codeHint } from '@plugin-license/api';
+import {
+  answerOfflineRequest,
+  confirmOfflineRelease,
+  createOfflineRequest,
+  generateOfflineKeyPair,
+  importOfflineResponse,
+  offlineJson,
+  offlineText,
+  releaseOffline,
+  type OfflineDocument,
+} from '@plugin-license/licensing';
+import type { Context } from '../context.js';
+import { EXIT, usageError, type ExitCode } from '../exit.js';
+import { when } from '../output.js';
+import { licenseFields, report, validity } from './license.js';
+
+/** Where a document goes: a new file to carry, or one line of text to copy (offline-activation.md). */
+export interface Destination {
+  out?: string;
+  text?: boolean;
+}
+
+/** `offline request --project ID [--code CODE] [--renew]` (and `offline renew`): step 1, on the offline machine. */
+export async function requestCommand(ctx: Context, o: Destination & { project: string; code?: string; renew?: boolean }): Promise<ExitCode> {
+  const projectId = ctx.projectId(o.project);
+  const sink = destination(ctx, o, 'request');
+  const request = await sink.during(() =>
+    createOfflineRequest({
+      projectId,
+      ...machineOptions(ctx),
+      ...(o.code === undefined ? {} : { code: ctx.code(o.code) }),
+      ...(o.renew ? { renew: true } : {}),
+    }),
+  );
+  const where = sink.write(request);
+  if (ctx.out.json) {
+    ctx.out.document({ type: request.type, project_id: projectId, machine_id: request.machine_id, machine_name: request.machine_name, renew: request.renew, has_code: request.code !== null, ...where });
+    return EXIT.ok;
+  }
+  ctx.out.note(
+    `${request.renew ? 'Renewal request' : 'Request'} for project ${projectId} from ${request.machine_name || 'this machine'} (${request.machine_id}) ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
+      `Next, on a computer that is online: plugin-license offline activate ${where.file ? quote(where.file) : '<the line>'}${request.code === null ? ' --code CODE' : ''}\n` +
+      'then bring the response back here: plugin-license offline import RESPONSE',
+  );
+  return EXIT.ok;
+}
+
+/** `offline activate REQUEST [--code] [--valid-days N] [--sign-key KEYFILE]`: step 2, on any computer that is online. */
+export async function answerCommand(ctx: Context, input: string, o: Destination & { code?: string; validDays: number; signKey?: string }): Promise<ExitCode> {
+  const text = readInput(input, 'request');
+  const key = o.signKey === undefined ? undefined : readPrivateKey(o.signKey);
+  // The destination is opened before the service is asked, so a bad --out costs no slot.
+  const sink = destination(ctx, o, 'response');
+  const response = await sink.during(() =>
+    ctx.out.spin('asking the service', () =>
+      answerOfflineRequest(text, {
+        client: ctx.client(false),
+        validDays: o.validDays,
+        ...(o.code === undefined ? {} : { code: ctx.code(o.code) }),
+        ...(key === undefined ? {} : { signingKeyPem: key.pem, signingKeyName: key.path }),
+      }),
+    ),
+  );
+  const where = sink.write(response);
+  if (ctx.out.json) {
+    ctx.out.document({
+      type: response.type,
+      project_id: response.project_id,
+      machine_id: response.machine_id,
+      machine_name: response.machine_name,
+      code_hint: codeHint(response.code),
+      renew: response.renew,
+      activations: response.activations,
+      max_activations: response.max_activations,
+      valid_until: response.valid_until,
+      signed_by: response.signature?.key_id ?? null,
+      ...where,
+    });
+    return EXIT.ok;
+  }
+  ctx.out.fields([
+    ['project', response.project_id],
+    ['machine', `${response.machine_name || '-'} (${response.machine_id})`],
+    ['code', codeHint(response.code)],
+    [response.renew ? 'renewed' : 'activated', response.renew ? 'validated; no slot taken' : `${response.activations ?? '?'} of ${response.max_activations ?? '?'} slots in use`],
+    ['valid until', when(response.valid_until)],
+    ['signed', response.signature ? `yes, key ${response.signature.key_id}` : 'no'],
+  ], where.text === null ? 'stdout' : 'stderr');
+  ctx.out.note(`Response ${where.file ? `written to ${where.file}` : 'printed above'}. Next, on the offline machine: plugin-license offline import ${where.file ? quote(where.file) : '<the line>'}`);
+  return EXIT.ok;
+}
+
+/** `offline import RESPONSE [--project ID]`: step 3, on the offline machine. */
+export async function importCommand(ctx: Context, input: string, o: { project?: string }): Promise<ExitCode> {
+  const text = readInput(input, 'response');
+  const state = await importOfflineResponse(text, {
+    ...machineOptions(ctx),
+    ...(o.project === undefined ? {} : { projectId: ctx.projectId(o.project) }),
+    offlinePublicKeys: ctx.config.offlinePublicKeys.value,
+    offlineMaxDays: ctx.config.offlineMaxDays.value,
+  });
+  if (ctx.out.json) {
+    await report(ctx, 'imported', state, 'library');
+    return validity(state);
+  }
+  ctx.out.fields(licenseFields(ctx, state));
+  ctx.out.note(await agentHears(ctx, state.projectId));
+  return validity(state);
+}
+
+/** `offline deactivate --project ID`: release, on the offline machine (it forgets first). */
+export async function releaseCommand(ctx: Context, o: Destination & { project: string }): Promise<ExitCode> {
+  const projectId = ctx.projectId(o.project);
+  const sink = destination(ctx, o, 'release proof');
+  const proof = await sink.during(() => releaseOffline({ projectId, ...machineOptions(ctx) }));
+  const where = sink.write(proof);
+  if (ctx.out.json) {
+    ctx.out.document({ type: proof.type, project_id: projectId, machine_id: proof.machine_id, code_hint: codeHint(proof.code), released_at: proof.released_at, ...where });
+    return EXIT.ok;
+  }
+  ctx.out.note(
+    `This machine no longer holds the license of project ${projectId} (${codeHint(proof.code)}). Release proof ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
+      `Next, on a computer that is online, free the slot: plugin-license offline confirm ${where.file ? quote(where.file) : '<the line>'}`,
+  );
+  return EXIT.ok;
+}
+
+/** `offline confirm PROOF`: release, on any computer that is online. */
+export async function confirmCommand(ctx: Context, input: string): Promise<ExitCode> {
+  const text = readInput(input, 'release proof');
+  const r = await ctx.out.spin('asking the service', () => confirmOfflineRelease(text, { client: ctx.client(false) }));
+  if (ctx.out.json) {
+    ctx.out.document({
+      project_id: r.projectId,
+      machine_id: r.machineId,
+      machine_name: r.machineName,
+      code_hint: r.codeHint,
+      released: r.released,
+      already_released: r.alreadyReleased,
+      activations: r.activations,
+      max_activations: r.maxActivations,
+    });
+    return EXIT.ok;
+  }
+  const slots = r.activations === null ? '' : `; ${r.activations} of ${r.maxActivations} slots now in use`;
+  ctx.out.line(
+    r.released
+      ? `Released the slot of ${r.machineName || 'the machine'} (${r.machineId}) for ${r.codeHint}${slots}.`
+      : `Already released: ${r.machineName || 'the machine'} (${r.machineId}) holds no slot of ${r.codeHint} any more${slots}.`,
+  );
+  return EXIT.ok;
+}
+
+/** `offline keygen --out FILE`: a vendor's Ed25519 key pair for signed responses. */
+export async function keygenCommand(ctx: Context, o: { out: string }): Promise<ExitCode> {
+  const path = resolve(o.out);
+  const pair = generateOfflineKeyPair();
+  const fd = openNew(path, 'private key');
+  try {
+    writeSync(fd, pair.privateKeyPem);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (ctx.out.json) {
+    ctx.out.document({ private_key_file: path, public_key: pair.publicKey, key_id: pair.keyId });
+    return EXIT.ok;
+  }
+  ctx.out.fields([
+    ['private key', `${path} (mode 0600; keep it on your support machines only)`],
+    ['public key', pair.publicKey],
+    ['key id', pair.keyId],
+  ]);
+  ctx.out.note(`Put the public key in your apps' configuration ("offline_public_keys": ["${pair.publicKey}"] in config.json, or offlinePublicKeys), then sign responses with: plugin-license offline activate REQUEST --sign-key ${quote(path)}`);
+  return EXIT.ok;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Whether the running agent (if any) answers plugins with the imported license yet: it should within a second. */
+async function agentHears(ctx: Context, projectId: string): Promise<string> {
+  const agent = await ctx.agent(500).catch(() => undefined);
+  if (agent === undefined) return 'Imported. No agent answers for this namespace; plugins see the license when it starts.';
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    const s = await agent.check(projectId).catch(() => undefined);
+    if (s?.source === 'offline') return 'Imported. The running agent answers plugins with it now.';
+    if (Date.now() > deadline) return 'Imported. The running agent has not picked it up yet; restart it if plugins still say not activated.';
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function machineOptions(ctx: Context): { namespace: string; home?: string } {
+  return { namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) };
+}
+
+interface Sink {
+  /** Writes the document where it goes; says where. */
+  write(doc: OfflineDocument): { file: string | null; text: string | null };
+  /** Runs the step that makes the document; if it fails, the file opened for it is removed. */
+  during<T>(step: () => Promise<T>): Promise<T>;
+}
+
+/** Opens the destination before anything happens, so a bad --out path changes nothing. */
+function destination(ctx: Context, o: Destination, what: string): Sink {
+  if (o.out !== undefined && o.text) throw usageError(`--out and --text exclude each other: the ${what} goes either to a file or on one line of text`);
+  if (o.out === undefined && !o.text) throw usageError(`say where the ${what} goes: --out FILE (a file to carry) or --text (one line to copy and paste)`);
+  if (o.text) {
+    return {
+      write: (doc) => {
+        // The line alone on stdout (inside the one document with --json), so it can be copied or piped.
+        const text = offlineText(doc);
+        if (!ctx.out.json) ctx.out.line(text);
+        return { file: null, text };
+      },
+      during: (step) => step(),
+    };
+  }
+  const path = resolve(o.out as string);
+  const fd = openNew(path, what);
+  let open = true;
+  return {
+    write: (doc) => {
+      writeSync(fd, offlineJson(doc));
+      fsyncSync(fd);
+      closeSync(fd);
+      open = false;
+      return { file: path, text: null };
+    },
+    during: async (step) => {
+      try {
+        return await step();
+      } catch (err) {
+        if (open) {
+          closeSync(fd);
+          open = false;
+          rmSync(path, { force: true });
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+function openNew(path: string, what: string): number {
+  try {
+    return openSync(path, 'wx', 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw usageError(`${path} exists; choose another --out file for the ${what} (nothing is overwritten)`);
+    throw usageError(`cannot write ${path} (${code ?? (err as Error).message}); choose a writable --out file`);
+  }
+}
+
+/** A file path, `-` for standard input, or the line itself. */
+function readInput(input: string, what: string): string {
+  if (input === '-') return readFileSync(0, 'utf8');
+  // Not a file, and long and made of base64url: the line itself (whole or not: parsing says which).
+  if (/^[A-Za-z0-9_.\s-]{40,}$/.test(input) && !existsSync(input)) return input;
+  const path = resolve(input);
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      if (fstatSync(fd).size > 64 * 1024) throw usageError(`${path} is far larger than an offline ${what}; give the ${what} file`);
+      return readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as { exit?: unknown }).exit !== undefined) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw usageError(`no such file ${path}; give the ${what} file, the line itself, or - to read it from standard input`);
+    throw usageError(`cannot read ${path} (${code ?? (err as Error).message})`);
+  }
+}
+
+/** The signing key, refused when others can read it (as ssh does). */
+function readPrivateKey(file: string): { pem: string; path: string } {
+  const path = resolve(file);
+  let pem: string;
+  try {
+    const st = statSync(path);
+    if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+      throw usageError(`the signing key ${path} can be read by other users (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${quote(path)}`);
+    }
+    pem = readFileSync(path, 'utf8');
+  } catch (err) {
+    if ((err as { exit?: unknown }).exit !== undefined) throw err;
+    throw usageError(`cannot read the signing key ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return { pem, path };
+}
+
+function quote(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
