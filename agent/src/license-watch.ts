@@ -14,6 +14,8 @@ export interface LicenseWatchOptions {
   logger: Logger;
   /** Called once per burst of changes to a project's cache file (created, replaced or removed). */
   changed: (projectId: string) => void;
+  /** Poll instead of asking the OS (what happens where it can't notify; tests choose it). */
+  poll?: boolean;
 }
 
 /**
@@ -28,6 +30,7 @@ export class LicenseWatch {
   private poller: NodeJS.Timeout | undefined;
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private seen = new Map<string, string>();
+  private primed = false;
   private stopped = false;
 
   constructor(private readonly o: LicenseWatchOptions) {}
@@ -36,6 +39,7 @@ export class LicenseWatch {
     try {
       // The folder exists from the start, so there is something to watch before the first license.
       await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
+      if (this.o.poll) throw new Error('polling was asked for');
       this.watcher = watch(this.o.dir, { persistent: false }, (_event, name) => {
         const m = typeof name === 'string' ? CACHE_FILE.exec(name) : null;
         if (m?.[1]) this.soon(m[1].toLowerCase());
@@ -69,8 +73,14 @@ export class LicenseWatch {
     this.watcher?.close();
     this.watcher = undefined;
     this.o.logger.warn({ dir: this.o.dir, err: (err as Error)?.message ?? String(err) }, 'cannot watch the licenses folder; polling it every 500 ms');
-    void this.poll();
-    this.poller = setInterval(() => void this.poll(), POLL_MS);
+    let polling = false;
+    const poll = (): void => {
+      if (polling) return; // a slow folder: one look at a time
+      polling = true;
+      void this.poll().finally(() => (polling = false));
+    };
+    poll();
+    this.poller = setInterval(poll, POLL_MS);
     this.poller.unref();
   }
 
@@ -88,9 +98,12 @@ export class LicenseWatch {
       const st = await stat(join(this.o.dir, name)).catch(() => undefined);
       if (st) now.set(m[1].toLowerCase(), `${st.mtimeMs}:${st.size}:${st.ino}`);
     }
-    const first = this.seen.size === 0 && this.poller === undefined;
-    for (const [id, sig] of now) if (!first && this.seen.get(id) !== sig) this.soon(id);
-    for (const id of this.seen.keys()) if (!now.has(id)) this.soon(id);
+    // The first look only learns what is there: those files are loaded at start anyway.
+    if (this.primed) {
+      for (const [id, sig] of now) if (this.seen.get(id) !== sig) this.soon(id);
+      for (const id of this.seen.keys()) if (!now.has(id)) this.soon(id);
+    }
+    this.primed = true;
     this.seen = now;
   }
 }

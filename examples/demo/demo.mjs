@@ -6,7 +6,7 @@
 // Everything it starts, it stops; it exits 0 when every step behaved as narrated.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,6 +17,7 @@ import { AgentClient } from '@plugin-license/agent';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const emulatorBin = join(root, 'packages/emulator/dist/cli.js');
 const agentBin = join(root, 'agent/bin/plugin-license-agent.js');
+const cliBin = join(root, 'packages/cli/bin/plugin-license.js');
 const cDir = join(root, 'examples/plugin-host-c');
 
 const children = [];
@@ -107,7 +108,7 @@ function makePluginQuery(socket, projectId, fallbackClient) {
 }
 
 async function main() {
-  for (const bin of [emulatorBin, agentBin]) {
+  for (const bin of [emulatorBin, agentBin, cliBin]) {
     expect(existsSync(bin), `${bin} exists (run \`pnpm build\` first; \`pnpm demo\` does)`);
   }
 
@@ -194,6 +195,50 @@ async function main() {
   show('plugin sees', describeState(finalPlugin));
   expect(finalPlugin.valid === false, 'the plugin now sees the license as not valid');
 
+  title('An air-gapped studio computer is activated by carrying two small files');
+  const studioHome = mkdtempSync(join(tmpdir(), 'plugin-license-studio-'));
+  const onlineHome = mkdtempSync(join(tmpdir(), 'plugin-license-online-'));
+  cleanups.push(() => rmSync(studioHome, { recursive: true, force: true }), () => rmSync(onlineHome, { recursive: true, force: true }));
+  const studioSocket = join(studioHome, 'agent.sock');
+  // The studio never reaches the service: its base URL points where nothing listens.
+  const studioEnv = { PLUGIN_LICENSE_HOME: studioHome, PLUGIN_LICENSE_SOCKET: studioSocket, PLUGIN_LICENSE_BASE_URL: 'http://127.0.0.1:9/functions/v1', PLUGIN_LICENSE_APP: 'plugin-license-demo' };
+  const onlineEnv = { PLUGIN_LICENSE_HOME: onlineHome, PLUGIN_LICENSE_BASE_URL: baseUrl, PLUGIN_LICENSE_APP: 'plugin-license-demo' };
+  const studioAgent = await startJsonLineProcess('studio agent', [agentBin, 'run'], studioEnv);
+  const studioKey = await api.activation.generate({ project_id: projectId, max_activations: 1, notes: 'demo studio' });
+  const plCli = (env, ...args) => {
+    const run = spawnSync(process.execPath, [cliBin, ...args], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    expect(run.status === 0, `plugin-license ${args.slice(0, 2).join(' ')} exits 0 (${run.stderr.trim()})`);
+    return run;
+  };
+  const requestFile = join(onlineHome, 'request.json');
+  const responseFile = join(onlineHome, 'response.json');
+  plCli(studioEnv, 'offline', 'request', '--project', projectId, '--code', studioKey.code, '--out', requestFile);
+  say('In the studio: plugin-license offline request --project … --code … --out request.json');
+  show('request', `${readFileSync(requestFile, 'utf8').length} bytes of JSON (or one line of text with --text)`);
+  plCli(onlineEnv, 'offline', 'activate', requestFile, '--out', responseFile, '--valid-days', '90');
+  say('On any computer that is online: plugin-license offline activate request.json --out response.json');
+  const response = JSON.parse(readFileSync(responseFile, 'utf8'));
+  show('response', `activated for machine ${response.machine_name} (${response.activations}/${response.max_activations} slots), valid until ${response.valid_until}`);
+  plCli(studioEnv, 'offline', 'import', responseFile);
+  const importedAt = Date.now();
+  say('Back in the studio: plugin-license offline import response.json');
+  const studioCompanion = await AgentClient.connect({ socketPath: studioSocket, timeoutMs: 2_000 });
+  cleanups.push(() => studioCompanion.close());
+  const studioPlugin = makePluginQuery(studioSocket, projectId, studioCompanion);
+  let studioSees = await studioPlugin.query();
+  const seenBy = Date.now() + 2_000;
+  while (studioSees.source !== 'offline' && Date.now() < seenBy) {
+    await new Promise((r) => setTimeout(r, 50));
+    studioSees = await studioPlugin.query();
+  }
+  const heardAfter = Date.now() - importedAt;
+  show('plugin sees', describeState(studioSees));
+  show('valid until', `${isoOf(studioSees.graceUntil ?? studioSees.grace_until)}  (no service was ever reachable from the studio)`);
+  expect(studioSees.valid === true && studioSees.source === 'offline', 'the studio plugin sees a valid offline license');
+  say(`The studio agent, already running, answered with it ${heardAfter} ms after the import: no restart.`);
+  await studioCompanion.close();
+  expect((await stopChild('studio agent', studioAgent.child)) === 0, 'the studio agent exits 0 on SIGTERM');
+
   title('Stop everything cleanly');
   for (const fn of cleanups.splice(0).reverse()) await fn();
   const agentExit = await stopChild('agent', agent.child);
@@ -204,7 +249,7 @@ async function main() {
   show('emulator', `exited ${emuExit}`);
   rmSync(home, { recursive: true, force: true });
 
-  console.log(`\n${bold('Done.')} Activation, offline grace and revocation behaved as a musician and a vendor expect.`);
+  console.log(`\n${bold('Done.')} Activation, offline grace, revocation and an air-gapped activation behaved as a musician and a vendor expect.`);
 }
 
 try {

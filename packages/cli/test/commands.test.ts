@@ -104,6 +104,10 @@ describe('plugin-license commands', () => {
     expect(freed.stdout).not.toContain(code);
     expect((await service.admin.activation.status(code)).activations).toBe(0);
     expect((await cli(['validate', '--project', projectId, '--code', code, '--machine-id', 'dead-studio-pc'], env)).code).toBe(3);
+    // Again, or a mistyped machine id: nothing is released, and the exit code says so.
+    const nothing = await cli(['--json', 'deactivate', '--project', projectId, '--code', code, '--machine-id', 'dead-studio-pc'], env);
+    expect(nothing.code).toBe(3);
+    expect(oneDocument(nothing)).toMatchObject({ released: false, activations: 0, max_activations: 2 });
     const half = await cli(['deactivate', '--project', projectId, '--code', code], env);
     expect(half.code).toBe(2);
     expect(half.stderr).toContain('--code and --machine-id go together');

@@ -74,12 +74,16 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
     // Another machine's slot (a dead or stolen computer): nothing local changes.
     const { code, machineId } = pair(ctx, o);
     const r = await ctx.out.spin('releasing the slot', () => ctx.client(false).activation.deactivate({ code, machine_id: machineId, plugin_id: projectId }));
+    // The service answers success false when that machine holds no slot (a mistyped id): nothing was released.
+    const exit = r.success ? EXIT.ok : EXIT.negative;
     if (ctx.out.json) {
-      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, released: true, ...r });
-      return EXIT.ok;
+      const { success: _success, ...rest } = r;
+      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, released: r.success, ...rest });
+      return exit;
     }
-    ctx.out.line(`Released the slot of machine ${machineId} for ${codeHint(code)}.`);
-    return EXIT.ok;
+    if (r.success) ctx.out.line(`Released the slot of machine ${machineId} for ${codeHint(code)}: ${r.activations} of ${r.max_activations} slots now in use.`);
+    else ctx.out.line(`Nothing released: machine ${machineId} holds no slot of ${codeHint(code)} (${r.activations} of ${r.max_activations} slots in use); check the machine id in the customer's doctor report.`);
+    return exit;
   }
   const agent = await ctx.agent();
   const state = await ctx.out.spin('deactivating', () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
