@@ -1,6 +1,7 @@
 // The C client, the example host and the C++ wrapper against the real agent (agent/bin/plugin-license-agent.js)
 // backed by the real emulator, over real Unix sockets.
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { answerOfflineRequest, createOfflineRequest, importOfflineResponse } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
 import { plcCheck, run, spawnLines, type LineProcess } from './helpers/run.js';
@@ -109,5 +110,26 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
     const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 60_000 });
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'not_running' });
+  });
+
+  it('reports source offline for a license imported offline while the agent runs (the studio never reaches the service)', async () => {
+    const studio = await startAgent({ socket: sockets.path('studio.sock'), baseUrl: 'http://127.0.0.1:9/functions/v1' });
+    try {
+      const code = await generateCode(emulator);
+      const request = await createOfflineRequest({ projectId: emulator.projectId, code, home: studio.home });
+      const response = await answerOfflineRequest(request, { baseUrl: emulator.baseUrl, validDays: 45 });
+      await importOfflineResponse(response, { home: studio.home });
+      // The running agent reads the imported file within a second; bounded polling, no sleep on success.
+      const deadline = Date.now() + 2000;
+      let state = (await plcCheck(bin.plcCheck, studio.socket, emulator.projectId)).answers[0]!;
+      while (state.source !== 'offline' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        state = (await plcCheck(bin.plcCheck, studio.socket, emulator.projectId)).answers[0]!;
+      }
+      expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'offline', code_hint: codeHint(code) });
+      expect(Date.parse(state.grace_until as string)).toBe(Date.parse(response.valid_until));
+    } finally {
+      await studio.stop();
+    }
   });
 });
