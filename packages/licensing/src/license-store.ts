@@ -91,6 +91,14 @@ export class LicenseStore {
     return this.locked(() => this.updateHeld(mutator));
   }
 
+  /** {@link read} for a caller that already holds the lock ({@link locked}): a bad file is moved aside now. */
+  async readHeld(): Promise<StoreRead> {
+    const read = await readCache(this.file, this.#identity);
+    if (read.kind === 'newer') return newer(read.format);
+    if (read.kind !== 'invalid') return read;
+    return { kind: 'invalid', problem: read.problem, movedTo: await moveAside(this.file) };
+  }
+
   /** {@link update} for a caller that already holds the lock ({@link locked}). */
   async updateHeld(mutator: Mutator): Promise<StoreUpdate> {
     const read = await readCache(this.file, this.#identity);

@@ -138,7 +138,7 @@ export async function createOfflineRequest(options: OfflineRequestOptions): Prom
   const renew = options.renew === true;
   return m.store.locked(async () => {
     if (renew && code === null) {
-      const read = await m.store.read();
+      const read = await m.store.readHeld();
       if (read.kind !== 'ok') {
         throw new LicenseError('not_activated', `nothing to renew: this machine holds no license of project ${m.projectId}; make a request without renew (and with the code) to activate it`);
       }
@@ -300,7 +300,7 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
 export async function releaseOffline(options: OfflineMachineOptions & { projectId: string }): Promise<OfflineRelease> {
   const m = await machine(options, options.projectId);
   return m.store.locked(async () => {
-    const read = await m.store.read();
+    const read = await m.store.readHeld();
     if (read.kind !== 'ok') {
       const earlier = await readRelease(m.releaseFile);
       if (earlier !== null) return earlier;

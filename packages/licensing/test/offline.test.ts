@@ -1,7 +1,7 @@
 // The offline exchange in the library: two homes stand for two machines (the studio, never
 // online, and the online computer), the real emulator answers the online step, and the import
 // rules run against an injected clock.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { rejection as sharedRejection } from '@plugin-license/test-utils';
@@ -220,6 +220,16 @@ describe('offline activation in the library', () => {
     const renewNothing = await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }));
     expect(renewNothing.code).toBe('not_activated');
   });
+
+  it('a tampered cache under the lock: renew and release answer not_activated at once (the file is set aside), no deadlock', async () => {
+    await importOfflineResponse(await activatedOffline(await service.code(1)), at());
+    const file = cacheFilePath(projectId(), { home: studio.dir });
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"failures":0', '"failures":5'));
+    // A re-entered lock would wait out its stale time (over 20 s) and fail this test by its time-out.
+    expect((await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }))).code).toBe('not_activated');
+    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }))).code).toBe('not_activated');
+    expect(readdirSync(join(studio.dir, 'data', 'licenses')).some((f) => f.includes('.invalid-'))).toBe(true);
+  }, 15_000);
 
   it('a License in another process of the machine hears an import through reload()', async () => {
     const license = new License({ projectId: projectId(), baseUrl: 'http://127.0.0.1:9/functions/v1', ...at() });
