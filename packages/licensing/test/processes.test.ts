@@ -63,11 +63,11 @@ describe('the built package', () => {
 });
 
 describe('the README snippets', () => {
-  it('activation from an installer, validation at app start and the offline run work as written', async () => {
+  it('activation from an installer, validation at app start, the offline run and the air-gapped exchange work as written', async () => {
     const readme = readFileSync(join(packageDir, 'README.md'), 'utf8');
     const blocks = new Map<string, string>();
     for (const m of readme.matchAll(/```js\n(\/\/ ([a-z-]+\.mjs)[^\n]*\n[\s\S]*?)```/g)) blocks.set(m[2]!, m[1]!);
-    expect([...blocks.keys()]).toEqual(['activate.mjs', 'app.mjs', 'offline.mjs']);
+    expect([...blocks.keys()]).toEqual(['activate.mjs', 'app.mjs', 'offline.mjs', 'airgap.mjs']);
     // Inside the package, so the bare import resolves to the built package (self-reference).
     const dir = mkdtempSync(join(packageDir, 'test', '.readme-'));
     try {
@@ -93,6 +93,16 @@ describe('the README snippets', () => {
       expect(offline).toMatchObject({ code: 0, stderr: '' });
       expect(offline.stdout).toMatch(/^offline: valid from the cache, grace until \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
       for (const r of [activated, app, offline]) expect(r.stdout).not.toContain(code);
+
+      // The air-gapped exchange, in a home of its own (same machine: the request's id is this one's).
+      const stick = mkdtempSync(join(dir, 'stick-'));
+      const airgapEnv = { ...env, PLUGIN_LICENSE_HOME: join(stick, 'home') };
+      const second = await service.code(1);
+      expect(await runNode([join(dir, 'airgap.mjs'), 'request', stick, second], airgapEnv)).toMatchObject({ code: 0, stderr: '' });
+      expect(await runNode([join(dir, 'airgap.mjs'), 'answer', stick], airgapEnv)).toMatchObject({ code: 0, stderr: '' });
+      const imported = await runNode([join(dir, 'airgap.mjs'), 'import', stick], airgapEnv);
+      expect(imported).toMatchObject({ code: 0, stderr: '' });
+      expect(imported.stdout).toMatch(/^valid \(offline\) until \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await service.control.faults({ mode: 'none' });
