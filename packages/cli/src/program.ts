@@ -28,11 +28,12 @@ Configuration: flag > environment (PLUGIN_LICENSE_BASE_URL, PLUGIN_LICENSE_TOKEN
 PLUGIN_LICENSE_HOME) > config.json in the config folder > default. Prefer the environment for the
 token: a --token flag shows in the process list.`;
 
-function wholeNumber(name: string, min: number) {
+function wholeNumber(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min) {
-      throw new InvalidArgumentError(`${name} must be a whole number of at least ${min}, got '${value}'`);
+    if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `of at least ${min}` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${name} must be a whole number ${range}, got '${value}'`);
     }
     return n;
   };
@@ -197,7 +198,7 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
       .description('on a computer that is online: answer a request (activate, or validate for a renewal) and write the response')
       .argument('<request>', 'the request: a file, the line itself, or - for standard input')
       .option('--code <code>', 'the activation code, when the request has none')
-      .option('--valid-days <n>', 'days the offline machine stays licensed', wholeNumber('--valid-days', 1), 90)
+      .option('--valid-days <n>', 'days the offline machine stays licensed', wholeNumber('--valid-days', 1, 3650), 90)
       .option('--sign-key <keyfile>', 'sign the response with this Ed25519 private key (offline keygen)'),
   )
     .addHelpText('after', '\nExamples:\n  plugin-license offline activate request.json --out response.json\n  plugin-license offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.')

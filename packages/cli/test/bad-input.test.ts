@@ -29,6 +29,7 @@ describe('bad input', () => {
     oneLine(await cli(['activate', 'ABCD'], env), 2, /required option '--project <id>' not specified/);
     oneLine(await cli(['offline', 'request'], env), 2, /required option '--project <id>' not specified/);
     oneLine(await cli(['offline', 'improt', 'x'], env), 2, /unknown command 'improt'.*Did you mean import\?/);
+    oneLine(await cli(['offline', 'activate', 'request.json', '--valid-days', '4000', '--text'], env), 2, /--valid-days must be a whole number from 1 to 3650, got '4000'/);
   });
 
   it('configuration: no token, a remote http:// URL, no /functions/v1, no base URL at all', async () => {
