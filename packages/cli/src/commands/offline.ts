@@ -14,6 +14,7 @@ import {
 } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
+import { openOutFile } from '../out-file.js';
 import { when } from '../output.js';
 import { licenseFields, report, validity } from './license.js';
 
@@ -158,7 +159,7 @@ export async function confirmCommand(ctx: Context, input: string): Promise<ExitC
 export async function keygenCommand(ctx: Context, o: { out: string }): Promise<ExitCode> {
   const path = resolve(o.out);
   const pair = generateOfflineKeyPair();
-  const fd = openNew(path, 'private key');
+  const fd = openOutFile(path);
   try {
     writeSync(fd, pair.privateKeyPem);
     fsyncSync(fd);
@@ -220,7 +221,7 @@ function destination(ctx: Context, o: Destination, what: string): Sink {
     };
   }
   const path = resolve(o.out as string);
-  const fd = openNew(path, what);
+  const fd = openOutFile(path);
   let open = true;
   return {
     write: (doc) => {
@@ -245,15 +246,6 @@ function destination(ctx: Context, o: Destination, what: string): Sink {
   };
 }
 
-function openNew(path: string, what: string): number {
-  try {
-    return openSync(path, 'wx', 0o600);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw usageError(`${path} exists; choose another --out file for the ${what} (nothing is overwritten)`);
-    throw usageError(`cannot write ${path} (${code ?? (err as Error).message}); choose a writable --out file`);
-  }
-}
 
 /** A file path, `-` for standard input, or the line itself. */
 function readInput(input: string, what: string): string {

@@ -1,10 +1,11 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, readFileSync, writeSync } from 'node:fs';
+import { openOutFile } from '../out-file.js';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { codeHint, isServiceError, MAX_SERVICE_WAIT_MS, type GeneratedKey, type ServiceClient } from '@plugin-license/api';
 import type { Context } from '../context.js';
-import { EXIT, usageError, type ExitCode } from '../exit.js';
+import { EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
 
 /** `keys <project_id> [--all-codes] [--csv]`. */
@@ -161,14 +162,7 @@ interface OutFile {
 /** Opens FILE before any request, so a bad path costs nothing: new only, or appended with --append. */
 function openOut(path: string, append: boolean): OutFile {
   const full = resolve(path);
-  let fd: number;
-  try {
-    fd = openSync(full, append ? 'a' : 'wx', 0o600);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw usageError(`${full} exists; pass --append to add to it, or choose another --out file`);
-    throw usageError(`cannot write ${full} (${code ?? (err as Error).message}); choose a writable --out file`);
-  }
+  const fd = openOutFile(full, { append, offersAppend: true });
   // Codes already there: the rows after the header (a batch file holds thousands, not millions).
   let lines = 0;
   if (fstatSync(fd).size === 0) writeSync(fd, CSV_HEADER);
