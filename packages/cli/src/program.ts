@@ -198,11 +198,11 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
       .description('on a computer that is online: answer a request (activate, or validate for a renewal) and write the response')
       .argument('<request>', 'the request: a file, the line itself, or - for standard input')
       .option('--code <code>', 'the activation code, when the request has none')
-      .option('--valid-days <n>', 'days the offline machine stays licensed', wholeNumber('--valid-days', 1, 3650), 90)
+      .option('--valid-days <n>', "days the offline machine stays licensed (default: the library's, 90)", wholeNumber('--valid-days', 1, 3650))
       .option('--sign-key <keyfile>', 'sign the response with this Ed25519 private key (offline keygen)'),
   )
     .addHelpText('after', '\nExamples:\n  plugin-license offline activate request.json --out response.json\n  plugin-license offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.')
-    .action(action(async (ctx, input: string, o: { code?: string; validDays: number; signKey?: string; out?: string; text?: boolean }) => (await commands.offline()).answerCommand(ctx, input, o)));
+    .action(action(async (ctx, input: string, o: { code?: string; validDays?: number; signKey?: string; out?: string; text?: boolean }) => (await commands.offline()).answerCommand(ctx, input, o)));
   offline
     .command('import')
     .description('on the offline machine: check a response and store it as this machine\'s license (valid until its date)')

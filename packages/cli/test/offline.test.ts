@@ -178,6 +178,9 @@ describe('plugin-license offline', () => {
     refused(await cli(['offline', 'request', '--project', projectId, '--out', file('request.json')], studio), 2, /exists; choose another --out file/);
     refused(await cli(['offline', 'request', '--project', projectId], studio), 2, /say where the request goes: --out FILE .* or --text/);
 
+    // A destination that can't be written is refused before the service is asked: no slot taken.
+    refused(await cli(['offline', 'activate', file('request.json'), '--out', file('missing/response.json')], online), 2, /cannot write .*response\.json \(ENOENT\); choose a writable --out file/);
+    expect(await slots(code)).toBe(0);
     const line = ok(await cli(['offline', 'activate', file('request.json'), '--text'], online)).stdout.trim();
     expect(line).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8}$/);
     refused(await cli(['offline', 'activate', line, '--out', file('r.json')], online), 2, /this is an offline response, not an offline request; a response is imported on the offline machine/);

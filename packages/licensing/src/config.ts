@@ -127,6 +127,18 @@ export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<stri
   };
 }
 
+/**
+ * The service base URL a library call uses: the caller's own (checked), else the resolver's
+ * (`config`, when the caller left it open). None at all is `invalid_argument` naming every place.
+ */
+export function requireBaseUrl(config: ResolvedConfig | undefined, given: string | undefined): string {
+  const baseUrl = config === undefined ? normalizeBaseUrl(given) : config.baseUrl.value;
+  if (baseUrl === undefined) {
+    throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config?.configFile ?? 'config.json'}`);
+  }
+  return baseUrl;
+}
+
 function pick(flag: string | undefined, envValue: string | undefined, fileValue: string | undefined): ConfigValue<string> | undefined {
   if (nonEmpty(flag) !== undefined) return { value: flag as string, source: 'flag' };
   if (nonEmpty(envValue) !== undefined) return { value: envValue as string, source: 'environment' };

@@ -37,6 +37,7 @@ export {
   keyIdOf,
   SIGNED_PREFIX,
   OFFLINE_VERSION,
+  MAX_OFFLINE_FILE_BYTES,
 } from './offline-format.js';
 export type { OfflineRequest, OfflineResponse, OfflineRelease, OfflineDocument, OfflineDocumentType, OfflineSignature, OfflineKeyPair } from './offline-format.js';
 export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';

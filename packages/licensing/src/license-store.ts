@@ -17,6 +17,8 @@ import {
 } from './cache-file.js';
 import { LicenseError } from './errors.js';
 import { readIntents, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
+import type { MachineIdentity } from './machine-id.js';
+import { cacheFilePath, type PathOptions } from './paths.js';
 
 /** What a read of the store found; a bad file has been moved aside when `movedTo` is set. */
 export type StoreRead =
@@ -205,6 +207,12 @@ export class LicenseStore {
       throw ioError(e, this.file, `could not read the license cache ${this.file}`, 'check permissions');
     }
   }
+}
+
+/** The store of one project's cache file on this machine: what `License` and the offline exchange both open. */
+export function openProjectStore(projectId: string, identity: MachineIdentity, where: PathOptions, lockStaleMs: number): LicenseStore {
+  const id = projectId.toLowerCase();
+  return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs });
 }
 
 /** A file-system failure as `cache_io`, with the system's code (EACCES, ENOSPC, …) and the path. */

@@ -5,15 +5,15 @@ import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
 import { isLicenseError, LicenseError } from './errors.js';
 import type { Intent } from './intent-file.js';
-import { normalizeBaseUrl, normalizeCode } from './input.js';
-import { resolveConfig } from './config.js';
+import { normalizeCode } from './input.js';
+import { requireBaseUrl, resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
-import { LicenseStore, type Mutator } from './license-store.js';
+import { openProjectStore, type LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { trustedOffline } from './offline.js';
 import { parsePublicKeys, type OfflinePublicKey } from './offline-format.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
-import { assertProjectId, cacheFilePath, resolveNamespace } from './paths.js';
+import { assertProjectId, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { earliestRequestAt, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
 import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
@@ -137,10 +137,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     // agent, for every project it is asked about) has nothing to read from config.json.
     const ownConnection = options.client === undefined && options.proxy === undefined && options.dispatcher === undefined;
     const config = options.baseUrl === undefined || ownConnection ? resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl }) : undefined;
-    const baseUrl = config === undefined ? normalizeBaseUrl(options.baseUrl) : config.baseUrl.value;
-    if (baseUrl === undefined) {
-      throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config?.configFile ?? 'config.json'}`);
-    }
+    const baseUrl = requireBaseUrl(config, options.baseUrl);
     this.#namespace = config === undefined ? resolveNamespace(options.namespace) : config.namespace.value;
     this.#home = config === undefined ? options.home : config.home.value;
     const proxy = options.proxy ?? config?.proxy.value;
@@ -454,8 +451,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #makeStore(identity: MachineIdentity): LicenseStore {
-    const file = cacheFilePath(this.projectId, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) });
-    return new LicenseStore(file, { projectId: this.projectId, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs: this.policy.lockStaleMs });
+    return openProjectStore(this.projectId, identity, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) }, this.policy.lockStaleMs);
   }
 
   async #load(): Promise<MachineIdentity> {

@@ -95,6 +95,9 @@ const WHAT_TO_DO: Record<OfflineDocumentType, string> = {
   offline_release: 'a release proof is confirmed on a computer that is online',
 };
 
+/** The largest offline file read (they are well under 2 KiB): a bigger one is not one. */
+export const MAX_OFFLINE_FILE_BYTES = MAX_STATE_FILE_BYTES;
+
 /** The JSON text of a document as written to a file (pretty, one trailing newline). */
 export function offlineJson(doc: OfflineDocument): string {
   return `${JSON.stringify(doc, null, 2)}\n`;
@@ -124,9 +127,11 @@ function checksum(bytes: Buffer): string {
  * @example
  * const response = parseOfflineDocument(text, 'offline_response');
  */
-export function parseOfflineDocument<T extends OfflineDocumentType>(input: string, expected?: T): Extract<OfflineDocument, { type: T }> {
-  if (typeof input !== 'string') throw bad('an offline file must be given as text');
-  if (Buffer.byteLength(input, 'utf8') > MAX_STATE_FILE_BYTES) throw bad(`this is ${Buffer.byteLength(input, 'utf8')} bytes, far larger than an offline file (at most ${MAX_STATE_FILE_BYTES}); it is not one`);
+export function parseOfflineDocument<T extends OfflineDocumentType>(input: string | OfflineDocument, expected?: T): Extract<OfflineDocument, { type: T }> {
+  // A document object is checked by the same rules as its text.
+  if (typeof input === 'object' && input !== null) return parseOfflineDocument(JSON.stringify(input), expected);
+  if (typeof input !== 'string') throw bad('an offline file must be given as text or as the document object');
+  if (Buffer.byteLength(input, 'utf8') > MAX_OFFLINE_FILE_BYTES) throw bad(`this is ${Buffer.byteLength(input, 'utf8')} bytes, far larger than an offline file (at most ${MAX_OFFLINE_FILE_BYTES}); it is not one`);
   const text = input.replace(/^\uFEFF/, '').trim();
   if (text === '') throw bad('the offline file is empty');
   let value: unknown;

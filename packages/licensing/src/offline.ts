@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { codeHint, type ServiceClient, type ServiceClientOptions } from '@plugin-license/api';
 import { z } from 'zod';
 import { moveAside, readCapped, removeFileDurably, writeFileAtomic, type StoredLicense } from './cache-file.js';
-import { resolveConfig } from './config.js';
+import { DEFAULT_OFFLINE_MAX_DAYS, requireBaseUrl, resolveConfig } from './config.js';
 import { LicenseError } from './errors.js';
-import { normalizeBaseUrl, normalizeCode } from './input.js';
+import { normalizeCode } from './input.js';
 import type { LicenseStatus } from './license-status.js';
-import { LicenseStore } from './license-store.js';
+import { openProjectStore, type LicenseStore } from './license-store.js';
 import { normalizeCallerMachineId, resolveIdentity, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import {
   OfflineResponse as OfflineResponseSchema,
@@ -23,11 +23,11 @@ import {
   type OfflineRequest,
   type OfflineResponse,
 } from './offline-format.js';
-import { assertProjectId, cacheFilePath, offlineDir } from './paths.js';
+import { assertProjectId, offlineDir } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { createLicenseClient } from './service-client.js';
 import { codeGoneError, toLicenseError } from './service-errors.js';
-import { bucketOf, statusOf } from './status-rules.js';
+import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
 
 /**
  * The offline exchange (offline-activation.md): a machine that never goes online writes a
@@ -157,7 +157,7 @@ export async function createOfflineRequest(options: OfflineRequestOptions): Prom
       created_at: new Date(t).toISOString(),
     };
     const pending = await readPending(m.pendingFile);
-    pending.push({ nonce: request.nonce, machineId: m.identity.id, renew, createdAt: t });
+    pending.push({ nonce: request.nonce, machineId: m.identity.id, createdAt: t });
     await writePending(m.pendingFile, pending.slice(-MAX_PENDING));
     return request;
   });
@@ -176,7 +176,7 @@ export async function createOfflineRequest(options: OfflineRequestOptions): Prom
  * writeFileSync('response.json', offlineJson(response));
  */
 export async function answerOfflineRequest(request: OfflineRequest | string, options: OfflineAnswerOptions = {}): Promise<OfflineResponse> {
-  const req = typeof request === 'string' ? parseOfflineDocument(request, 'offline_request') : parseOfflineDocument(JSON.stringify(request), 'offline_request');
+  const req = parseOfflineDocument(request, 'offline_request');
   const code = options.code !== undefined ? normalizeCode(options.code) : req.code;
   if (code === null) throw new LicenseError('invalid_argument', 'the request carries no code; give the code to activate');
   const days = options.validDays ?? DEFAULT_OFFLINE_VALID_DAYS;
@@ -251,7 +251,7 @@ export async function answerOfflineRequest(request: OfflineRequest | string, opt
  * console.log(status.valid, status.source, status.graceUntil); // true 'offline' 2027-02-21T…
  */
 export async function importOfflineResponse(response: OfflineResponse | string, options: OfflineImportOptions = {}): Promise<LicenseStatus> {
-  const res = typeof response === 'string' ? parseOfflineDocument(response, 'offline_response') : parseOfflineDocument(JSON.stringify(response), 'offline_response');
+  const res = parseOfflineDocument(response, 'offline_response');
   if (options.projectId !== undefined) {
     assertProjectId(options.projectId);
     if (options.projectId.toLowerCase() !== res.project_id.toLowerCase()) {
@@ -266,7 +266,7 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
   const config = options.offlinePublicKeys === undefined || options.offlineMaxDays === undefined ? resolveConfig({ app: options.namespace, home: options.home }) : undefined;
   const keys = parsePublicKeys(options.offlinePublicKeys ?? config?.offlinePublicKeys.value);
   const keyId = verifyResponse(res, keys);
-  const maxDays = options.offlineMaxDays ?? config?.offlineMaxDays.value ?? 365;
+  const maxDays = options.offlineMaxDays ?? config?.offlineMaxDays.value ?? DEFAULT_OFFLINE_MAX_DAYS;
   const t = m.now();
   const validUntil = Date.parse(res.valid_until);
   const validatedAt = Date.parse(res.validated_at);
@@ -333,7 +333,7 @@ export async function releaseOffline(options: OfflineMachineOptions & { projectI
  * console.log(r.released || r.alreadyReleased, `${r.activations}/${r.maxActivations}`);
  */
 export async function confirmOfflineRelease(release: OfflineRelease | string, options: OfflineServiceOptions = {}): Promise<OfflineReleaseResult> {
-  const proof = typeof release === 'string' ? parseOfflineDocument(release, 'offline_release') : parseOfflineDocument(JSON.stringify(release), 'offline_release');
+  const proof = parseOfflineDocument(release, 'offline_release');
   return withClient(options, async (client) => {
     const body = { code: proof.code, machine_id: proof.machine_id, plugin_id: proof.project_id };
     let r;
@@ -407,7 +407,7 @@ async function machine(options: OfflineMachineOptions, projectId: string): Promi
     ...(options.rawMachineIdProvider === undefined ? {} : { rawMachineIdProvider: options.rawMachineIdProvider }),
   });
   const policy = resolvePolicy(options.policy);
-  const store = new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs: policy.lockStaleMs });
+  const store = openProjectStore(id, identity, where, policy.lockStaleMs);
   const dir = offlineDir(where);
   return { projectId: id, identity, store, policy, now: options.now ?? Date.now, pendingFile: join(dir, `${id}.pending.json`), releaseFile: join(dir, `${id}.release.json`) };
 }
@@ -435,7 +435,7 @@ function offlineState(res: OfflineResponse, cur: StoredLicense | null, t: number
 }
 
 function statusNow(m: Machine, license: StoredLicense | null, t: number): LicenseStatus {
-  const bucket = bucketOf(license, t, license?.maxSeenAt ?? t, m.policy.clockToleranceMs, license?.offline?.validUntil ?? -Infinity);
+  const bucket = bucketOf(license, t, license?.maxSeenAt ?? t, m.policy.clockToleranceMs, validUntilOf(license, m.policy));
   return statusOf(m.projectId, license, bucket, t, m.policy, 'cache', false);
 }
 
@@ -454,10 +454,7 @@ function refused(message: string): LicenseError {
 async function withClient<T>(options: OfflineServiceOptions, fn: (client: ServiceClient) => Promise<T>): Promise<T> {
   if (options.client !== undefined) return fn(options.client);
   const config = options.baseUrl === undefined ? resolveConfig({ app: options.namespace, home: options.home }) : undefined;
-  const baseUrl = config === undefined ? normalizeBaseUrl(options.baseUrl) : config.baseUrl.value;
-  if (baseUrl === undefined) {
-    throw new LicenseError('invalid_argument', `no service base URL: pass baseUrl, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${config?.configFile ?? 'config.json'}`);
-  }
+  const baseUrl = requireBaseUrl(config, options.baseUrl);
   const proxy = options.proxy ?? config?.proxy.value;
   const client = createLicenseClient({
     baseUrl,
@@ -475,7 +472,7 @@ async function withClient<T>(options: OfflineServiceOptions, fn: (client: Servic
 
 const Pending = z.strictObject({
   format: z.literal(1),
-  requests: z.array(z.strictObject({ nonce: z.string(), machineId: z.string(), renew: z.boolean(), createdAt: z.number() })).max(1000),
+  requests: z.array(z.strictObject({ nonce: z.string(), machineId: z.string(), createdAt: z.number() })).max(1000),
 });
 type PendingRequest = z.infer<typeof Pending>['requests'][number];
 

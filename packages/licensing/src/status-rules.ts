@@ -65,6 +65,7 @@ export function statusOf(
   else if (bucket === EXPIRED) reason = 'grace_expired';
   else reason = null;
   const due = revalidationDueAt(policy, s, t, bucket === TAMPERED);
+  const validUntil = validUntilOf(s, policy);
   return Object.freeze({
     projectId,
     valid: reason === null,
@@ -75,7 +76,7 @@ export function statusOf(
     activations: s.activations,
     maxActivations: s.maxActivations,
     validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
-    graceUntil: s.status === 'active' && Number.isFinite(validUntilOf(s, policy)) ? new Date(validUntilOf(s, policy)) : null,
+    graceUntil: Number.isFinite(validUntil) ? new Date(validUntil) : null,
     nextCheckAt: due === null ? null : new Date(due),
   });
 }

@@ -68,6 +68,19 @@ describe('resolveConfig', () => {
     expect(failure(() => resolveConfig({}, env)).message).toMatch(/must hold one JSON object/);
     writeConfig('{"proxy": "socks5://p:1080"}');
     expect(failure(() => resolveConfig({}, env)).message).toMatch(/proxy/);
+    // The offline keys: a list of keygen's public keys; the longest validity: whole days, 1-3650.
+    writeConfig('{"offlinePublicKeys": []}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/"offlinePublicKeys" .* did you mean "offline_public_keys"\?/);
+    writeConfig('{"offline_public_keys": "abc"}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/"offline_public_keys" in .*config\.json must be a list of public keys/);
+    writeConfig('{"offline_public_keys": ["not-a-key"]}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/"offline_public_keys" in .*config\.json\[0\] is not an Ed25519 public key/);
+    for (const days of ['0', '1.5', '"30"', '4000']) {
+      writeConfig(`{"offline_max_days": ${days}}`);
+      expect(failure(() => resolveConfig({}, env)).message).toMatch(/"offline_max_days" in .*config\.json must be a whole number of days from 1 to 3650/);
+    }
+    writeConfig('{"offline_max_days": 30, "offline_public_keys": []}');
+    expect(resolveConfig({}, env)).toMatchObject({ offlineMaxDays: { value: 30, source: 'config file' }, offlinePublicKeys: { value: [], source: 'config file' } });
     // The file is read whole, so a broken one is reported whatever the flags say.
     writeConfig('{');
     expect(failure(() => resolveConfig({ baseUrl: 'http://127.0.0.1:5/functions/v1' }, env)).path).toBe(join(home.dir, 'config', 'config.json'));

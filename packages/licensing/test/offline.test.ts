@@ -1,7 +1,7 @@
 // The offline exchange in the library: two homes stand for two machines (the studio, never
 // online, and the online computer), the real emulator answers the online step, and the import
 // rules run against an injected clock.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { rejection as sharedRejection } from '@plugin-license/test-utils';
@@ -230,6 +230,53 @@ describe('offline activation in the library', () => {
     expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }))).code).toBe('not_activated');
     expect(readdirSync(join(studio.dir, 'data', 'licenses')).some((f) => f.includes('.invalid-'))).toBe(true);
   }, 15_000);
+
+  it('a process dying after each side effect, and a disk that refuses: nothing lost, the next try finishes the job', async () => {
+    const code = await service.code(1);
+    const request = await createOfflineRequest({ projectId: projectId(), code, ...at() });
+    // Killed after the service took the slot, before the response was written: answering the same request again takes no second slot.
+    await answerOfflineRequest(request, online());
+    const response = await answerOfflineRequest(request, online());
+    expect(await slots(code)).toBe(1);
+    // A signing key that is not one is refused before the service is asked.
+    const other = await createOfflineRequest({ projectId: projectId(), code: await service.code(1), ...at() });
+    expect((await rejection(answerOfflineRequest(other, { ...online(), signingKeyPem: 'not a key' }))).message).toMatch(/not a private key in PEM form/);
+    expect(await slots(other.code!)).toBe(0);
+
+    // The disk refuses the import (a file where the licenses folder goes): cache_io, nothing stored, the request still pending.
+    const licenses = join(studio.dir, 'data', 'licenses');
+    rmSync(licenses, { recursive: true, force: true });
+    writeFileSync(licenses, 'in the way');
+    expect((await rejection(importOfflineResponse(response, at()))).code).toBe('cache_io');
+    rmSync(licenses);
+    const pendingFile = join(offlineDir({ home: studio.dir }), `${projectId()}.pending.json`);
+    const pendingBefore = readFileSync(pendingFile, 'utf8');
+    expect((await importOfflineResponse(response, at())).valid).toBe(true);
+    // Killed after the state was written, before the nonce was forgotten: importing again stores the same state.
+    writeFileSync(pendingFile, pendingBefore);
+    expect(await importOfflineResponse(response, at())).toMatchObject({ valid: true, source: 'offline' });
+
+    // The disk refuses the release proof: the license is kept (nothing was forgotten without a proof).
+    const offline = offlineDir({ home: studio.dir });
+    rmSync(offline, { recursive: true, force: true });
+    writeFileSync(offline, 'in the way');
+    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }))).code).toBe('cache_io');
+    const license = new License({ projectId: projectId(), baseUrl: 'http://127.0.0.1:9/functions/v1', ...at() });
+    expect(license.check()).toMatchObject({ valid: true, source: 'offline' });
+    await license.close();
+    rmSync(offline);
+    // Killed after the proof was recorded, before the state was removed: the next release gives a proof that confirms.
+    const proof = await releaseOffline({ projectId: projectId(), ...at() });
+    expect((await confirmOfflineRelease(proof, online())).released).toBe(true);
+  });
+
+  it('a damaged pending-requests file is set aside for support, and an import then finds no pending request', async () => {
+    const response = await activatedOffline(await service.code(1));
+    const pendingFile = join(offlineDir({ home: studio.dir }), `${projectId()}.pending.json`);
+    writeFileSync(pendingFile, '{"format":1,"requests":[{"nonce":');
+    expect((await rejection(importOfflineResponse(response, at()))).message).toMatch(/answers no pending request/);
+    expect(readdirSync(offlineDir({ home: studio.dir })).some((f) => f.startsWith(`${projectId()}.pending.json.invalid-`))).toBe(true);
+  });
 
   it('a License in another process of the machine hears an import through reload()', async () => {
     const license = new License({ projectId: projectId(), baseUrl: 'http://127.0.0.1:9/functions/v1', ...at() });

@@ -7,6 +7,7 @@ import {
   createOfflineRequest,
   generateOfflineKeyPair,
   importOfflineResponse,
+  MAX_OFFLINE_FILE_BYTES,
   offlineJson,
   offlineText,
   releaseOffline,
@@ -50,7 +51,7 @@ export async function requestCommand(ctx: Context, o: Destination & { project: s
 }
 
 /** `offline activate REQUEST [--code] [--valid-days N] [--sign-key KEYFILE]`: step 2, on any computer that is online. */
-export async function answerCommand(ctx: Context, input: string, o: Destination & { code?: string; validDays: number; signKey?: string }): Promise<ExitCode> {
+export async function answerCommand(ctx: Context, input: string, o: Destination & { code?: string; validDays?: number; signKey?: string }): Promise<ExitCode> {
   const text = readInput(input, 'request');
   const key = o.signKey === undefined ? undefined : readPrivateKey(o.signKey);
   // The destination is opened before the service is asked, so a bad --out costs no slot.
@@ -59,7 +60,7 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
     ctx.out.spin('asking the service', () =>
       answerOfflineRequest(text, {
         client: ctx.client(false),
-        validDays: o.validDays,
+        ...(o.validDays === undefined ? {} : { validDays: o.validDays }),
         ...(o.code === undefined ? {} : { code: ctx.code(o.code) }),
         ...(key === undefined ? {} : { signingKeyPem: key.pem, signingKeyName: key.path }),
       }),
@@ -256,7 +257,7 @@ function readInput(input: string, what: string): string {
   try {
     const fd = openSync(path, 'r');
     try {
-      if (fstatSync(fd).size > 64 * 1024) throw usageError(`${path} is far larger than an offline ${what}; give the ${what} file`);
+      if (fstatSync(fd).size > MAX_OFFLINE_FILE_BYTES) throw usageError(`${path} is far larger than an offline ${what}; give the ${what} file`);
       return readFileSync(fd, 'utf8');
     } finally {
       closeSync(fd);
