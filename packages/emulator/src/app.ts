@@ -8,6 +8,8 @@ import { consumeFault } from './faults.js';
 import { isLoopbackAddress } from './loopback.js';
 import type { Bucket } from './rate-limiter.js';
 import { activationRoutes } from './routes/activation.js';
+import { runClock } from './build-engine.js';
+import { buildControlRoutes } from './routes/build-controls.js';
 import { buildRoutes } from './routes/builds.js';
 import { controlRoutes } from './routes/controls.js';
 import { hostingRoutes } from './routes/hosting.js';
@@ -215,9 +217,12 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
       if (!isLoopbackAddress(request.socket.remoteAddress)) {
         throw new HttpError(403, 'forbidden', 'emulator controls answer loopback clients only', {});
       }
+      await runClock(ctx);
       return;
     }
     if (!isServicePath(path)) return;
+    // Builds are brought up to the emulator's time before anything reads them.
+    await runClock(ctx);
 
     const fault = consumeFault(ctx.faults);
     if (fault.mode === 'latency' && fault.latency_ms > 0) latencyOf.set(request, fault.latency_ms);
@@ -281,6 +286,6 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
     ...repoRoutes(ctx),
     ...sdkRoutes(ctx),
   ]);
-  registerRoutes(app, CONTROL_PREFIX, controlRoutes(ctx));
+  registerRoutes(app, CONTROL_PREFIX, [...controlRoutes(ctx), ...buildControlRoutes(ctx)]);
   return app;
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Format, Platform, ReleaseType } from '@plugin-license/api';
 import type { EmulatorContext } from './context.js';
+import { newSchedule } from './build-lifecycle.js';
+import { emit } from './build-engine.js';
 import { HttpError } from './errors.js';
 import type { BuildRecord, ProjectRecord } from './state.js';
 
@@ -58,7 +60,7 @@ export function nextVersion(current: string, release: ReleaseType | null): strin
 
 export interface NewBuild {
   status: 'pending' | 'queued';
-  source: 'api' | 'trigger';
+  source: 'api' | 'trigger' | 'push' | 'release';
   platforms?: Platform[] | undefined;
   formats?: Format[] | undefined;
   release_type?: ReleaseType | undefined;
@@ -69,7 +71,10 @@ export interface NewBuild {
   version?: string | undefined;
 }
 
-/** Records a new build of a project after checking the account's quota (403 forbidden when used up). */
+/**
+ * Records a new build of a project after checking the account's quota (403 forbidden when used
+ * up), with its schedule on the emulator clock (build-lifecycle.ts).
+ */
 export async function createBuild(ctx: EmulatorContext, project: ProjectRecord, spec: NewBuild): Promise<BuildRecord> {
   const usage = usageOf(ctx, project.owner_id);
   if (usage.used >= usage.limit + usage.extra_builds) {
@@ -103,10 +108,13 @@ export async function createBuild(ctx: EmulatorContext, project: ProjectRecord, 
     ref: spec.ref ?? null,
     commit_sha: spec.commit_sha ?? null,
     artifacts: [],
+    schedule: newSchedule(ctx.store.data.build_settings, ctx.clock.now()),
   };
   project.version = version;
   project.next_build_number += 1;
   ctx.store.data.builds.push(build);
+  // A triggered build starts queued: that is its first status change (an API build's is pending -> queued).
+  if (build.status === 'queued') emit(ctx, [{ build, event: 'build.queued', at: ctx.clock.now() }]);
   await ctx.store.commit();
   return build;
 }

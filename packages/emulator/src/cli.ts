@@ -23,6 +23,7 @@ interface CliOptions {
   rateLimitGeneral?: number;
   rateLimitTrigger?: number;
   downloadRedirect?: boolean;
+  deliveryTimeoutMs?: number;
   quiet?: boolean;
 }
 
@@ -39,6 +40,7 @@ const program = new Command()
   .option('--rate-limit-general <n>', 'other requests per minute per client (default 100)', perMinute)
   .option('--rate-limit-trigger <n>', 'manual triggers per minute per project (default 10)', perMinute)
   .option('--download-redirect', 'answer build downloads with a 302 instead of {url, expires_at}')
+  .option('--delivery-timeout-ms <ms>', 'real time an outgoing notification may take before it counts as failed (default 10000)', wholeNumber(1, 600_000))
   .option('--tls', 'serve HTTPS with a certificate generated at start; its PEM path is ca_file in the start-up line')
   .option('--quiet', 'no request logs on stderr')
   .action(async (opts: CliOptions) => {
@@ -51,6 +53,7 @@ const program = new Command()
         logger: !opts.quiet,
         downloadRedirect: opts.downloadRedirect ?? false,
         tls: opts.tls ?? false,
+        ...(opts.deliveryTimeoutMs === undefined ? {} : { deliveryTimeoutMs: opts.deliveryTimeoutMs }),
         rateLimits: {
           ...(opts.rateLimitActivation === undefined ? {} : { activation: opts.rateLimitActivation }),
           ...(opts.rateLimitBuilds === undefined ? {} : { builds: opts.rateLimitBuilds }),

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthResult } from './auth.js';
 import type { EmulatorClock } from './clock.js';
 import type { FaultState } from './faults.js';
+import type { Outbox } from './outbox.js';
 import type { Bucket, FixedWindowRateLimiter } from './rate-limiter.js';
 import type { EmulatorStore } from './store.js';
 
@@ -28,13 +29,15 @@ export interface EmulatorContext {
   /** http://host:port, known once the server listens. */
   origin(): string;
   downloadRedirect: boolean;
+  /** Outgoing notifications: deliveries in flight and their retries. */
+  outbox: Outbox;
 }
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /** One route; `bucket` null marks an emulator control (no rate limit, no faults). */
 export interface RouteDef {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   url: string;
   bucket: Bucket | null;
   /** Parse the body as JSON whatever its Content-Type says (the plugin SDK sends JSON as a form). */

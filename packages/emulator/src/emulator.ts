@@ -5,7 +5,9 @@ import { EmulatorClock } from './clock.js';
 import type { EmulatorContext } from './context.js';
 import { loadDataFile } from './data-file.js';
 import { EmulatorError } from './errors.js';
+import { runClock } from './build-engine.js';
 import { NO_FAULT } from './faults.js';
+import { DEFAULT_DELIVERY_TIMEOUT_MS, Outbox } from './outbox.js';
 import { isLoopbackHost } from './loopback.js';
 import { DEFAULT_RATE_LIMITS, FixedWindowRateLimiter, type RateLimits } from './rate-limiter.js';
 import { createIdentity, createStartState } from './seed.js';
@@ -30,6 +32,8 @@ export interface EmulatorOptions {
   downloadRedirect?: boolean;
   /** Serve HTTPS with a certificate generated at start (its PEM file is `caFile`). Default false. */
   tls?: boolean;
+  /** Real time an outgoing notification may take before the attempt counts as failed. Default 10 000 ms. */
+  deliveryTimeoutMs?: number;
 }
 
 /** A running emulator. */
@@ -100,6 +104,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const store = new EmulatorStore(data, dataFile);
   if (!loaded) await store.commit();
 
+  const deliveryTimeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  if (!Number.isInteger(deliveryTimeoutMs) || deliveryTimeoutMs < 1 || deliveryTimeoutMs > 600_000) {
+    throw new EmulatorError('invalid_option', `deliveryTimeoutMs must be a whole number of ms from 1 to 600000 (got ${String(deliveryTimeoutMs)})`, {
+      context: { deliveryTimeoutMs },
+    });
+  }
   let origin = '';
   const shutdown = new AbortController();
   const ctx: EmulatorContext = {
@@ -110,7 +120,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     signingKey: decodeKey(data.identity.signing_key),
     origin: () => origin,
     downloadRedirect: options.downloadRedirect ?? false,
+    outbox: undefined as unknown as Outbox,
   };
+  ctx.outbox = new Outbox(ctx, deliveryTimeoutMs, shutdown.signal);
   const tls = options.tls ? createTlsIdentity(host, dataFile) : undefined;
   const app = buildApp(ctx, { logger: options.logger ?? false, shutdown: shutdown.signal, ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}) });
   try {
@@ -126,6 +138,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const address = app.server.address();
   const actualPort = typeof address === 'object' && address !== null ? address.port : port;
   origin = `${tls ? 'https' : 'http'}://${formatHost(host)}:${actualPort}`;
+  // Builds also move with real time, and retries go out, when nobody sends a request.
+  const ticker = setInterval(() => {
+    runClock(ctx).catch(() => undefined);
+  }, 250);
+  ticker.unref();
 
   let closing: Promise<void> | undefined;
   const identity = store.data.identity;
@@ -139,7 +156,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(tls ? { caFile: tls.caFile, ca: tls.cert } : {}),
     close: () => {
       closing ??= (async () => {
+        clearInterval(ticker);
         shutdown.abort();
+        await ctx.outbox.settle();
         await app.close();
         await store.flush();
         tls?.cleanup();

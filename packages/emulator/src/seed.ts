@@ -1,6 +1,6 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createCipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import { decodeKey, issueToken } from './auth.js';
-import type { ArtifactRecord, BuildRecord, EmulatorData, Identity, ProjectRecord, RepoRecord } from './state.js';
+import { DEFAULT_BUILD_SETTINGS, type ArtifactRecord, type BuildRecord, type EmulatorData, type Identity, type ProjectRecord, type RepoRecord } from './state.js';
 
 export const ACCOUNT_LOGIN = 'emulator-dev';
 export const SDK_VERSION = '1.4.0';
@@ -21,9 +21,17 @@ export async function createIdentity(nowMs: number): Promise<Identity> {
   };
 }
 
-/** Deterministic bytes of an artifact file, so its size and checksum are true of what a download serves. */
+/**
+ * The bytes of an artifact file: a header naming it, then 64 to 256 KiB of AES-CTR keystream keyed
+ * by its id and name. A pure function of the artifact, so the bytes are "stored" without holding
+ * them: `file_size` and `checksum_sha256` are true of every download, across `--data` restarts.
+ */
 export function artifactBytes(artifactId: string, fileName: string): Buffer {
-  return Buffer.from(`plugin-license emulator artifact\nid: ${artifactId}\nfile: ${fileName}\n`, 'utf8');
+  const key = createHash('sha256').update(`${artifactId}\0${fileName}`).digest();
+  const header = Buffer.from(`plugin-license emulator artifact\nid: ${artifactId}\nfile: ${fileName}\n`, 'utf8');
+  const bodyLength = 65_536 + (key.readUInt32BE(0) % 196_608);
+  const cipher = createCipheriv('aes-256-ctr', key, Buffer.alloc(16));
+  return Buffer.concat([header, cipher.update(Buffer.alloc(bodyLength)), cipher.final()]);
 }
 
 export function sdkBytes(): Buffer {
@@ -72,6 +80,8 @@ export function createStartState(identity: Identity, nowMs: number): EmulatorDat
     webhook_secret: identity.webhook_secret,
     version: '1.0.0',
     next_build_number: 2,
+    triggers: [],
+    notifications: null,
   };
   const other: ProjectRecord = {
     id: identity.other_project_id,
@@ -84,6 +94,8 @@ export function createStartState(identity: Identity, nowMs: number): EmulatorDat
     webhook_secret: identity.other_webhook_secret,
     version: '1.0.0',
     next_build_number: 1,
+    triggers: [],
+    notifications: null,
   };
   const completed = at(-60_000);
   const build: BuildRecord = {
@@ -110,6 +122,7 @@ export function createStartState(identity: Identity, nowMs: number): EmulatorDat
       makeArtifact('macos', 'au', 'DemoReverb-1.0.0-macos.component.zip', completed),
       makeArtifact('windows', 'vst3', 'DemoReverb-1.0.0-windows.vst3.zip', completed),
     ],
+    schedule: null,
   };
   return {
     version: 1,
@@ -123,5 +136,7 @@ export function createStartState(identity: Identity, nowMs: number): EmulatorDat
       repo('tape-delay', 'Tape delay plugin', ['audio-plugin']),
       repo('granular-synth', 'Granular synthesizer', ['audio-plugin', 'synth']),
     ],
+    build_settings: { ...DEFAULT_BUILD_SETTINGS },
+    deliveries: [],
   };
 }

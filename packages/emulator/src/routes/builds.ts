@@ -1,6 +1,8 @@
 import { CreateBuildRequest, ListBuildsQuery } from '@plugin-license/api';
 import type { FastifyRequest } from 'fastify';
+import { emit } from '../build-engine.js';
 import { createBuild, usageOf } from '../build-factory.js';
+import { cancelBuild } from '../build-lifecycle.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
 import { DOWNLOAD_URL_TTL_MS, artifactDownloadUrl } from '../download-url.js';
 import { HttpError } from '../errors.js';
@@ -148,9 +150,7 @@ export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
             { field: 'status', status: build.status },
           );
         }
-        build.status = 'cancelled';
-        build.completed_at = ctx.clock.iso();
-        build.metadata = { ...build.metadata, current_step: 'cancelled' };
+        emit(ctx, [cancelBuild(build, ctx.clock.now())]);
         await ctx.store.commit();
         return { id: build.id, status: build.status };
       },

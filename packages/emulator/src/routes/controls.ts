@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { runClock } from '../build-engine.js';
 import { codeHint, isWellFormedCode } from '../code-format.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
 import { verifyDownloadSignature } from '../download-url.js';
@@ -65,6 +66,10 @@ export function controlRoutes(ctx: EmulatorContext): RouteDef[] {
           });
         }
         ctx.clock.set(target);
+        // Everything due by the new time happens before the answer: build transitions, and the
+        // delivery attempts they start (awaited, so a test reads their outcome next).
+        await runClock(ctx);
+        await ctx.outbox.settle();
         return clockView();
       },
     },

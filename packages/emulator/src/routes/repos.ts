@@ -95,6 +95,8 @@ export function repoRoutes(ctx: EmulatorContext): RouteDef[] {
           webhook_secret: ctx.store.data.identity.webhook_secret,
           version: '1.0.0',
           next_build_number: 1,
+          triggers: [],
+          notifications: null,
         });
         await ctx.store.commit();
         reply.code(201);

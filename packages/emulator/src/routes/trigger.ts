@@ -52,8 +52,9 @@ function checkTriggerAuth(request: FastifyRequest, secret: string): void {
   }
 }
 
-function versionFromRef(ref: string | undefined): string | undefined {
-  const match = ref === undefined ? null : /^refs\/tags\/v?(\d+\.\d+\.\d+[\w.+-]*)$/.exec(ref);
+/** `refs/tags/v1.2.3` (or `v1.2.3`) → `1.2.3`. */
+export function versionFromRef(ref: string | undefined): string | undefined {
+  const match = ref === undefined ? null : /^(?:refs\/tags\/)?v?(\d+\.\d+\.\d+[\w.+-]*)$/.exec(ref);
   return match?.[1];
 }
 
