@@ -111,7 +111,7 @@ export async function startEmulatorProcess(options: { args?: string[]; env?: Nod
   }
 }
 
-async function send(method: 'GET' | 'POST', url: string, body?: unknown): Promise<unknown> {
+async function send(method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown): Promise<unknown> {
   const res = await request(url, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -120,6 +120,21 @@ async function send(method: 'GET' | 'POST', url: string, body?: unknown): Promis
   const text = await res.body.text();
   if (res.statusCode < 200 || res.statusCode >= 300) throw new Error(`${method} ${new URL(url).pathname} answered ${res.statusCode}: ${text}`);
   return text === '' ? undefined : JSON.parse(text);
+}
+
+/** One outgoing notification as `GET /__emulator/deliveries` shows it. */
+export interface Delivery {
+  id: string;
+  project_id: string;
+  build_id: string;
+  event: string;
+  occurred_at: string;
+  url: string;
+  form: 'detailed' | 'flat';
+  attempts: Array<{ at: string; status: number | null; error: string | null; duration_ms: number }>;
+  delivered: boolean;
+  gave_up: boolean;
+  next_attempt_at: string | null;
 }
 
 /** Body of `POST /__emulator/faults`. */
@@ -145,6 +160,14 @@ export function control(origin: string) {
       send('POST', at('/clock'), body) as Promise<{ now: string; now_ms: number; offset_ms: number }>,
     reset: () => send('POST', at('/reset')),
     state: () => send('GET', at('/state')) as Promise<Record<string, unknown>>,
+    buildSettings: (body: { step_ms?: number; fail_rate?: number; seed?: number }) => send('PUT', at('/build-settings'), body),
+    triggers: (projectId: string, triggers: unknown[]) => send('PUT', at(`/projects/${projectId}/triggers`), triggers),
+    notifications: (projectId: string, body: { url: string; events: string[]; form?: 'detailed' | 'flat' }) => send('PUT', at(`/projects/${projectId}/notifications`), body),
+    push: (projectId: string, body: { branch: string; files: string[]; commit_sha?: string }) =>
+      send('POST', at(`/projects/${projectId}/push`), body) as Promise<{ build_id: string | null; reason?: string; trigger?: number }>,
+    release: (projectId: string, body: { release_type: string; tag: string }) =>
+      send('POST', at(`/projects/${projectId}/release`), body) as Promise<{ build_id: string | null; reason?: string; trigger?: number }>,
+    deliveries: () => send('GET', at('/deliveries')) as Promise<{ deliveries: Delivery[] }>,
   };
 }
 
