@@ -8,6 +8,7 @@ export const load = {
   license: () => import('./commands/license.js'),
   vendor: () => import('./commands/vendor.js'),
   offline: () => import('./commands/offline.js'),
+  builds: () => import('./commands/builds.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

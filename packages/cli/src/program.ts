@@ -12,6 +12,7 @@ const commands = {
   license: async () => (await parts()).license(),
   vendor: async () => (await parts()).vendor(),
   offline: async () => (await parts()).offline(),
+  builds: async () => (await parts()).builds(),
 };
 
 export const CLI_VERSION = '0.1.0';
@@ -37,6 +38,28 @@ function wholeNumber(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
     }
     return n;
   };
+}
+
+function seconds(name: string, min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number of seconds from ${min} to ${max}, got '${value}'`);
+    return n;
+  };
+}
+
+const PLATFORMS = ['macos', 'windows'];
+const FORMATS = ['vst3', 'au', 'standalone'];
+const RELEASE_TYPES = ['major', 'minor', 'patch', 'dev', 'release'];
+const STATUSES = ['pending', 'queued', 'running', 'success', 'failed', 'cancelled'];
+const UUID_EXAMPLE = '123e4567-e89b-12d3-a456-426614174000';
+
+/** --platform, --format and --release-type, shared by `builds create` and `trigger`. */
+function buildSpec(c: Command): Command {
+  return c
+    .addOption(new Option('--platform <platforms...>', 'platforms to build (default: the service\'s, macos and windows)').choices(PLATFORMS))
+    .addOption(new Option('--format <formats...>', 'plugin formats (au is built for macos only)').choices(FORMATS))
+    .addOption(new Option('--release-type <type>', 'major, minor or patch bump the version; dev and release keep it').choices(RELEASE_TYPES));
 }
 
 /** Runs one invocation: parses `argv` (without node and script), prints, and returns the exit code. */
@@ -152,6 +175,77 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
   agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'check', p)));
   agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'refresh', p)));
   agent.command('list').description('every license the agent holds').action(action(async (ctx) => (await commands.agent()).agentListCommand(ctx)));
+
+  const builds = program
+    .command('builds')
+    .description('builds of your projects (token): list, get, create, cancel, artifacts, download, watch')
+    .addHelpText('after', `\nExamples:\n  plugin-license builds list --project ${UUID_EXAMPLE}\n  plugin-license builds watch <build_id>\n  plugin-license builds download <build_id> --out dist/`);
+  builds
+    .command('list')
+    .description('builds, newest first')
+    .option('--project <id>', 'only this project (default: every project of the account)')
+    .addOption(new Option('--status <status>', 'only builds in this status').choices(STATUSES))
+    .option('--limit <n>', 'builds per page (default 20)', wholeNumber('--limit', 1, 100))
+    .option('--offset <n>', 'skip this many', wholeNumber('--offset', 0))
+    .addHelpText('after', `\nExample:\n  plugin-license builds list --project ${UUID_EXAMPLE} --status failed`)
+    .action(action(async (ctx, o: { project?: string; status?: string; limit?: number; offset?: number }) => (await commands.builds()).listCommand(ctx, o)));
+  builds
+    .command('get')
+    .description('one build: status, current step, version, times, run link')
+    .argument('<build_id>', 'the build id (a UUID)')
+    .addHelpText('after', '\nExample:\n  plugin-license builds get <build_id> --json')
+    .action(action(async (ctx, id: string) => (await commands.builds()).getCommand(ctx, id)));
+  buildSpec(
+    builds
+      .command('create')
+      .description('start a build of a project; prints its id')
+      .argument('<project_id>', 'the project id (a UUID)'),
+  )
+    .option('--flag <names...>', 'build flags to turn on: enableActivationKeys, enableCreatorMode, enableDebugMode')
+    .option('--clean', 'build without cache')
+    .addHelpText('after', `\nExamples:\n  plugin-license builds create ${UUID_EXAMPLE}\n  plugin-license builds create ${UUID_EXAMPLE} --platform macos --format au vst3 --release-type patch --flag enableActivationKeys`)
+    .action(action(async (ctx, project: string, o: Record<string, unknown>) => (await commands.builds()).createCommand(ctx, project, o)));
+  builds
+    .command('cancel')
+    .description('cancel a build that has not finished')
+    .argument('<build_id>', 'the build id (a UUID)')
+    .addHelpText('after', '\nExample:\n  plugin-license builds cancel <build_id>')
+    .action(action(async (ctx, id: string) => (await commands.builds()).cancelCommand(ctx, id)));
+  builds
+    .command('artifacts')
+    .description("a finished build's files: platform, format, size, signed, downloads")
+    .argument('<build_id>', 'the build id (a UUID)')
+    .addHelpText('after', '\nExample:\n  plugin-license builds artifacts <build_id>')
+    .action(action(async (ctx, id: string) => (await commands.builds()).artifactsCommand(ctx, id)));
+  builds
+    .command('download')
+    .description('download artifacts, checking each SHA-256; a mismatch deletes the file and exits 1')
+    .argument('<build_id>', 'the build id (a UUID)')
+    .argument('[artifact_id]', 'one artifact (default: every artifact, or those --platform and --format select)')
+    .option('--out <path>', 'a folder (created if missing), or a file name for one artifact (default: the current folder)')
+    .addOption(new Option('--platform <platform>', 'only artifacts of this platform').choices(PLATFORMS))
+    .addOption(new Option('--format <format>', 'only artifacts of this format').choices(FORMATS))
+    .addHelpText('after', '\nExamples:\n  plugin-license builds download <build_id> --out dist/\n  plugin-license builds download <build_id> --platform windows --format vst3\n\nExisting files are never overwritten; a file arrives whole (NAME.part until its checksum matched).')
+    .action(action(async (ctx, id: string, artifact: string | undefined, o: { out?: string; platform?: string; format?: string }) => (await commands.builds()).downloadCommand(ctx, id, artifact, o, signal)));
+  builds
+    .command('watch')
+    .description('follow a build until it finishes: exit 0 on success, 3 on failed or cancelled')
+    .argument('<build_id>', 'the build id (a UUID)')
+    .option('--interval <seconds>', 'time between looks (default 6: the builds endpoints allow 10 requests a minute)', seconds('--interval', 0.1, 3600), 6)
+    .addHelpText('after', '\nExample:\n  plugin-license builds watch <build_id> && plugin-license builds download <build_id>')
+    .action(action(async (ctx, id: string, o: { interval: number }) => (await commands.builds()).watchCommand(ctx, id, o, signal)));
+
+  buildSpec(
+    program
+      .command('trigger')
+      .description("start a build as external CI does, with the project's webhook secret (env PLUGIN_LICENSE_WEBHOOK_SECRET)")
+      .argument('<project_id>', 'the project id (a UUID)'),
+  )
+    .option('--ref <ref>', 'git reference, e.g. refs/heads/main or refs/tags/v1.2.0 (a tag vX.Y.Z sets the version)')
+    .option('--commit <sha>', 'the commit SHA')
+    .option('--send-secret', 'send the secret as X-Webhook-Secret instead of signing the body with it (X-Signature)')
+    .addHelpText('after', `\nExample:\n  PLUGIN_LICENSE_WEBHOOK_SECRET=... plugin-license trigger ${UUID_EXAMPLE} --ref refs/tags/v1.2.0 --commit $GITHUB_SHA\n\nNeeds no token. By default the secret only signs the request and never travels.`)
+    .action(action(async (ctx, project: string, o: Record<string, unknown>) => (await commands.builds()).triggerCommand(ctx, project, o)));
 
   program
     .command('usage')
