@@ -49,7 +49,7 @@ async function startCorruptingProxy(): Promise<{ url: string; close(): Promise<v
       sockets.add(upstream);
       let seen = 0;
       upstream.on('data', (chunk: Buffer) => {
-        if (seen <= 60_000 && seen + chunk.length > 60_000) chunk[60_000 - seen] ^= 0xff;
+        if (seen <= 60_000 && seen + chunk.length > 60_000) chunk.writeUInt8(chunk.readUInt8(60_000 - seen) ^ 0xff, 60_000 - seen);
         seen += chunk.length;
         client.write(chunk);
       });

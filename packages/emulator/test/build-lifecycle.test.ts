@@ -146,7 +146,7 @@ describe('build lifecycle on the emulator clock', () => {
     await advance(20 * STEP);
     const [artifact] = ArtifactList.parse((await call(emu, 'GET', `/builds/${build.id}/artifacts`)).json).artifacts;
     const link = DownloadLink.parse((await call(emu, 'GET', `/builds/${build.id}/download/${artifact!.id}`)).json);
-    expect(Date.parse(link.expires_at)).toBe(T0 + 20 * STEP + 15 * 60_000);
+    expect(Date.parse(link.expires_at ?? "")).toBe(T0 + 20 * STEP + 15 * 60_000);
     const file = await request(link.url);
     const bytes = Buffer.from(await file.body.arrayBuffer());
     expect(file.statusCode).toBe(200);

@@ -4,6 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
+import type { Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -209,7 +210,7 @@ export async function downloadCommand(ctx: Context, buildId: string, artifactId:
   return interrupted ? EXIT.interrupted : EXIT.ok;
 }
 
-async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file: string, dispatcher: import('undici').Dispatcher, signal: AbortSignal): Promise<Downloaded> {
+async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file: string, dispatcher: Dispatcher, signal: AbortSignal): Promise<Downloaded> {
   const part = `${file}.part`;
   const hash = createHash('sha256');
   let bytes = 0;
