@@ -19,6 +19,7 @@ const emulatorBin = join(root, 'packages/emulator/dist/cli.js');
 const agentBin = join(root, 'agent/bin/plugin-license-agent.js');
 const cliBin = join(root, 'packages/cli/bin/plugin-license.js');
 const cDir = join(root, 'examples/plugin-host-c');
+const receiverBin = join(root, 'examples/webhook-receiver/receiver.mjs');
 
 const children = [];
 const cleanups = [];
@@ -239,6 +240,40 @@ async function main() {
   await studioCompanion.close();
   expect((await stopChild('studio agent', studioAgent.child)) === 0, 'the studio agent exits 0 on SIGTERM');
 
+  title("The vendor's push builds the plugin; the webhook receiver hears each step; the CLI downloads it");
+  const buildsHome = mkdtempSync(join(tmpdir(), 'plugin-license-builds-'));
+  cleanups.push(() => rmSync(buildsHome, { recursive: true, force: true }));
+  const control = (method, path, body) =>
+    fetch(`${origin}/__emulator${path}`, { method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => {
+      expect(r.ok, `${method} /__emulator${path} answers 2xx`);
+      return r.json();
+    });
+  const record = join(buildsHome, 'deliveries.jsonl');
+  const receiver = await startJsonLineProcess('webhook receiver', [receiverBin, '--port', '0', '--record', record], { WEBHOOK_SECRET: emulator.info.webhook_secret });
+  show('receiver', `${receiver.info.url}  (examples/webhook-receiver: verifies signatures, drops replays)`);
+  await control('PUT', '/build-settings', { step_ms: 500 });
+  await control('PUT', `/projects/${projectId}/triggers`, [{ trigger: 'push', branches: ['main'], paths: { include: ['Source/**'] }, build_config: { platforms: ['macos', 'windows'], formats: ['vst3', 'au'], release_type: 'patch' } }]);
+  await control('PUT', `/projects/${projectId}/notifications`, { url: receiver.info.url, events: ['build.queued', 'build.started', 'build.success', 'build.failed', 'build.cancelled'], form: 'detailed' });
+  say('Portal settings (emulator controls): a push trigger on main for Source/**, notifications to the receiver.');
+  const docsOnly = await control('POST', `/projects/${projectId}/push`, { branch: 'main', files: ['docs/manual.md'] });
+  show('docs push', `no build: ${docsOnly.reason}`);
+  const pushedBuild = await control('POST', `/projects/${projectId}/push`, { branch: 'main', files: ['Source/PluginProcessor.cpp'] });
+  show('code push', `build ${pushedBuild.build_id} ${pushedBuild.status}`);
+  const vendorEnv = { PLUGIN_LICENSE_BASE_URL: baseUrl, PLUGIN_LICENSE_TOKEN: token, PLUGIN_LICENSE_HOME: buildsHome, NO_COLOR: '1' };
+  say(`plugin-license builds watch ${pushedBuild.build_id.slice(0, 8)}… (exit 0 on success, 3 on failure):`);
+  const watched = plCli(vendorEnv, 'builds', 'watch', pushedBuild.build_id, '--interval', '1');
+  for (const line of watched.stdout.trim().split('\n')) say(`  ${line.replace(/^\S+ (AM|PM)?\s*/, '')}`);
+  const outDir = join(buildsHome, 'dist');
+  const downloaded = JSON.parse(plCli(vendorEnv, '--json', 'builds', 'download', pushedBuild.build_id, '--platform', 'windows', '--format', 'vst3', '--out', outDir).stdout);
+  for (const d of downloaded.downloaded) show('downloaded', `${d.file.slice(buildsHome.length + 1)}: ${d.bytes} bytes, sha256 ${d.checksum_sha256.slice(0, 16)}… matches the service's`);
+  // Every attempt has ended once the emulator lists its deliveries.
+  const { deliveries } = await (await fetch(`${origin}/__emulator/deliveries`)).json();
+  expect(deliveries.every((d) => d.delivered), 'every notification was delivered');
+  const accepted = readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l).payload);
+  show('receiver got', accepted.map((p) => p.event).sort().join(', '));
+  expect(accepted.some((p) => p.event === 'build.success'), 'the receiver accepted build.success');
+  expect((await stopChild('webhook receiver', receiver.child)) === 0, 'the receiver exits 0 on SIGTERM');
+
   title('Stop everything cleanly');
   for (const fn of cleanups.splice(0).reverse()) await fn();
   const agentExit = await stopChild('agent', agent.child);
@@ -249,7 +284,7 @@ async function main() {
   show('emulator', `exited ${emuExit}`);
   rmSync(home, { recursive: true, force: true });
 
-  console.log(`\n${bold('Done.')} Activation, offline grace, revocation and an air-gapped activation behaved as a musician and a vendor expect.`);
+  console.log(`\n${bold('Done.')} Activation, offline grace, revocation, an air-gapped activation and a build from push to verified download behaved as a musician and a vendor expect.`);
 }
 
 try {

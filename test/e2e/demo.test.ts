@@ -33,9 +33,13 @@ describe('pnpm demo', () => {
     expect(stdout).toMatch(/boards a plane[\s\S]*refresh\s+VALID, source cache[\s\S]*plugin sees\s+VALID/);
     expect(stdout).toMatch(/plugin told\s+changed: NOT VALID \(code_revoked\)/);
     expect(stdout).toMatch(/agent\s+exited 0 on SIGTERM/);
-    // Codes appear only as hints.
+    expect(stdout).toMatch(/docs push\s+no build: trigger 0: no changed file matches paths.include/);
+    expect(stdout).toMatch(/success\s+completed\s+100%/);
+    expect(stdout).toMatch(/downloaded\s+dist\/DemoReverb-1\.0\.1-windows\.vst3\.zip: \d+ bytes, sha256 [0-9a-f]{16}… matches/);
+    expect(stdout).toMatch(/receiver got\s+build\.queued, build\.started, build\.success/);
+    // Codes appear only as hints: the only full UUIDs are project and build ids.
     for (const m of stdout.matchAll(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi)) {
-      expect(stdout.slice(Math.max(0, m.index - 20), m.index)).toMatch(/project/);
+      expect(stdout.slice(Math.max(0, m.index - 20), m.index)).toMatch(/project|build /);
     }
   }, 90_000);
 });

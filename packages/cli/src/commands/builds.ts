@@ -181,11 +181,12 @@ export async function downloadCommand(ctx: Context, buildId: string, artifactId:
     const why = artifacts.length === 0 ? 'the build has no artifacts (it has not finished successfully)' : 'no artifact of the build matches';
     throw new CliError(EXIT.negative, 'not_found', `${why}; list them with: plugin-license builds artifacts ${buildId}`);
   }
-  // One artifact may go to a file path; several always go into a folder.
+  // --out is a folder, except with an artifact id, where it may name the file (unless it is an
+  // existing folder or ends in a separator).
   const out = resolve(o.out ?? '.');
-  const intoFolder = chosen.length > 1 || o.out === undefined || (existsSync(out) && statSync(out).isDirectory());
+  const intoFolder = artifactId === undefined || o.out === undefined || /[/\\]$/.test(o.out) || (existsSync(out) && statSync(out).isDirectory());
   if (intoFolder && existsSync(out) && !statSync(out).isDirectory()) {
-    throw usageError(`${out} is a file, and ${chosen.length} artifacts go into a folder: pass --out FOLDER, or an artifact id to download one`, { file: out });
+    throw usageError(`${out} is a file, and artifacts go into a folder: pass --out FOLDER, or an artifact id to download one to a file`, { file: out });
   }
   if (intoFolder) mkdirSync(out, { recursive: true });
   const targets = chosen.map((a) => ({ artifact: a, file: intoFolder ? join(out, safeName(a.file_name)) : out }));
