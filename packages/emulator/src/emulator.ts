@@ -112,17 +112,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   }
   let origin = '';
   const shutdown = new AbortController();
+  const signingKey = decodeKey(data.identity.signing_key);
   const ctx: EmulatorContext = {
     store,
     clock,
     limiter: new FixedWindowRateLimiter(limits, () => clock.now()),
     faults: { fault: { ...NO_FAULT } },
-    signingKey: decodeKey(data.identity.signing_key),
+    signingKey,
     origin: () => origin,
     downloadRedirect: options.downloadRedirect ?? false,
-    outbox: undefined as unknown as Outbox,
+    outbox: new Outbox({ store, clock, signingKey, origin: () => origin }, deliveryTimeoutMs, shutdown.signal),
   };
-  ctx.outbox = new Outbox(ctx, deliveryTimeoutMs, shutdown.signal);
   const tls = options.tls ? createTlsIdentity(host, dataFile) : undefined;
   const app = buildApp(ctx, { logger: options.logger ?? false, shutdown: shutdown.signal, ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}) });
   try {

@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '@plugin-license/api';
 import type { BuildTransition } from './build-lifecycle.js';
-import type { EmulatorContext } from './context.js';
+import type { EmulatorClock } from './clock.js';
 import { DOWNLOAD_URL_TTL_MS, artifactDownloadUrl } from './download-url.js';
 import type { BuildRecord, DeliveryRecord } from './state.js';
+import type { EmulatorStore } from './store.js';
+
+/** What deliveries are made of: the state, the clock, and what download URLs are signed with. */
+export interface OutboxDeps {
+  store: EmulatorStore;
+  clock: EmulatorClock;
+  signingKey: Uint8Array;
+  /** http://host:port, known once the server listens. */
+  origin(): string;
+}
 
 /*
  * Outgoing notifications (interface section 6). Every status change of a build whose project
@@ -33,7 +43,7 @@ function durationSeconds(build: BuildRecord, atMs: number): number {
 }
 
 /** The JSON body of one attempt: the detailed form (failed variant for build.failed) or the flat form. */
-export function payloadOf(ctx: EmulatorContext, delivery: DeliveryRecord, build: BuildRecord, nowMs: number): Record<string, unknown> {
+export function payloadOf(ctx: OutboxDeps, delivery: DeliveryRecord, build: BuildRecord, nowMs: number): Record<string, unknown> {
   const status = STATUS_OF_EVENT[delivery.event];
   if (delivery.form === 'flat') {
     return { event: 'build.status', build_id: build.id, status, project_id: build.project_id, version: build.version_number, timestamp: delivery.occurred_at };
@@ -94,7 +104,7 @@ export class Outbox {
   readonly #inFlight = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly ctx: EmulatorContext,
+    private readonly ctx: OutboxDeps,
     private readonly timeoutMs: number,
     private readonly shutdown: AbortSignal,
   ) {}

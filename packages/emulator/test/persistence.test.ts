@@ -30,6 +30,10 @@ describe('--data persistence', () => {
       }
       await call(api, 'POST', '/plugin-activation/deactivate', { body: { code: kept, machine_id: 'm2' }, token: null });
       expect((await call(api, 'POST', `/__emulator/codes/${revoked}/revoke`)).status).toBe(200);
+      // Steps of an hour: the build is still pending after the restart, however slow the machine.
+      expect((await call(api, 'PUT', '/__emulator/build-settings', { body: { step_ms: 3_600_000, fail_rate: 0.25, seed: 9 } })).status).toBe(200);
+      expect((await call(api, 'PUT', `/__emulator/projects/${first.info.project_id}/triggers`, { body: [{ trigger: 'push', branches: ['main'] }] })).status).toBe(200);
+      expect((await call(api, 'PUT', `/__emulator/projects/${first.info.project_id}/notifications`, { body: { url: 'http://127.0.0.1:9/hook', events: ['build.queued'] } })).status).toBe(200);
       buildId = String((await call(api, 'POST', '/builds', { body: { project_id: first.info.project_id } })).body.id);
     } finally {
       await first.stop();
@@ -56,6 +60,15 @@ describe('--data persistence', () => {
       expect((await validate(kept, 'm2')).body).toEqual({ valid: false, reason: 'deactivated' });
       expect((await validate(revoked, 'x')).body).toEqual({ valid: false, reason: 'code_revoked' });
       expect((await call(api, 'GET', `/builds/${buildId}`)).body).toMatchObject({ id: buildId, status: 'pending' });
+      // Settings (with the seeded sequence's position), triggers, notification targets and the
+      // build's schedule come back too: the build goes on where it was.
+      const state = (await call(api, 'GET', '/__emulator/state')).body as { build_settings: unknown; projects: Array<{ id: string; triggers: unknown[]; notifications: unknown }> };
+      expect(state.build_settings).toEqual({ step_ms: 3_600_000, fail_rate: 0.25, seed: 9, draws: 1 });
+      const project = state.projects.find((p) => p.id === second.info.project_id);
+      expect(project?.triggers).toEqual([{ trigger: 'push', enabled: true, branches: ['main'], build_config: {} }]);
+      expect(project?.notifications).toEqual({ url: 'http://127.0.0.1:9/hook', events: ['build.queued'], form: 'detailed' });
+      await call(api, 'POST', '/__emulator/clock', { body: { advance_ms: 3_600_000 } });
+      expect((await call(api, 'GET', `/builds/${buildId}`)).body).toMatchObject({ status: 'queued' });
       const keys = (await call(api, 'GET', `/plugin-activation/project/${second.info.project_id}/keys`)).body.keys as unknown[];
       expect(keys).toHaveLength(2);
     } finally {
@@ -89,6 +102,26 @@ describe('--data persistence', () => {
       expect((await call(c, 'GET', `/plugin-activation/status/${code}`)).status).toBe(404);
     } finally {
       await c.close();
+    }
+    // A file written before the build side existed (no settings, triggers, notifications,
+    // deliveries or schedules) is read with the defaults.
+    const old = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown> & { projects: Array<Record<string, unknown>>; builds: Array<Record<string, unknown>> };
+    delete old.build_settings;
+    delete old.deliveries;
+    for (const p of old.projects) {
+      delete p.triggers;
+      delete p.notifications;
+    }
+    for (const b of old.builds) delete b.schedule;
+    await writeFile(file, JSON.stringify(old));
+    const d = await startEmulator({ dataFile: file });
+    try {
+      const state = (await call(d, 'GET', '/__emulator/state')).body as { build_settings: { step_ms: number }; deliveries: unknown[] };
+      expect(state.build_settings.step_ms).toBe(5000);
+      expect(state.deliveries).toEqual([]);
+      expect((await call(d, 'POST', '/builds', { body: { project_id: d.projectId } })).status).toBe(201);
+    } finally {
+      await d.close();
     }
   });
 
