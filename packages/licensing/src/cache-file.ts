@@ -1,8 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readSync, renameSync } from 'node:fs';
-import { mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { renameRetrying, renameRetryingSync } from './rename-retry.js';
 
 /**
  * Newest version of the file layout this version reads; a newer one is left alone (never moved
@@ -189,7 +190,7 @@ export async function readCapped(file: string): Promise<CappedRead> {
 
 /**
  * Replaces `file` atomically: a temp file in the same folder, written and fsynced, renamed over
- * the target, then the folder fsynced where the OS allows it (not on Windows). A reader sees
+ * the target (retried while Windows says a reader holds it, rename-retry.ts), then the folder fsynced where the OS allows it (not on Windows). A reader sees
  * the old content or the new, never a mix.
  */
 export async function writeFileAtomic(file: string, text: string): Promise<void> {
@@ -204,7 +205,7 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
     } finally {
       await handle.close();
     }
-    await rename(tmp, file);
+    await renameRetrying(tmp, file);
   } catch (e) {
     // A full disk or a folder in the way: leave no empty or partial temp file behind.
     await unlink(tmp).catch(() => undefined);
@@ -263,7 +264,7 @@ export async function sweepTempFiles(file: string): Promise<void> {
 export async function moveAside(file: string): Promise<string | null> {
   const target = asideName(file);
   try {
-    await rename(file, target);
+    await renameRetrying(file, target);
     await syncDir(dirname(file));
     return target;
   } catch (e) {
@@ -275,7 +276,7 @@ export async function moveAside(file: string): Promise<string | null> {
 export function moveAsideSync(file: string): string | null {
   const target = asideName(file);
   try {
-    renameSync(file, target);
+    renameRetryingSync(file, target);
     return target;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;

@@ -1,9 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as nodeMachineIdModule from 'node-machine-id';
 import { LicenseError } from './errors.js';
 import { resolveNamespace, resolvePaths, type PathOptions } from './paths.js';
+import { renameRetryingSync } from './rename-retry.js';
 
 /** Where the machine id came from. */
 export type MachineIdSource = 'os' | 'generated' | 'caller';
@@ -158,7 +159,7 @@ function generatedSecret(options: PathOptions): string {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST') {
       const valid = readSecret(file);
-      if (valid === null) renameSync(tmp, file);
+      if (valid === null) renameRetryingSync(tmp, file);
     }
   } finally {
     try {
@@ -194,7 +195,7 @@ function readSecret(file: string): string | null {
   if (SECRET_PATTERN.test(text)) return text;
   // Unreadable content: keep it for support and start over.
   try {
-    renameSync(file, `${file}.invalid-${Date.now()}`);
+    renameRetryingSync(file, `${file}.invalid-${Date.now()}`);
   } catch {
     // another process moved it first
   }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
+import { renameRetrying } from '@plugin-license/licensing';
 import type { Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
@@ -254,7 +255,8 @@ async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file
         `${artifact.file_name}: the downloaded bytes do not match the service's checksum (got ${bytes} bytes, sha256 ${actual}; expected ${artifact.file_size} bytes, ${artifact.checksum_sha256}); the partial file was deleted, download again`,
       );
     }
-    renameSync(part, file);
+    // A scanner may hold a freshly written file on Windows: the one rename rule retries it.
+    await renameRetrying(part, file);
     return { artifact_id: artifact.id, file, bytes, checksum_sha256: actual };
   } catch (err) {
     rmSync(part, { force: true });
