@@ -101,8 +101,13 @@ describe('a wait the service asks for', () => {
     const code = await service.code();
     const l = license();
     await l.activate(code);
+    // 20 s into a rate-limit window, as above: a window about to end would let the call wait it
+    // out and succeed (a test that failed whenever it ran in the last second of a minute).
+    const { now_ms } = await service.control.clock({ advance_ms: 0 });
+    await service.control.clock({ now: Math.floor(now_ms / 60_000) * 60_000 + 20_000 });
     await service.control.faults({ mode: 'error', status: 429, count: 1 });
     const limited = await l.validate({ force: true });
+    expect(limited).toMatchObject({ valid: true, source: 'cache' });
     expect(limited.nextCheckAt!.getTime() - clock.now()).toBeLessThanOrEqual(HOUR);
     expect(storedNextCheckAt() - clock.now()).toBeLessThanOrEqual(HOUR);
   });
