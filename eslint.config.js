@@ -18,7 +18,7 @@ export default tseslint.config(
   },
   {
     // The executables are CommonJS (bin/package.json): Node starts a CommonJS main faster.
-    files: ['**/bin/*.js'],
+    files: ['**/bin/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

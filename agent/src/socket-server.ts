@@ -86,7 +86,13 @@ export class SocketServer {
     if (!isPipePath(socketPath)) prepareSocketDir(socketPath);
     const probe = await probeSocket(socketPath);
     if (probe === 'live') {
-      throw new AgentError('socket_in_use', `another agent is already running on ${socketPath} (namespace '${namespace}'); stop it first, or run this one with another namespace or socket path`, { path: socketPath });
+      // On Windows anyone may create a pipe of this name first. Node cannot ask which process
+      // serves a pipe (GetNamedPipeServerProcessId needs a native call), so the message says
+      // what it knows; `plugin-license doctor` and the C client's PLC_ERR_FOREIGN_AGENT tell more.
+      const who = isPipePath(socketPath)
+        ? `another agent is already running on ${socketPath}, or another program serves that pipe name (namespace '${namespace}')`
+        : `another agent is already running on ${socketPath} (namespace '${namespace}')`;
+      throw new AgentError('socket_in_use', `${who}; stop it first, or run this one with another namespace or socket path`, { path: socketPath });
     }
     if (probe === 'stale') {
       logger.warn({ socketPath }, 'removing a stale socket left by an agent that did not stop cleanly');

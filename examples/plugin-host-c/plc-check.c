@@ -27,6 +27,7 @@ static const char *status_name(plc_status st) {
     case PLC_ERR_TOO_LARGE: return "too_large";
     case PLC_ERR_PROTOCOL: return "protocol";
     case PLC_ERR_AGENT: return "agent_error";
+    case PLC_ERR_FOREIGN_AGENT: return "foreign_agent";
   }
   return "unknown";
 }

@@ -18,6 +18,9 @@
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0600 /* GetNamedPipeServerProcessId */
+#endif
 #include <windows.h>
 #else
 #include <errno.h>
@@ -187,6 +190,7 @@ const char *plc_strerror(plc_status status) {
     case PLC_ERR_TOO_LARGE: return "the agent's answer is larger than the client buffer (PLC_BUFFER_SIZE)";
     case PLC_ERR_PROTOCOL: return "the agent's answer is not a valid protocol message";
     case PLC_ERR_AGENT: return "the agent answered with an error";
+    case PLC_ERR_FOREIGN_AGENT: return "another user's program answers on the agent's pipe; nothing was sent to it (start your own agent, or ask your administrator)";
   }
   return "unknown status";
 }
@@ -647,8 +651,40 @@ static void transport_close(plc_client *c) {
   c->event = NULL;
 }
 
+/* The user SID of a process's token, copied into `out` (a TOKEN_USER buffer). */
+static int token_user_of(HANDLE process, unsigned char *out, DWORD size) {
+  HANDLE token = NULL;
+  DWORD needed = 0;
+  int ok;
+  if (!OpenProcessToken(process, TOKEN_QUERY, &token)) return 0;
+  ok = GetTokenInformation(token, TokenUser, out, size, &needed) != 0;
+  CloseHandle(token);
+  return ok;
+}
+
+/*
+ * Anyone can create a pipe of a well-known name first. Before a single byte is sent (an activate
+ * carries a code), the process serving the pipe must run as this user: its token's user SID must
+ * equal ours. A process we may not even query belongs to someone else.
+ */
+static plc_status check_pipe_owner(HANDLE pipe) {
+  ULONG server_pid = 0;
+  unsigned char ours[256], theirs[256];
+  HANDLE server;
+  int same;
+  if (!GetNamedPipeServerProcessId(pipe, &server_pid)) return PLC_ERR_FOREIGN_AGENT;
+  if (server_pid == GetCurrentProcessId()) return PLC_OK;
+  if (!token_user_of(GetCurrentProcess(), ours, (DWORD)sizeof ours)) return PLC_ERR_IO;
+  server = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, server_pid);
+  if (server == NULL) return PLC_ERR_FOREIGN_AGENT;
+  same = token_user_of(server, theirs, (DWORD)sizeof theirs) && EqualSid(((TOKEN_USER *)ours)->User.Sid, ((TOKEN_USER *)theirs)->User.Sid);
+  CloseHandle(server);
+  return same ? PLC_OK : PLC_ERR_FOREIGN_AGENT;
+}
+
 static plc_status transport_connect(plc_client *c, int64_t deadline) {
   HANDLE h;
+  plc_status owner;
   for (;;) {
     /* Handles are not inheritable unless asked for: the Windows form of close-on-exec. */
     h = CreateFileA(c->path, GENERIC_READ | GENERIC_WRITE, 0, NULL, OPEN_EXISTING, FILE_FLAG_OVERLAPPED, NULL);
@@ -659,6 +695,11 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     int left = remaining_ms(deadline);
     if (left == 0) return PLC_ERR_TIMEOUT;
     if (!WaitNamedPipeA(c->path, (DWORD)left) && GetLastError() == ERROR_SEM_TIMEOUT) return PLC_ERR_TIMEOUT;
+  }
+  owner = check_pipe_owner(h);
+  if (owner != PLC_OK) {
+    CloseHandle(h);
+    return owner;
   }
   c->event = CreateEventA(NULL, TRUE, FALSE, NULL);
   if (c->event == NULL) {

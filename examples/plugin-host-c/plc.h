@@ -51,7 +51,8 @@ typedef enum plc_status {
   PLC_ERR_CLOSED,           /* the agent closed the connection before answering */
   PLC_ERR_TOO_LARGE,        /* an answer line longer than PLC_BUFFER_SIZE */
   PLC_ERR_PROTOCOL,         /* an answer that is not a JSON-RPC 2.0 LicenseState */
-  PLC_ERR_AGENT             /* the agent answered an error object: see plc_license.error_* */
+  PLC_ERR_AGENT,            /* the agent answered an error object: see plc_license.error_* */
+  PLC_ERR_FOREIGN_AGENT     /* Windows: the pipe is served by another user's program; nothing was sent */
 } plc_status;
 
 typedef enum plc_reason {

