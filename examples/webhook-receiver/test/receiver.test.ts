@@ -90,6 +90,22 @@ async function receiverProcess(secret: string, record: string, port = 0): Promis
   return { url, port: Number(new URL(url).port), child, stop };
 }
 
+describe('the receiver as a command', () => {
+  it('refuses to start without a secret (exit 2) or with a bad port (exit 1), saying why', async () => {
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
+        const child = spawn(process.execPath, [RECEIVER, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.on('exit', (code) => resolveRun({ code, stderr }));
+      });
+    const record = join(home.dir, 'r.jsonl');
+    expect(await run(['--record', record], {})).toMatchObject({ code: 2, stderr: expect.stringMatching(/set WEBHOOK_SECRET/) });
+    expect(await run(['--port', 'eighty', '--record', record], { WEBHOOK_SECRET: 'whsec_x' })).toMatchObject({ code: 1, stderr: expect.stringMatching(/--port must be a whole number/) });
+    expect(await run(['--record'], { WEBHOOK_SECRET: 'whsec_x' })).toMatchObject({ code: 1, stderr: expect.stringMatching(/--record needs a value/) });
+  });
+});
+
 describe('the build side, end to end', () => {
   it('a matching push builds through its steps; notifications verify at the receiver; artifacts download until the link expires', async () => {
     const record = join(home.dir, 'deliveries.jsonl');

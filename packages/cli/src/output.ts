@@ -130,3 +130,14 @@ export function when(date: Date | string | null | undefined, now = Date.now()): 
   const [unit, ms] = UNITS.find(([, size]) => Math.abs(diff) >= size) ?? ['second', 1000];
   return `${absolute.format(d)} (${relative.format(Math.round(diff / ms), unit)})`;
 }
+
+/** A byte count for people: "512 B", "200.7 KiB", "1.2 GiB". */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
+}

@@ -48,10 +48,12 @@ function seconds(name: string, min: number, max: number) {
   };
 }
 
-const PLATFORMS = ['macos', 'windows'];
-const FORMATS = ['vst3', 'au', 'standalone'];
-const RELEASE_TYPES = ['major', 'minor', 'patch', 'dev', 'release'];
-const STATUSES = ['pending', 'queued', 'running', 'success', 'failed', 'cancelled'];
+// The parser's choices. They repeat the api's enums because this module must not load zod
+// (`--version` loads commander alone); a test holds them equal to the api's.
+export const PLATFORMS = ['macos', 'windows'];
+export const FORMATS = ['vst3', 'au', 'standalone'];
+export const RELEASE_TYPES = ['major', 'minor', 'patch', 'dev', 'release'];
+export const STATUSES = ['pending', 'queued', 'running', 'success', 'failed', 'cancelled'];
 const UUID_EXAMPLE = '123e4567-e89b-12d3-a456-426614174000';
 
 /** --platform, --format and --release-type, shared by `builds create` and `trigger`. */

@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { BuildStatus, Format, Platform, ReleaseType } from '@plugin-license/api';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { FORMATS, PLATFORMS, RELEASE_TYPES, STATUSES } from '../src/program.js';
 import { startService, tempHome, type TestService } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cli, envFor, jsonOf } from './helpers.js';
@@ -134,6 +136,23 @@ describe('plugin-license builds', () => {
 
     const none = await cli(['builds', 'download', id, '--format', 'standalone', '--out', out], env);
     expect(none.code).toBe(3);
+  });
+
+  it('replaces a NAME.part left by a download that was killed', async () => {
+    const id = await finishedBuild(['windows'], ['vst3']);
+    const out = join(home.dir, 'resume');
+    mkdirSync(out);
+    writeFileSync(join(out, 'DemoReverb-1.0.0-windows.vst3.zip.part'), 'half of an old download');
+    const run = await cli(['builds', 'download', id, '--out', out], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readdirSync(out)).toEqual(['DemoReverb-1.0.0-windows.vst3.zip']);
+  });
+
+  it('the parser offers exactly the api\'s platforms, formats, release types and statuses', () => {
+    expect(PLATFORMS).toEqual(Platform.options);
+    expect(FORMATS).toEqual(Format.options);
+    expect(RELEASE_TYPES).toEqual(ReleaseType.options);
+    expect(STATUSES).toEqual(BuildStatus.options);
   });
 
   it('deletes a download whose checksum does not match and exits 1', async () => {

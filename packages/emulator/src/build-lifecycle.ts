@@ -76,6 +76,7 @@ export function advanceBuild(build: BuildRecord, nowMs: number, runUrl: string, 
   while (schedule?.next_at != null && Date.parse(schedule.next_at) <= nowMs) {
     const at = Date.parse(schedule.next_at);
     const atIso = schedule.next_at;
+    const before = build.status;
     let next: number | null = at + schedule.step_ms;
     if (build.status === 'pending') {
       build.status = 'queued';
@@ -93,9 +94,6 @@ export function advanceBuild(build: BuildRecord, nowMs: number, runUrl: string, 
         next = null;
       } else if (index >= 0 && index + 1 < BUILD_STEPS.length) {
         build.metadata = { current_step: BUILD_STEPS[index + 1] ?? 'upload', step_progress: progressOf(index + 1) };
-        // A new step is not a status change: no event.
-        schedule.next_at = new Date(next).toISOString();
-        continue;
       } else {
         build.status = 'success';
         build.completed_at = atIso;
@@ -105,7 +103,8 @@ export function advanceBuild(build: BuildRecord, nowMs: number, runUrl: string, 
       }
     }
     schedule.next_at = next === null ? null : new Date(next).toISOString();
-    const event = EVENT_OF_STATUS[build.status];
+    // A new step is not a status change: only status changes are events.
+    const event = build.status === before ? undefined : EVENT_OF_STATUS[build.status];
     if (event) transitions.push({ build, event, at });
   }
   return transitions;

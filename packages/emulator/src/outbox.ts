@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { signWebhook } from '@plugin-license/api';
-import type { BuildTransition } from './build-lifecycle.js';
+import { signWebhook, type WebhookEvent } from '@plugin-license/api';
+import { EVENT_OF_STATUS, type BuildTransition } from './build-lifecycle.js';
 import type { EmulatorClock } from './clock.js';
-import { DOWNLOAD_URL_TTL_MS, artifactDownloadUrl } from './download-url.js';
+import { downloadLink } from './download-url.js';
 import type { BuildRecord, DeliveryRecord } from './state.js';
 import type { EmulatorStore } from './store.js';
 
@@ -29,13 +29,8 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Real time an attempt may take before it counts as failed (`deliveryTimeoutMs` changes it). */
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 
-const STATUS_OF_EVENT = {
-  'build.queued': 'queued',
-  'build.started': 'running',
-  'build.success': 'success',
-  'build.failed': 'failed',
-  'build.cancelled': 'cancelled',
-} as const;
+/** The status each event reports: the inverse of the lifecycle's one table. */
+const STATUS_OF_EVENT = Object.fromEntries(Object.entries(EVENT_OF_STATUS).map(([status, event]) => [event, status])) as Record<WebhookEvent, BuildRecord['status']>;
 
 function durationSeconds(build: BuildRecord, atMs: number): number {
   const from = Date.parse(build.started_at ?? build.queued_at);
@@ -69,7 +64,7 @@ export function payloadOf(ctx: OutboxDeps, delivery: DeliveryRecord, build: Buil
           format: a.format,
           file_name: a.file_name,
           file_size: a.file_size,
-          download_url: artifactDownloadUrl(ctx.origin(), ctx.signingKey, a.id, a.file_name, nowMs + DOWNLOAD_URL_TTL_MS),
+          download_url: downloadLink(ctx.origin(), ctx.signingKey, a, nowMs).url,
         }))
       : [];
   return {
@@ -110,8 +105,7 @@ export class Outbox {
   ) {}
 
   /** Records a delivery for each transition its project selected; they are attempted by {@link dispatchDue}. */
-  record(transitions: readonly BuildTransition[]): boolean {
-    let recorded = false;
+  record(transitions: readonly BuildTransition[]): void {
     for (const t of transitions) {
       const config = this.ctx.store.project(t.build.project_id)?.notifications;
       if (!config || !config.events.includes(t.event)) continue;
@@ -129,9 +123,7 @@ export class Outbox {
         gave_up: false,
         next_attempt_at: at,
       });
-      recorded = true;
     }
-    return recorded;
   }
 
   /** Starts an attempt of every delivery due at `nowMs` that is not already in flight. */

@@ -3,20 +3,14 @@ import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
-import { createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
+import { BuildFlags, createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
 import { renameRetrying } from '@plugin-license/licensing';
 import type { Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
-import { when } from '../output.js';
+import { formatBytes, when } from '../output.js';
 
 const FINISHED = new Set(['success', 'failed', 'cancelled']);
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-}
 
 function statusText(ctx: Context, status: string): string {
   if (status === 'success') return ctx.out.ok(status);
@@ -88,7 +82,8 @@ export interface BuildSpec {
   clean?: boolean;
 }
 
-const FLAGS = ['enableActivationKeys', 'enableCreatorMode', 'enableDebugMode'];
+/** The flags the interface defines, read from the api's schema so the two never drift. */
+const FLAGS = Object.keys(BuildFlags.shape);
 
 /** `builds create <project_id> …`. */
 export async function createCommand(ctx: Context, rawProject: string, o: BuildSpec): Promise<ExitCode> {
@@ -141,7 +136,7 @@ export async function artifactsCommand(ctx: Context, id: string): Promise<ExitCo
   }
   ctx.out.table(
     ['artifact', 'platform', 'format', 'file', 'size', 'signed', 'downloads'],
-    artifacts.map((a) => [a.id, a.platform, a.format, a.file_name, size(a.file_size), a.is_signed ? 'yes' : 'no', String(a.download_count)]),
+    artifacts.map((a) => [a.id, a.platform, a.format, a.file_name, formatBytes(a.file_size), a.is_signed ? 'yes' : 'no', String(a.download_count)]),
   );
   return EXIT.ok;
 }
@@ -207,7 +202,7 @@ export async function downloadCommand(ctx: Context, buildId: string, artifactId:
   }
   const interrupted = done.length < targets.length;
   if (ctx.out.json) ctx.out.document({ build_id: buildId, downloaded: done, interrupted });
-  else for (const d of done) ctx.out.line(`${d.file}  ${size(d.bytes)}  sha256 ${d.checksum_sha256} ok`);
+  else for (const d of done) ctx.out.line(`${d.file}  ${formatBytes(d.bytes)}  sha256 ${d.checksum_sha256} ok`);
   if (interrupted) ctx.out.note(`interrupted: ${done.length} of ${targets.length} artifacts downloaded`);
   return interrupted ? EXIT.interrupted : EXIT.ok;
 }
@@ -230,7 +225,8 @@ async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file
       })();
       throw new CliError(EXIT.failed, 'download_failed', `downloading ${artifact.file_name} failed: the file server answered ${res.statusCode}${message ? ` (${message})` : ''}`);
     }
-    const sink = createWriteStream(part, { flags: 'wx', mode: 0o644 });
+    // NAME.part is this command's own: one left by a download that was killed is replaced.
+    const sink = createWriteStream(part, { flags: 'w', mode: 0o644 });
     const closed = new Promise<void>((ok, fail) => {
       sink.on('close', ok);
       sink.on('error', fail);

@@ -8,7 +8,7 @@ import { getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-lic
 import { request } from 'undici';
 import type { Context } from '../context.js';
 import { classify, EXIT, type ExitCode } from '../errors.js';
-import { when } from '../output.js';
+import { when, formatBytes } from '../output.js';
 
 export type Level = 'ok' | 'warning' | 'failed' | 'info';
 
@@ -342,13 +342,4 @@ function formatDuration(ms: number): string {
   return `${Math.round(ms / 1000)} s`;
 }
 
-function formatBytes(n: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i++;
-  }
-  return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
-}
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { TriggerRequest } from '@plugin-license/api';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { createBuild } from '../build-factory.js';
@@ -6,23 +7,20 @@ import type { EmulatorContext, RouteDef } from '../context.js';
 import { HttpError } from '../errors.js';
 import { isLoopbackHost } from '../loopback.js';
 import { parseWith, requireUuidParam } from '../request-helpers.js';
-import { NotificationConfig, TriggerConfig, type ProjectRecord } from '../state.js';
+import { BuildSettings, NotificationConfig, TriggerConfig, type ProjectRecord } from '../state.js';
 import { branchName, matchPush, matchRelease, type TriggerDecision } from '../triggers.js';
 import { versionFromRef } from './trigger.js';
 
 const MAX_TRIGGERS = 20;
 const MAX_PUSH_FILES = 10_000;
 
-const BuildSettingsRequest = z.strictObject({
-  step_ms: z.number().int().min(1).max(86_400_000).optional(),
-  fail_rate: z.number().min(0).max(1).optional(),
-  seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-});
+/** The settings' own schema, every field optional; `draws` is the emulator's, not the caller's. */
+const BuildSettingsRequest = BuildSettings.omit({ draws: true }).partial().strict();
 
 const PushRequest = z.strictObject({
   branch: z.string().min(1).max(255),
   files: z.array(z.string().min(1).max(4096)).max(MAX_PUSH_FILES),
-  commit_sha: z.string().regex(/^[0-9a-f]{7,64}$/i, 'expected a hex commit SHA').optional(),
+  commit_sha: TriggerRequest.shape.commit_sha,
 });
 
 const ReleaseRequest = z.strictObject({

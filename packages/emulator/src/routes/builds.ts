@@ -4,7 +4,7 @@ import { emit } from '../build-engine.js';
 import { createBuild, usageOf } from '../build-factory.js';
 import { cancelBuild } from '../build-lifecycle.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
-import { DOWNLOAD_URL_TTL_MS, artifactDownloadUrl } from '../download-url.js';
+import { downloadLink } from '../download-url.js';
 import { HttpError } from '../errors.js';
 import { parseWith, requireProject, requireSubject, requireUuidParam } from '../request-helpers.js';
 import type { BuildRecord } from '../state.js';
@@ -127,13 +127,12 @@ export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
             artifact_id: artifactId,
           });
         }
-        const expiresMs = ctx.clock.now() + DOWNLOAD_URL_TTL_MS;
-        const url = artifactDownloadUrl(ctx.origin(), ctx.signingKey, artifact.id, artifact.file_name, expiresMs);
+        const link = downloadLink(ctx.origin(), ctx.signingKey, artifact, ctx.clock.now());
         artifact.download_count += 1;
         await ctx.store.commit();
         const redirect = (request.query as Record<string, unknown>).redirect;
-        if (ctx.downloadRedirect || redirect === '1' || redirect === 'true') return reply.redirect(url, 302);
-        return { url, expires_at: new Date(expiresMs).toISOString() };
+        if (ctx.downloadRedirect || redirect === '1' || redirect === 'true') return reply.redirect(link.url, 302);
+        return link;
       },
     },
     {
