@@ -1,4 +1,6 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { generateCode, startEmulatorProcess, tempHome } from '@plugin-license/test-utils';
@@ -122,6 +124,47 @@ describe('--data persistence', () => {
       expect((await call(d, 'POST', '/builds', { body: { project_id: d.projectId } })).status).toBe(201);
     } finally {
       await d.close();
+    }
+  });
+
+  it('a delivery still owed when the emulator stops goes out after a restart', async () => {
+    const file = join(home.dir, 'owed.json');
+    // A port nothing listens on yet: the receiver is down while the first emulator runs.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const a = await startEmulator({ dataFile: file });
+    try {
+      await call(a, 'PUT', `/__emulator/projects/${a.projectId}/notifications`, { body: { url: `http://127.0.0.1:${port}/hook`, events: ['build.queued'] } });
+      const trig = await call(a, 'POST', `/external-builds/${a.projectId}/trigger`, { body: {}, token: null, headers: { 'x-webhook-secret': a.webhookSecret } });
+      expect(trig.status).toBe(201);
+      const owed = (await call(a, 'GET', '/__emulator/deliveries')).body.deliveries as Array<{ delivered: boolean; attempts: unknown[] }>;
+      expect(owed).toMatchObject([{ delivered: false, attempts: [expect.objectContaining({ error: 'connection refused' })] }]);
+    } finally {
+      await a.close();
+    }
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(port, '127.0.0.1', r));
+    const b = await startEmulator({ dataFile: file });
+    try {
+      await call(b, 'POST', '/__emulator/clock', { body: { advance_ms: 10_000 } });
+      const after = (await call(b, 'GET', '/__emulator/deliveries')).body.deliveries as Array<{ delivered: boolean; attempts: Array<{ status: number | null }> }>;
+      expect(after).toHaveLength(1);
+      expect(after[0]).toMatchObject({ delivered: true });
+      expect(after[0]!.attempts.at(-1)?.status).toBe(204);
+      expect(received.map((r) => (JSON.parse(r) as { event: string }).event)).toEqual(['build.queued']);
+    } finally {
+      await b.close();
+      await new Promise<void>((r) => receiver.close(() => r()));
     }
   });
 
