@@ -111,11 +111,13 @@ export async function startReceiver(options) {
     accepted: () => readRecords(record),
     close: () =>
       new Promise((resolve) => {
-        server.closeAllConnections();
+        // Stop accepting first, then end every connection: the other order lets a keep-alive
+        // connection that arrives in between hold close() open.
         server.close(() => {
           closeSync(fd);
           resolve();
         });
+        server.closeAllConnections();
       }),
   };
 }

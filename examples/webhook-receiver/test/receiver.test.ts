@@ -79,12 +79,13 @@ async function receiverProcess(secret: string, record: string, port = 0): Promis
     child.once('exit', (code) => reject(new Error(`receiver exited ${code}: ${stderr}`)));
   });
   const url = (JSON.parse(line) as { url: string }).url;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async (): Promise<void> => {
     if (process.env.DEBUG_RECEIVER) process.stderr.write(stderr);
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
+    const late = setTimeout(() => child.kill('SIGKILL'), 5000);
     await exited;
+    clearTimeout(late);
   };
   closers.push(stop);
   return { url, port: Number(new URL(url).port), child, stop };
@@ -210,7 +211,7 @@ describe('the build side, end to end', () => {
       });
     });
     await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
-    closers.push(() => new Promise<void>((resolve) => { gateway.closeAllConnections(); gateway.close(() => resolve()); }));
+    closers.push(() => new Promise<void>((resolve) => { gateway.close(() => resolve()); gateway.closeAllConnections(); }));
     const gatewayUrl = `http://127.0.0.1:${(gateway.address() as { port: number }).port}/hooks/build`;
 
     await liveCtl.buildSettings({ step_ms: 5_000, fail_rate: 0, seed: 0 });

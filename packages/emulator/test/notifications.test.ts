@@ -37,8 +37,8 @@ async function startReceiver(port = 0, options: { status?: () => number; hang?: 
     received,
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections();
         server.close(() => resolve());
+        server.closeAllConnections();
       }),
   };
 }

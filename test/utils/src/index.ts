@@ -292,8 +292,8 @@ export async function startConnectProxy(): Promise<TestProxy> {
     tunnels,
     close: () =>
       new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
         server.close(() => resolve());
+        server.closeAllConnections?.();
       }),
   };
 }
