@@ -4,7 +4,7 @@
 // Installs what it needs when missing (Debian's wine64 and mingw-w64; the Windows Node binary
 // from the npm registry, pinned), makes a throwaway Wine prefix, and runs against the Linux
 // emulator on loopback: the agent under Windows Node on its default pipe, the mingw-built C
-// client, the CLI, two agents racing for a pipe, the Windows folders, the Windows logon task's
+// client, the CLI, a second agent and a squatted pipe, the Windows folders, the Windows logon task's
 // XML, and the rename-while-reading race. Prints `N passed, N failed` as its last line; exits 1
 // when anything failed. Wine's own limits are worked around here only, each where it is done.
 import { spawn, spawnSync } from 'node:child_process';
@@ -298,23 +298,10 @@ await check('a second agent on the same pipe is refused, saying so', async () =>
   expectThat(r.code !== 0 && /already running/i.test(r.stderr + r.stdout), `exit ${r.code}: ${r.stdout} ${r.stderr}`);
 });
 
-await check('two agents racing for a new pipe: exactly one runs', async () => {
-  const pipe = `\\\\.\\pipe\\plc-race-${randomBytes(4).toString('hex')}`;
-  const both = [0, 1].map(() => winNode([agentBin, 'run', '--socket', pipe], env));
-  const outcome = await Promise.all(
-    both.map(async (p) => {
-      try {
-        await lineOf(p, (l) => l.includes('"ready"'), 60_000);
-        return 'ready';
-      } catch {
-        return `exited ${p.child.exitCode}: ${p.stderr().trim().split('\n').pop()}`;
-      }
-    }),
-  );
-  await Promise.all(both.map((p) => p.stop()));
-  expectThat(outcome.filter((o) => o === 'ready').length === 1, outcome.join('; '));
-  return outcome.find((o) => o !== 'ready');
-});
+// Not checked here: two agents racing for one new pipe. Windows makes a pipe's first instance
+// exclusive (libuv asks for FILE_FLAG_FIRST_PIPE_INSTANCE, so the loser gets EADDRINUSE), but
+// Wine 8 does not under a race: in one CI run of four both agents listened. A Wine limit, listed
+// as untested in agent/README.md; started one after the other, the second is refused (above).
 
 await check('an agent refuses a pipe name another program already serves', async () => {
   const pipe = `\\\\.\\pipe\\plc-squat-${randomBytes(4).toString('hex')}`;
