@@ -7,17 +7,47 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { License, isLicenseError, renameRetryingSync } from '@plugin-license/licensing';
+import { systemRenameEnvironment } from '../../packages/licensing/src/rename-retry.js';
 
 const [mode, a, b, c, d, e] = process.argv.slice(2);
 const print = (value: unknown): void => {
   writeFileSync(1, `${JSON.stringify(value)}\n`);
 };
 
+/**
+ * Watches the rename rule at work in this process: for each rename a reader held up, how many
+ * attempts it took and how long the reader held it up in all (the rule gives up after 2 s).
+ */
+function watchRenames(): () => { heldUp: number; maxAttempts: number; maxWaitMs: number } {
+  const real = systemRenameEnvironment.rename;
+  let streak = 0;
+  let streakStart = 0;
+  const seen = { heldUp: 0, maxAttempts: 0, maxWaitMs: 0 };
+  systemRenameEnvironment.rename = async (from, to) => {
+    try {
+      await real(from, to);
+    } catch (e) {
+      if (streak === 0) streakStart = performance.now();
+      streak += 1;
+      throw e;
+    }
+    if (streak > 0) {
+      seen.heldUp += 1;
+      seen.maxAttempts = Math.max(seen.maxAttempts, streak + 1);
+      seen.maxWaitMs = Math.max(seen.maxWaitMs, Math.round(performance.now() - streakStart));
+      streak = 0;
+    }
+  };
+  return () => seen;
+}
+
 async function writer(home: string, projectId: string, baseUrl: string, n: number, code: string): Promise<void> {
+  const renames = watchRenames();
   const license = new License({ projectId, baseUrl, home, machineId: 'race-machine' });
   await license.activate(code);
   let failures = 0;
   const codes: Record<string, number> = {};
+  let first: string | undefined;
   for (let i = 0; i < n; i++) {
     try {
       await license.validate({ force: true });
@@ -25,10 +55,11 @@ async function writer(home: string, projectId: string, baseUrl: string, n: numbe
       failures += 1;
       const code = isLicenseError(e) ? `${e.code}:${e.systemCode ?? ''}` : String(e);
       codes[code] = (codes[code] ?? 0) + 1;
+      first ??= e instanceof Error ? e.message : String(e);
     }
   }
   await license.close();
-  print({ writes: n, failures, codes });
+  print({ writes: n, failures, codes, renames: renames(), ...(first === undefined ? {} : { first }) });
 }
 
 async function reader(home: string, projectId: string, baseUrl: string, ms: number): Promise<void> {
