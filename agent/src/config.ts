@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isLicenseError, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import { resolveSocketPath } from './socket-path.js';

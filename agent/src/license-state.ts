@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { LicenseStatus, Reason } from '@plugin-license/licensing';
 
 /** Why a license is not valid; null when it is (the licensing library's `Reason`). */

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { AgentError } from './errors.js';
 import type { Connection } from './connection.js';
 import type { LicenseRegistry } from './license-registry.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The protocol version this agent and client speak. */
 export const PROTOCOL_VERSION = 1 as const;

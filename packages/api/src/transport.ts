@@ -1,6 +1,6 @@
 import type { Dispatcher, request as undiciRequest } from 'undici';
 import { loadUndici } from './undici-loader.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { redact, redactDeep } from './code-hint.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
 import { parseRateLimit, parseRetryAfterMs, type RateLimit } from './rate-limit.js';

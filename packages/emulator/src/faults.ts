@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Body of `POST /__emulator/faults`. */
 export const FaultRequest = z

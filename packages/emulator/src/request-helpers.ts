@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EmulatorContext } from './context.js';
 import { HttpError } from './errors.js';
 import type { ProjectRecord } from './state.js';

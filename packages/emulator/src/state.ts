@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { Artifact, BuildStatus, WebhookEvent, DiscoverableRepo, Format, HostingConnection, Platform, ReleaseType, Visibility } from '@plugin-license/api';
 
 /*

@@ -2,7 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { renameRetrying, renameRetryingSync } from './rename-retry.js';
 
 /**

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { moveAside, readCapped, removeFileDurably, writeFileAtomic } from './cache-file.js';
 
 /**

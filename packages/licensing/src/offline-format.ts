@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_STATE_FILE_BYTES } from './cache-file.js';
 import { LicenseError } from './errors.js';
 

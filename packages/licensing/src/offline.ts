@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { codeHint, type ServiceClient, type ServiceClientOptions } from '@plugin-license/api';
-import { z } from 'zod';
+import * as z from 'zod';
 import { moveAside, readCapped, removeFileDurably, writeFileAtomic, type StoredLicense } from './cache-file.js';
 import { DEFAULT_OFFLINE_MAX_DAYS, requireBaseUrl, resolveConfig } from './config.js';
 import { LicenseError } from './errors.js';

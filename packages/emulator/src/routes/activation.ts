@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ActivationRequest, GenerateRequest } from '@plugin-license/api';
-import { z } from 'zod';
+import * as z from 'zod';
 import { codeHint, isWellFormedCode } from '../code-format.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
 import { HttpError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { TriggerRequest } from '@plugin-license/api';
 import type { FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import * as z from 'zod';
 import { createBuild } from '../build-factory.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
 import { HttpError } from '../errors.js';

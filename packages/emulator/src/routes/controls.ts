@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { runClock } from '../build-engine.js';
 import { codeHint, isWellFormedCode } from '../code-format.js';
 import type { EmulatorContext, RouteDef } from '../context.js';
