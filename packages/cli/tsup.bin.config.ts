@@ -6,7 +6,7 @@ import { baseConfig } from '../../tsup.base.js';
 // bin/plugin-license.js through the agent's run-bundle (a V8 code cache). cli.cjs is the parser
 // (commander and program.ts). load.ts, which program.ts imports when a command runs, is
 // commands.cjs, required then; each command in it is initialized when it is asked for. undici
-// is undici.cjs, required on the first request. So `--version` reads and runs a small file.
+// is undici.cjs, required when a command needs it (a request through a proxy, doctor, downloads). So `--version` reads and runs a small file.
 // Built after the library, into dist/bin only.
 const undiciEntry = createRequire(createRequire(import.meta.url).resolve('@plugin-license/api')).resolve('undici');
 

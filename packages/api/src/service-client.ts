@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
-import { connectionRoute, createDispatcher } from './dispatcher.js';
+import { connectionRoute } from './dispatcher.js';
+import { createCarrier, undiciCarrier, type Carrier } from './carrier.js';
 import { assertBaseUrl } from './base-url.js';
 import { ConfigError } from './errors.js';
 import type { RateLimit } from './rate-limit.js';
@@ -54,7 +55,9 @@ export interface ServiceClientOptions {
   token?: string;
   /**
    * undici dispatcher to send through (proxy agents, MockAgent in tests). The client does not close
-   * an injected dispatcher; by default it owns one keep-alive `Agent` and closes it in `close()`.
+   * an injected dispatcher. By default it owns its connections and closes them in `close()`: a
+   * keep-alive agent of Node's `http`/`https` for a direct connection, undici's proxy agents
+   * through a proxy.
    * @example new Agent({ keepAliveTimeout: 1000 })
    */
   dispatcher?: Dispatcher;
@@ -126,9 +129,8 @@ function requireObject(value: unknown, name: string): void {
  */
 export class ServiceClient {
   readonly #transport: Transport;
-  /** The injected dispatcher, or the own one once the first request made it. */
-  #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
-  readonly #ownsDispatcher: boolean;
+  /** The carrier of the injected dispatcher, or the own one once the first request made it. */
+  #carrier: Carrier | Promise<Carrier> | undefined;
   #rateLimit: RateLimit | undefined;
   #closed = false;
 
@@ -145,21 +147,20 @@ export class ServiceClient {
     if (options.token !== undefined && (typeof options.token !== 'string' || options.token === '')) {
       throw new ConfigError('token must be a non-empty string when given', 'token');
     }
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    // The own pool is made (and undici loaded) on the first request; a bad proxy URL, given or
-    // in the environment, fails now.
-    this.#dispatcher = options.dispatcher;
+    // The own connections are made on the first request (undici loaded then only for a proxy);
+    // a bad proxy URL, given or in the environment, fails now.
+    this.#carrier = options.dispatcher === undefined ? undefined : undiciCarrier(options.dispatcher, false);
     const connection = { timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) };
     if (options.dispatcher === undefined) connectionRoute(connection);
-    const dispatcher = (): Dispatcher | Promise<Dispatcher> =>
-      (this.#dispatcher ??= createDispatcher(connection).catch((e: unknown) => {
-        this.#dispatcher = undefined; // the next request tries again
+    const carrier = (): Carrier | Promise<Carrier> =>
+      (this.#carrier ??= createCarrier(connection).catch((e: unknown) => {
+        this.#carrier = undefined; // the next request tries again
         throw e;
       }));
     this.#transport = new Transport({
       baseUrl,
       token: options.token,
-      dispatcher,
+      carrier,
       timeoutMs,
       userAgent: options.userAgent ?? `plugin-license-api/${version} node/${process.versions.node}`,
       policy: createRetryPolicy(options.retry, hooks),
@@ -423,14 +424,14 @@ export class ServiceClient {
   };
 
   /**
-   * Closes the client's own keep-alive agent (an injected dispatcher is left open). Idempotent.
+   * Closes the client's own connections (an injected dispatcher is left open). Idempotent.
    * @example await client.close();
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (!this.#ownsDispatcher || this.#dispatcher === undefined) return;
-    const own = await Promise.resolve(this.#dispatcher).catch(() => undefined);
-    await own?.close();
+    if (this.#carrier === undefined) return;
+    const carrier = await Promise.resolve(this.#carrier).catch(() => undefined);
+    await carrier?.close();
   }
 }

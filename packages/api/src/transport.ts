@@ -1,6 +1,5 @@
-import type { Dispatcher, request as undiciRequest } from 'undici';
-import { loadUndici } from './undici-loader.js';
 import type * as z from 'zod';
+import { TIMEOUT_CODES, type Carrier, type CarriedAnswer, type HeaderValues } from './carrier.js';
 import { redact, redactDeep } from './code-hint.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
 import { parseRateLimit, parseRetryAfterMs, type RateLimit } from './rate-limit.js';
@@ -14,8 +13,6 @@ export interface CallOptions {
   /** Time-out of each attempt in ms (headers wait and body pauses), overriding the client's `timeoutMs`. */
   timeoutMs?: number;
 }
-
-type HeaderValues = Record<string, string | string[] | undefined>;
 
 /** Everything the transport needs to know about one endpoint call. */
 export interface CallSpec<T> {
@@ -41,8 +38,8 @@ export interface CallSpec<T> {
 export interface TransportConfig {
   baseUrl: URL;
   token: string | undefined;
-  /** The dispatcher, made on the first request (undici loads then). */
-  dispatcher: () => Dispatcher | Promise<Dispatcher>;
+  /** The carrier, made on the first request. */
+  carrier: () => Carrier | Promise<Carrier>;
   timeoutMs: number;
   userAgent: string;
   policy: RetryPolicy;
@@ -103,25 +100,16 @@ function tlsFailure(e: unknown): string | undefined {
   return undefined;
 }
 
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-
 function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceError {
   if (e instanceof NetworkError || e instanceof TimeoutError) return true;
   return e instanceof ServiceError && (e.status === 429 || e.status >= 500);
 }
 
-/** undici's `request` and the dispatcher, ready for a request. */
-interface Prepared {
-  request: typeof undiciRequest;
-  dispatcher: Dispatcher;
-}
-
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
-  /** undici's `request` and the dispatcher, once the first request has loaded them. */
-  private ready: Prepared | undefined;
-  private preparing: Promise<Prepared> | undefined;
+  /** The carrier, once the first request has made it (no await on the hot path after that). */
+  private carrier: Carrier | undefined;
 
   constructor(private readonly config: TransportConfig) {
     this.base = config.baseUrl.href.replace(/\/+$/, '');
@@ -186,8 +174,9 @@ export class Transport {
     return headers;
   }
 
-  // Time-outs use undici's own headersTimeout/bodyTimeout rather than an AbortController per
-  // attempt: creating and wiring a signal per request cost ~15% of a loopback round trip.
+  // Time-outs are the carrier's own (undici's headersTimeout/bodyTimeout, a socket time-out in
+  // Node's) rather than an AbortController per attempt: creating and wiring a signal per request
+  // cost ~15% of a loopback round trip.
   private async attempt(spec: CallSpec<unknown>, url: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<RawAnswer> {
     const fail = (e: unknown, stage: string): never => {
       if (signal?.aborted) throw abortReason(signal);
@@ -215,44 +204,24 @@ export class Transport {
       );
     };
     if (signal?.aborted) throw abortReason(signal);
-    const { request, dispatcher } = this.ready ?? (await this.prepare());
-    let response: Dispatcher.ResponseData;
+    const carrier = this.carrier ?? (this.carrier = await this.config.carrier());
+    let response: CarriedAnswer;
     try {
       const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
-      response = await request(url, {
-        method: spec.method,
-        headers: this.headers(spec),
-        body,
-        dispatcher,
-        signal,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      response = await carrier.send(url, { method: spec.method, headers: this.headers(spec), body, signal, timeoutMs });
     } catch (e) {
       return fail(e, 'reach');
     }
-    const headers = response.headers as HeaderValues;
+    const { headers } = response;
     const rateLimit = parseRateLimit(headers, this.config.policy.now());
     if (rateLimit) this.config.onRateLimit(rateLimit);
     let text: string;
     try {
-      text = await response.body.text();
+      text = await response.text();
     } catch (e) {
       return fail(e, 'read the answer of');
     }
-    return { status: response.statusCode, headers, text, rateLimit };
-  }
-
-  private prepare(): Promise<Prepared> {
-    this.preparing ??= (async () => {
-      const [{ request }, dispatcher] = await Promise.all([loadUndici(), this.config.dispatcher()]);
-      this.ready = { request, dispatcher };
-      return this.ready;
-    })().catch((e: unknown) => {
-      this.preparing = undefined; // the next request tries again
-      throw e;
-    });
-    return this.preparing;
+    return { status: response.status, headers, text, rateLimit };
   }
 
   private secrets(spec: CallSpec<unknown>): (string | undefined)[] {

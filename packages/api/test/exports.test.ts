@@ -71,24 +71,31 @@ describe('built package', () => {
 
   // undici is a hundred modules and about 20 MB: a process that has not asked anything yet (the
   // agent at start) does not load it. Both builds; the first request loads it and works.
-  it('loads undici on the first request, not at import', async () => {
+  it('never loads undici for a direct connection; through a proxy, on the first request', async () => {
     const script = (load: string): string => `
       const { createServer } = require('node:http');
       ${load}
       const loaded = () => Object.keys(require.cache).some((k) => /[\\/]undici[\\/]/.test(k));
       const server = createServer((_q, r) => { r.setHeader('content-type', 'application/json'); r.end(JSON.stringify({ activations: 0, max_activations: 2, available: 2, is_revoked: false })); });
       server.listen(0, '127.0.0.1', async () => {
-        const client = new m.ServiceClient({ baseUrl: 'http://127.0.0.1:' + server.address().port + '/functions/v1' });
+        const baseUrl = 'http://127.0.0.1:' + server.address().port + '/functions/v1';
+        const client = new m.ServiceClient({ baseUrl, proxy: false });
         const before = loaded();
         const status = await client.activation.status('ABCD-EFGH-IJKL-MNOP');
-        console.log(JSON.stringify([before, loaded(), status.available]));
-        await client.close(); server.close();
+        const direct = loaded();
+        await client.close();
+        // A proxy nobody serves: the request fails, but it went the undici way.
+        const proxied = new m.ServiceClient({ baseUrl, proxy: 'http://127.0.0.1:9', retry: false });
+        const afterProxyClient = loaded();
+        const failed = await proxied.activation.status('ABCD-EFGH-IJKL-MNOP').then(() => 'answered', (e) => e.name);
+        console.log(JSON.stringify([before, direct, status.available, afterProxyClient, loaded(), failed]));
+        await proxied.close(); server.close();
       });`;
     const cjs = JSON.parse(await node(['-e', script(`const m = require('@plugin-license/api');`)]));
     const esm = JSON.parse(
       await node(['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/package.json'); const m = await import('@plugin-license/api'); ${script('')}`]),
     );
-    expect(cjs).toEqual([false, true, 2]);
-    expect(esm).toEqual([false, true, 2]);
+    expect(cjs).toEqual([false, false, 2, false, true, 'NetworkError']);
+    expect(esm).toEqual([false, false, 2, false, true, 'NetworkError']);
   });
 });

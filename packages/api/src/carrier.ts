@@ -1,0 +1,128 @@
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Dispatcher } from 'undici';
+import { connectionRoute, createDispatcher, type ConnectionOptions } from './dispatcher.js';
+import { loadUndici } from './undici-loader.js';
+
+/** Response header values as both carriers give them (lower-case names). */
+export type HeaderValues = Record<string, string | string[] | undefined>;
+
+/** One request to the service, as the transport hands it over. */
+export interface CarriedRequest {
+  method: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  /** Time-out of the attempt: connecting, waiting for the headers, and any pause in the body. */
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/** What came back: the status and headers at once, the body when asked (its own failure stage). */
+export interface CarriedAnswer {
+  status: number;
+  headers: HeaderValues;
+  text(): Promise<string>;
+}
+
+/**
+ * How requests reach the service. A direct connection goes over Node's own `http`/`https` with a
+ * keep-alive agent; a proxy (given or from the environment) and an injected undici dispatcher go
+ * through undici. The split is about the resident agent: undici and its WebAssembly HTTP parser
+ * cost about 11 MB of a process's memory for the few requests a day the agent makes, while
+ * Node's parser is already in the binary; undici keeps what Node lacks, the proxy agents and
+ * their `NO_PROXY` rules, and callers' own dispatchers.
+ */
+export interface Carrier {
+  send(url: string, request: CarriedRequest): Promise<CarriedAnswer>;
+  close(): Promise<void>;
+}
+
+/**
+ * Error codes of an attempt that ran out of time, from either carrier: undici's, and the one the
+ * Node carrier gives its own time-out.
+ */
+export const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ERR_PLC_TIMEOUT']);
+
+/** The carrier of a connection: Node's for a direct one, undici's through a proxy (loaded then). */
+export async function createCarrier(o: ConnectionOptions): Promise<Carrier> {
+  if (connectionRoute(o).via === 'direct') return nodeCarrier(o);
+  return undiciCarrier(await createDispatcher(o), true);
+}
+
+/** A carrier over an undici dispatcher; `owned` says whether `close()` closes it. */
+export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
+  return {
+    async send(url, r) {
+      const { request } = await loadUndici();
+      const response = await request(url, {
+        method: r.method as Dispatcher.HttpMethod,
+        headers: r.headers,
+        body: r.body,
+        dispatcher,
+        signal: r.signal,
+        headersTimeout: r.timeoutMs,
+        bodyTimeout: r.timeoutMs,
+      });
+      return { status: response.statusCode, headers: response.headers as HeaderValues, text: () => response.body.text() };
+    },
+    async close() {
+      if (owned) await dispatcher.close();
+    },
+  };
+}
+
+/** Idle keep-alive connections are closed after this (undici's default keepAliveTimeout as well). */
+const KEEP_ALIVE_IDLE_MS = 10_000;
+
+/** Node's `http`/`https` with one keep-alive agent per scheme, made on first use. */
+export function nodeCarrier(o: Pick<ConnectionOptions, 'ca'>): Carrier {
+  let plain: HttpAgent | undefined;
+  let secure: { agent: HttpAgent; request: typeof httpRequest } | undefined;
+  // node:https (and TLS with it) loads only for an https:// service.
+  const loadSecure = async (): Promise<NonNullable<typeof secure>> => {
+    const https = await import('node:https');
+    return (secure ??= { agent: new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, ...(o.ca === undefined ? {} : { ca: o.ca }) }), request: https.request });
+  };
+  const send = (request: typeof httpRequest, agent: HttpAgent, url: string, r: CarriedRequest): Promise<CarriedAnswer> =>
+    new Promise<CarriedAnswer>((resolve, reject) => {
+      let failure: Error | undefined;
+      let answered = false;
+      const req: ClientRequest = request(url, { method: r.method, headers: r.headers, agent, ...(r.signal ? { signal: r.signal } : {}) }, (res) => {
+        answered = true;
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text: () => readBody(res, () => failure) });
+      });
+      // Socket inactivity: covers connecting, waiting for the headers, and pauses in the body.
+      req.setTimeout(r.timeoutMs, () => {
+        const stage = answered ? 'body' : 'headers';
+        req.destroy(Object.assign(new Error(`no ${stage} within ${r.timeoutMs} ms`), { code: 'ERR_PLC_TIMEOUT' }));
+      });
+      req.on('error', (e) => {
+        failure = e;
+        reject(e);
+      });
+      req.end(r.body);
+    });
+  return {
+    send(url, r) {
+      if (!url.startsWith('https:')) return send(httpRequest, (plain ??= new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS })), url, r);
+      if (secure) return send(secure.request, secure.agent, url, r);
+      return loadSecure().then((loaded) => send(loaded.request, loaded.agent, url, r));
+    },
+    async close() {
+      plain?.destroy();
+      secure?.agent.destroy();
+    },
+  };
+}
+
+/** The whole body as UTF-8; a connection lost or timed out before its end rejects with why. */
+function readBody(res: IncomingMessage, failure: () => Error | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', (e) => reject(failure() ?? e));
+    res.on('close', () => {
+      if (!res.complete) reject(failure() ?? Object.assign(new Error('the connection closed before the answer ended'), { code: 'ECONNRESET' }));
+    });
+  });
+}
