@@ -32,7 +32,8 @@ export class Connection {
   private lastRequestAt: number;
   private paused = false;
   private closing = false;
-  private corked = false;
+  /** Answers made while one chunk is read, written together at its end (one write, not one each). */
+  private batch: string | undefined;
   /** The client closed its sending side: answer what it asked, then close. */
   private peerEnded = false;
 
@@ -45,8 +46,9 @@ export class Connection {
     const limits = host.limits();
     this.rate = new TokenBucket({ capacity: limits.requestBurst, refillPerSecond: limits.requestRate, now: () => host.scheduler.now() });
     this.lastRequestAt = host.scheduler.now();
+    // A DAW opening a session connects dozens of plugins at once, so the work per connection is
+    // kept small: 'drain' is listened to only while paused, and answers of one chunk are one write.
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => this.onDrain());
     socket.on('end', () => {
       this.peerEnded = true;
       if (this.inFlight === 0) this.closeAfterFlush();
@@ -102,19 +104,19 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.closing) return;
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.socket.uncork();
-      });
-    }
     const { lines, overflow } = this.splitter.push(chunk);
-    for (const line of lines) {
-      if (this.closing) return;
-      this.handleLine(line);
+    this.batch = '';
+    try {
+      for (const line of lines) {
+        if (this.closing) break;
+        this.handleLine(line);
+      }
+    } finally {
+      const batch = this.batch;
+      this.batch = undefined;
+      if (batch && !this.closing) this.writeNow(batch);
     }
+    if (this.closing) return;
     if (overflow) {
       this.sendError(null, {
         code: RpcErrorCode.invalidRequest,
@@ -202,6 +204,11 @@ export class Connection {
   }
 
   private writeLine(line: string): void {
+    if (this.batch !== undefined) this.batch += line;
+    else this.writeNow(line);
+  }
+
+  private writeNow(line: string): void {
     if (this.socket.destroyed || !this.socket.writable) return;
     this.socket.write(line);
     if (this.socket.writableLength > this.host.limits().writeBufferBytes * 4) {
@@ -216,13 +223,10 @@ export class Connection {
     if (over && !this.paused) {
       this.paused = true;
       this.socket.pause();
-    }
-  }
-
-  private onDrain(): void {
-    if (this.paused && !this.closing) {
-      this.paused = false;
-      this.socket.resume();
+      this.socket.once('drain', () => {
+        this.paused = false;
+        if (!this.closing) this.socket.resume();
+      });
     }
   }
 
@@ -246,7 +250,18 @@ export class Connection {
     if (this.closing) return;
     this.closing = true;
     this.idleTimer?.cancel();
+    if (this.batch) {
+      // Answers of the chunk being read go out before the end; later ones are dropped.
+      const batch = this.batch;
+      this.batch = '';
+      this.writeNow(batch);
+    }
     this.socket.pause();
+    if (this.peerEnded && this.socket.writableLength === 0) {
+      // The client closed its side and has every answer: end ours, and the socket closes itself.
+      this.socket.end();
+      return;
+    }
     // Once the answer is handed to the kernel the peer can still read it: then drop the socket
     // rather than wait for a peer that may never close its side (or never read).
     this.socket.end(() => this.socket.destroy());
