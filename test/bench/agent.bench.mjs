@@ -25,6 +25,9 @@ const THROUGHPUT_REQUESTS = 200_000; // per side
 const CONNECTIONS = 64;
 const WINDOW = 16; // requests in flight per pipelining connection
 const BURST_CLIENTS = 200;
+// One burst's p99 swings from 0.5x to 2.5x of the other side's on a 2-core machine (both servers
+// and the clients share it): the figure is the median over this many bursts a side, alternating.
+const BURST_ROUNDS = 15;
 const COLD_STARTS = 7;
 const GROWTH_REQUESTS = 100_000;
 const IDLE_MS = 25_000;
@@ -266,8 +269,19 @@ export async function run() {
     const agentTp = await throughput(agentSock, emu.projectId, THROUGHPUT_REQUESTS);
     const echoTp = await throughput(echoSock, emu.projectId, THROUGHPUT_REQUESTS);
 
-    const agentBurst = await burst(agentSock, emu.projectId);
-    const echoBurst = await burst(echoSock, emu.projectId);
+    const agentBursts = [];
+    const echoBursts = [];
+    for (let round = 0; round < BURST_ROUNDS; round++) {
+      const sides = round % 2 === 0 ? ['agent', 'echo'] : ['echo', 'agent'];
+      for (const side of sides) {
+        const times = await burst(side === 'agent' ? agentSock : echoSock, emu.projectId);
+        (side === 'agent' ? agentBursts : echoBursts).push(percentile(times, 99));
+      }
+    }
+    agentBursts.sort((x, y) => x - y);
+    echoBursts.sort((x, y) => x - y);
+    const agentBurstP99 = median(agentBursts);
+    const echoBurstP99 = median(echoBursts);
     agentClient.close();
     echoClient.close();
 
@@ -279,7 +293,14 @@ export async function run() {
       { name: 'agent check round trip p50 (1 client)', value: p50a, unit: 'µs', baseline: p50e, ratio: p50a / p50e, goal: '<= 1.3x echo' },
       { name: 'agent check round trip p99 (1 client)', value: p99a, unit: 'µs', baseline: p99e, ratio: p99a / p99e },
       { name: `agent throughput (${CONNECTIONS} pipelining connections)`, value: agentTp, unit: 'req/s', baseline: echoTp, ratio: agentTp / echoTp, goal: '>= 0.7x echo' },
-      { name: `agent ${BURST_CLIENTS} clients at once, p99 connect+answer`, value: percentile(agentBurst, 99), unit: 'ms', baseline: percentile(echoBurst, 99), ratio: percentile(agentBurst, 99) / percentile(echoBurst, 99), goal: `<= 1.2x echo, all ${BURST_CLIENTS} answered` },
+      {
+        name: `agent ${BURST_CLIENTS} clients at once, p99 connect+answer (median of ${BURST_ROUNDS} bursts)`,
+        value: agentBurstP99,
+        unit: 'ms',
+        baseline: echoBurstP99,
+        ratio: agentBurstP99 / echoBurstP99,
+        goal: `<= 1.2x echo, all ${BURST_CLIENTS} answered`,
+      },
       { name: 'agent cold start to socket ready (median)', value: median(starts), unit: 'ms', baseline: median(bareStarts), ratio: median(starts) / median(bareStarts), goal: '<= 3x a bare Node server' },
       { name: 'agent first start of a new build (no code cache)', value: first.readyMs, unit: 'ms', baseline: median(bareStarts), ratio: first.readyMs / median(bareStarts) },
       { name: 'agent idle RSS (after an activation)', value: idleRss, unit: 'MB', baseline: echoRss, ratio: idleRss / echoRss, goal: '<= 60 MB' },
