@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, request as httpRequest } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { connectionRoute, createDispatcher, type ConnectionOptions } from './dispatcher.js';
 import { loadUndici } from './undici-loader.js';
@@ -75,14 +75,20 @@ const KEEP_ALIVE_IDLE_MS = 10_000;
 
 /** Node's `http`/`https` with one keep-alive agent per scheme, made on first use. */
 export function nodeCarrier(o: Pick<ConnectionOptions, 'ca'>): Carrier {
-  let plain: HttpAgent | undefined;
-  let secure: { agent: HttpAgent; request: typeof httpRequest } | undefined;
-  // node:https (and TLS with it) loads only for an https:// service.
-  const loadSecure = async (): Promise<NonNullable<typeof secure>> => {
-    const https = await import('node:https');
-    return (secure ??= { agent: new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, ...(o.ca === undefined ? {} : { ca: o.ca }) }), request: https.request });
+  type Way = { agent: HttpAgent; request: typeof httpRequest };
+  let plain: Way | undefined;
+  let secure: Way | undefined;
+  // Each module loads on the first request of its scheme (node:https brings TLS): none at import,
+  // which would cost every process start, the agent's above all.
+  const load = async (isSecure: boolean): Promise<Way> => {
+    if (isSecure) {
+      const https = await import('node:https');
+      return (secure ??= { agent: new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, ...(o.ca === undefined ? {} : { ca: o.ca }) }), request: https.request });
+    }
+    const http = await import('node:http');
+    return (plain ??= { agent: new http.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }), request: http.request });
   };
-  const send = (request: typeof httpRequest, agent: HttpAgent, url: string, r: CarriedRequest): Promise<CarriedAnswer> =>
+  const send = ({ request, agent }: Way, url: string, r: CarriedRequest): Promise<CarriedAnswer> =>
     new Promise<CarriedAnswer>((resolve, reject) => {
       let failure: Error | undefined;
       let answered = false;
@@ -103,12 +109,12 @@ export function nodeCarrier(o: Pick<ConnectionOptions, 'ca'>): Carrier {
     });
   return {
     send(url, r) {
-      if (!url.startsWith('https:')) return send(httpRequest, (plain ??= new HttpAgent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS })), url, r);
-      if (secure) return send(secure.request, secure.agent, url, r);
-      return loadSecure().then((loaded) => send(loaded.request, loaded.agent, url, r));
+      const isSecure = url.startsWith('https:');
+      const way = isSecure ? secure : plain;
+      return way ? send(way, url, r) : load(isSecure).then((loaded) => send(loaded, url, r));
     },
     async close() {
-      plain?.destroy();
+      plain?.agent.destroy();
       secure?.agent.destroy();
     },
   };
