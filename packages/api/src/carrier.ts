@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, request as httpRequest } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { connectionRoute, createDispatcher, type ConnectionOptions } from './dispatcher.js';
+import { connectionRoute, createDispatcher, trustedCa, type ConnectionOptions } from './dispatcher.js';
 import { loadUndici } from './undici-loader.js';
 
 /** Response header values as both carriers give them (lower-case names). */
@@ -83,7 +83,8 @@ export function nodeCarrier(o: Pick<ConnectionOptions, 'ca'>): Carrier {
   const load = async (isSecure: boolean): Promise<Way> => {
     if (isSecure) {
       const https = await import('node:https');
-      return (secure ??= { agent: new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, ...(o.ca === undefined ? {} : { ca: o.ca }) }), request: https.request });
+      const tls = o.ca === undefined ? {} : { ca: await trustedCa(o.ca) };
+      return (secure ??= { agent: new https.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS, ...tls }), request: https.request });
     }
     const http = await import('node:http');
     return (plain ??= { agent: new http.Agent({ keepAlive: true, timeout: KEEP_ALIVE_IDLE_MS }), request: http.request });

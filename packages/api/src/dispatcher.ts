@@ -6,7 +6,7 @@ import { ConfigError } from './errors.js';
 export interface ConnectionOptions {
   /** Connect time-out, ms. */
   timeoutMs: number;
-  /** PEM certificate(s) trusted in addition to the system's (a private CA, the emulator's `ca_file`). */
+  /** PEM certificate(s) trusted in addition to Node's default roots (a private CA, the emulator's `ca_file`). */
   ca?: string | Buffer | Array<string | Buffer>;
   /** A proxy URL for every request, or `false` for none; default: the standard proxy variables. */
   proxy?: string | false;
@@ -29,12 +29,22 @@ export const NO_PROXY_VARIABLES = ['NO_PROXY', 'no_proxy'] as const;
 export async function createDispatcher(o: ConnectionOptions): Promise<Dispatcher> {
   const route = connectionRoute(o);
   const { Agent, EnvHttpProxyAgent, ProxyAgent } = await loadUndici();
-  const tls = o.ca === undefined ? {} : { ca: o.ca };
+  const tls = o.ca === undefined ? {} : { ca: await trustedCa(o.ca) };
   const pool = { keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connect: { timeout: o.timeoutMs, ...tls } };
   const tunnelTls = { requestTls: { ...tls, timeout: o.timeoutMs }, proxyTls: { ...tls, timeout: o.timeoutMs } };
   if (route.via === 'proxy') return new ProxyAgent({ ...pool, uri: route.uri, ...tunnelTls });
   if (route.via === 'environment') return new EnvHttpProxyAgent({ ...pool, ...tunnelTls });
   return new Agent(pool);
+}
+
+/**
+ * The certificates a connection given `ca` trusts: Node's default roots and those. Node's own
+ * `ca` option replaces the roots instead, so a private CA for a proxy would make a public
+ * service untrusted. (`NODE_EXTRA_CA_CERTS` adds to the roots only when no `ca` is given.)
+ */
+export async function trustedCa(ca: NonNullable<ConnectionOptions['ca']>): Promise<Array<string | Buffer>> {
+  const { rootCertificates } = await import('node:tls');
+  return [...rootCertificates, ...(Array.isArray(ca) ? ca : [ca])];
 }
 
 /**

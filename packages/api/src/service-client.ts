@@ -68,7 +68,7 @@ export interface ServiceClientOptions {
    */
   proxy?: string | false;
   /**
-   * PEM certificate(s) to trust in addition to the system's, for a service behind a private CA
+   * PEM certificate(s) to trust in addition to Node's default roots, for a service behind a private CA
    * (or the emulator's `--tls`). `NODE_EXTRA_CA_CERTS` works as well. Ignored with `dispatcher`.
    * @example readFileSync('/etc/acme/ca.pem', 'utf8')
    */

@@ -106,3 +106,16 @@ describe('the direct carrier (node:http)', () => {
     expect(e.message).toBe('user cancelled');
   });
 });
+
+describe('trusted certificates', () => {
+  it('a given ca is added to Node\'s default roots, not put in their place', async () => {
+    const { rootCertificates } = await import('node:tls');
+    const { trustedCa } = await import('../src/dispatcher.js');
+    const pem = '-----BEGIN CERTIFICATE-----\nprivate\n-----END CERTIFICATE-----\n';
+    const one = await trustedCa(pem);
+    expect(one.length).toBe(rootCertificates.length + 1);
+    expect(one.slice(0, -1)).toEqual([...rootCertificates]);
+    expect(one.at(-1)).toBe(pem);
+    expect((await trustedCa([pem, Buffer.from(pem)])).length).toBe(rootCertificates.length + 2);
+  });
+});

@@ -11,7 +11,7 @@ export interface LicenseClientOptions {
   policy?: Partial<LicensePolicy>;
   /** A proxy URL, or `false` for none; default the standard proxy variables (HTTPS_PROXY, NO_PROXY, …). */
   proxy?: string | false;
-  /** PEM certificate(s) trusted in addition to the system's (a private CA). */
+  /** PEM certificate(s) trusted in addition to Node's default roots (a private CA). */
   ca?: string | Buffer | Array<string | Buffer>;
 }
 
