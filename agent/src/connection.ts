@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { LineSplitter } from './framing.js';
 import { MAX_LINE_BYTES, RpcErrorCode, checkEnvelope, type RequestId, type RpcErrorObject, type RpcRequest } from './protocol.js';
-import type { Scheduler, TimerHandle } from './scheduler.js';
+import type { Scheduler } from './scheduler.js';
 import { TokenBucket } from './token-bucket.js';
 import type { AgentLimits } from './config.js';
 import { cachedJson } from './license-state.js';
@@ -28,7 +28,6 @@ export class Connection {
   private readonly splitter = new LineSplitter(MAX_LINE_BYTES);
   private readonly rate: TokenBucket;
   private inFlight = 0;
-  private idleTimer: TimerHandle | undefined;
   private lastRequestAt: number;
   private paused = false;
   private closing = false;
@@ -56,10 +55,8 @@ export class Connection {
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       this.closing = true;
-      this.idleTimer?.cancel();
       host.closed(this);
     });
-    this.armIdle();
   }
 
   /** Bytes of answers waiting to be written to this client. */
@@ -230,26 +227,19 @@ export class Connection {
     }
   }
 
-  private armIdle(): void {
-    const { idleTimeoutMs } = this.host.limits();
-    const left = this.lastRequestAt + idleTimeoutMs - this.host.scheduler.now();
-    // Exempt connections (subscribers, requests in flight) are looked at again a period later.
-    this.idleTimer = this.host.scheduler.setTimer(left > 0 ? left : idleTimeoutMs, () => {
-      if (this.closing) return;
-      const limits = this.host.limits();
-      const idleFor = this.host.scheduler.now() - this.lastRequestAt;
-      if (this.subscription === null && this.inFlight === 0 && idleFor >= limits.idleTimeoutMs) {
-        this.socket.destroy();
-        return;
-      }
-      this.armIdle();
-    });
+  /**
+   * Drops the connection when no complete request came for `idleTimeoutMs` (since it opened, if
+   * none yet); subscribers and connections with requests in flight are exempt. The socket
+   * server's sweep calls it: one timer for all connections, not one each.
+   */
+  dropIfIdle(now: number, idleTimeoutMs: number): void {
+    if (this.closing || this.subscription !== null || this.inFlight > 0) return;
+    if (now - this.lastRequestAt >= idleTimeoutMs) this.socket.destroy();
   }
 
   private closeAfterFlush(): void {
     if (this.closing) return;
     this.closing = true;
-    this.idleTimer?.cancel();
     if (this.batch) {
       // Answers of the chunk being read go out before the end; later ones are dropped.
       const batch = this.batch;
