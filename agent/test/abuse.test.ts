@@ -156,6 +156,25 @@ describe('abuse and limits', () => {
     expect(t.agent.stats()).toMatchObject({ connections: 1, subscribers: 1 });
   });
 
+  it('the idle sweep closes a silent connection between 1 and 1.1 time-outs after its last request, never before', async () => {
+    const clock = new ManualScheduler(Date.now());
+    const t = await agent({ scheduler: clock, limits: { idleTimeoutMs: 10_000 } });
+    const silent = await raw(t.socketPath);
+    const talker = await raw(t.socketPath);
+    await until(() => t.agent.stats().connections === 2, 'both connections');
+    await clock.advance(6_000);
+    talker.request(check('at-6s'));
+    await talker.next();
+    await clock.advance(3_999); // 9.999 s
+    expect(silent.closed).toBe(false);
+    await clock.advance(1_001); // 11 s: the silent one is past 1.1 time-outs
+    await silent.waitClosed();
+    expect(talker.closed).toBe(false); // its last request was 5 s ago
+    await clock.advance(11_000); // 22 s: 16 s after its request
+    await talker.waitClosed();
+    expect(t.agent.stats().connections).toBe(0);
+  });
+
   it('per-connection request rate: -32003 {limit: request_rate} past the burst', async () => {
     const clock = new ManualScheduler(Date.now());
     const t = await agent({ scheduler: clock, limits: { requestRate: 10, requestBurst: 20 } });
