@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { ServiceClient } from '@plugin-license/api';
+import { connectionRoute, type ServiceClient } from '@plugin-license/api';
 import { createLicenseClient, listCachedProjects, listIntentProjects, resolvePaths, type LicensePolicy } from '@plugin-license/licensing';
 import { resolveAgentConfig, type AgentConfig, type AgentFlags, type AgentLimits, type LogLevel } from './config.js';
 import { AgentError, isAgentError } from './errors.js';
@@ -42,8 +42,15 @@ export interface AgentOptions {
   random?: () => number;
   /** Environment to resolve configuration from (default `process.env`). */
   env?: Record<string, string | undefined>;
-  /** PEM certificate(s) trusted besides the system's, for a service behind a private CA (`NODE_EXTRA_CA_CERTS` works too). */
+  /** PEM certificate(s) trusted besides Node's default roots, for a service behind a private CA (`NODE_EXTRA_CA_CERTS` works too, without this). */
   ca?: string | Buffer | Array<string | Buffer>;
+  /**
+   * Called when the configured route to the service goes through a proxy (at start, and on a
+   * reload that sets one), before any request: then undici carries the requests. The executable
+   * sets V8's `--liftoff-only` there for undici's WebAssembly parser; an embedding host decides
+   * its own flags.
+   */
+  beforeProxy?: () => void;
 }
 
 /** Counters of a running agent (tests and `status` use them). */
@@ -101,6 +108,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   // read in one place and pause the one budget, however many projects the agent holds.
   let client: ServiceClient | undefined;
   const licenseOptions = (): LicenseDefaults => {
+    if (options.beforeProxy && viaProxy(config.proxy)) options.beforeProxy();
     client = createLicenseClient({
       baseUrl: config.baseUrl as string,
       ...(config.token ? { token: config.token } : {}),
@@ -231,4 +239,13 @@ function withLimits(config: AgentConfig, limits: Partial<AgentLimits> | undefine
   if (!limits) return config;
   const defined = Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
   return { ...config, limits: { ...config.limits, ...defined } };
+}
+
+/** True when requests to the service go through a proxy; a bad proxy URL is the client's to report. */
+function viaProxy(proxy: string | false | undefined): boolean {
+  try {
+    return connectionRoute(proxy === undefined ? {} : { proxy }).via !== 'direct';
+  } catch {
+    return false;
+  }
 }

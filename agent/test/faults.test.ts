@@ -94,6 +94,18 @@ describe('configuration', () => {
     expect(t.agent.config().baseUrl).toBe(before);
   });
 
+  it('beforeProxy is called only when a proxy will carry the requests: not for a direct route, then on the reload that sets one', async () => {
+    let calls = 0;
+    const { t, client } = await agent({ beforeProxy: () => void (calls += 1) });
+    await client.check(service.emulator.projectId);
+    expect(calls).toBe(0);
+    mkdirSync(join(t.home, 'config'), { recursive: true });
+    writeFileSync(join(t.home, 'config', 'config.json'), JSON.stringify({ proxy: 'http://127.0.0.1:9' }));
+    await t.agent.reload();
+    expect(t.agent.config().proxy).toBe('http://127.0.0.1:9/');
+    expect(calls).toBe(1);
+  });
+
   it('reads a config.json saved with a UTF-8 byte-order mark (Windows editors)', () => {
     const d = shortDir();
     cleanups.push(d.cleanup);
