@@ -1,5 +1,5 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, request as httpRequest } from 'node:http';
-import type { Dispatcher } from 'undici';
+import type { Dispatcher, request as undiciRequest } from 'undici';
 import { connectionRoute, createDispatcher, trustedCa, type ConnectionOptions } from './dispatcher.js';
 import { loadUndici } from './undici-loader.js';
 
@@ -50,9 +50,11 @@ export async function createCarrier(o: ConnectionOptions): Promise<Carrier> {
 
 /** A carrier over an undici dispatcher; `owned` says whether `close()` closes it. */
 export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
+  let request: typeof undiciRequest | undefined;
   return {
     async send(url, r) {
-      const { request } = await loadUndici();
+      // An injected dispatcher may come before undici's module is loaded here; after that, no await.
+      request ??= (await loadUndici()).request;
       const response = await request(url, {
         method: r.method as Dispatcher.HttpMethod,
         headers: r.headers,

@@ -69,7 +69,8 @@ export interface ServiceClientOptions {
   proxy?: string | false;
   /**
    * PEM certificate(s) to trust in addition to Node's default roots, for a service behind a private CA
-   * (or the emulator's `--tls`). `NODE_EXTRA_CA_CERTS` works as well. Ignored with `dispatcher`.
+   * (or the emulator's `--tls`). Without it, `NODE_EXTRA_CA_CERTS` works as well (Node adds those to
+   * its default roots only). Ignored with `dispatcher`.
    * @example readFileSync('/etc/acme/ca.pem', 'utf8')
    */
   ca?: string | Buffer | Array<string | Buffer>;
@@ -129,7 +130,7 @@ function requireObject(value: unknown, name: string): void {
  */
 export class ServiceClient {
   readonly #transport: Transport;
-  /** The carrier of the injected dispatcher, or the own one once the first request made it. */
+  /** The carrier of the injected dispatcher, or the own one: a promise while it is made, then itself. */
   #carrier: Carrier | Promise<Carrier> | undefined;
   #rateLimit: RateLimit | undefined;
   #closed = false;
@@ -153,10 +154,13 @@ export class ServiceClient {
     const connection = { timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) };
     if (options.dispatcher === undefined) connectionRoute(connection);
     const carrier = (): Carrier | Promise<Carrier> =>
-      (this.#carrier ??= createCarrier(connection).catch((e: unknown) => {
-        this.#carrier = undefined; // the next request tries again
-        throw e;
-      }));
+      (this.#carrier ??= createCarrier(connection).then(
+        (made) => (this.#carrier = made),
+        (e: unknown) => {
+          this.#carrier = undefined; // the next request tries again
+          throw e;
+        },
+      ));
     this.#transport = new Transport({
       baseUrl,
       token: options.token,

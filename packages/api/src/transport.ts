@@ -38,7 +38,7 @@ export interface CallSpec<T> {
 export interface TransportConfig {
   baseUrl: URL;
   token: string | undefined;
-  /** The carrier, made on the first request. */
+  /** The carrier: a promise while the first request makes it, then the carrier itself. */
   carrier: () => Carrier | Promise<Carrier>;
   timeoutMs: number;
   userAgent: string;
@@ -108,8 +108,6 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
-  /** The carrier, once the first request has made it (no await on the hot path after that). */
-  private carrier: Carrier | undefined;
 
   constructor(private readonly config: TransportConfig) {
     this.base = config.baseUrl.href.replace(/\/+$/, '');
@@ -204,7 +202,9 @@ export class Transport {
       );
     };
     if (signal?.aborted) throw abortReason(signal);
-    const carrier = this.carrier ?? (this.carrier = await this.config.carrier());
+    // No await once the carrier is made: the client hands it back itself, not a promise.
+    const made = this.config.carrier();
+    const carrier = made instanceof Promise ? await made : made;
     let response: CarriedAnswer;
     try {
       const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
