@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServiceClient, isNetworkError, isTimeoutError, type NetworkError } from '../src/index.js';
+import { ServiceClient, isNetworkError, isSchemaError, isTimeoutError, type NetworkError } from '../src/index.js';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const statusBody = JSON.stringify({ activations: 0, max_activations: 2, available: 2, is_revoked: false });
@@ -86,6 +86,23 @@ describe('the direct carrier (node:http)', () => {
     expect(isNetworkError(e), String(e)).toBe(true);
     expect(e.message).toMatch(/^could not read the answer of GET \/plugin-activation\/status\/:code at 127\.0\.0\.1:\d+ \(/);
     expect(e.message).not.toContain(code);
+  });
+
+  it('a body that is not JSON, or not the documented shape, is a SchemaError saying so, and the connection stays usable', async () => {
+    let answer = '<html>proxy login</html>';
+    const s = await serve((_req, res) => res.setHeader('content-type', 'text/html').end(answer));
+    client = new ServiceClient({ baseUrl: s.baseUrl, proxy: false, retry: false });
+    const notJson = await rejection(client.activation.status(code));
+    expect(isSchemaError(notJson), String(notJson)).toBe(true);
+    expect(notJson.message).toMatch(/is not JSON; check that the base URL points at the service/);
+    answer = JSON.stringify({ activations: 'three' });
+    const wrongShape = await rejection(client.activation.status(code));
+    expect(isSchemaError(wrongShape)).toBe(true);
+    expect(wrongShape.message).toContain('does not match the documented shape');
+    expect(wrongShape.message).not.toContain(code);
+    answer = statusBody;
+    expect((await client.activation.status(code)).available).toBe(2);
+    expect(s.connections()).toBe(1);
   });
 
   it('an idle connection the server closes (its Keep-Alive hint) is not reused: the next request succeeds', async () => {
