@@ -312,11 +312,10 @@ export class AgentClient extends EventEmitter<ClientEvents> {
   private attach(socket: Socket): void {
     this.socket = socket;
     const splitter = new LineSplitter(CLIENT_MAX_LINE);
+    const onLine = (line: string): void => this.onLine(line);
     socket.setNoDelay?.(true);
     socket.on('data', (chunk: Buffer) => {
-      const { lines, overflow } = splitter.push(chunk);
-      for (const line of lines) this.onLine(line);
-      if (overflow) socket.destroy(new Error('the agent sent a line over 16 MiB'));
+      if (splitter.push(chunk, onLine)) socket.destroy(new Error('the agent sent a line over 16 MiB'));
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
@@ -360,10 +359,10 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     });
   }
 
-  private onLine(line: Buffer): void {
+  private onLine(line: string): void {
     let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: RpcErrorObject };
     try {
-      msg = JSON.parse(line.toString('utf8'));
+      msg = JSON.parse(line);
     } catch {
       return;
     }

@@ -26,6 +26,7 @@ export class Connection {
   /** `null`: not subscribed; `'*'` every project; otherwise the project ids. */
   subscription: Set<string> | '*' | null = null;
   private readonly splitter = new LineSplitter(MAX_LINE_BYTES);
+  private readonly onLine = (line: string): void => this.handleLine(line);
   private readonly rate: TokenBucket;
   private inFlight = 0;
   private lastRequestAt: number;
@@ -101,13 +102,10 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     if (this.closing) return;
-    const { lines, overflow } = this.splitter.push(chunk);
     this.batch = '';
+    let overflow: boolean;
     try {
-      for (const line of lines) {
-        if (this.closing) break;
-        this.handleLine(line);
-      }
+      overflow = this.splitter.push(chunk, this.onLine);
     } finally {
       const batch = this.batch;
       this.batch = undefined;
@@ -126,12 +124,12 @@ export class Connection {
     this.applyBackpressure();
   }
 
-  private handleLine(line: Buffer): void {
-    if (line.length === 0 || (line.length <= 2 && line.toString('latin1').trim() === '')) return;
+  private handleLine(line: string): void {
+    if (this.closing || isBlank(line)) return;
     this.lastRequestAt = this.host.scheduler.now();
     let value: unknown;
     try {
-      value = JSON.parse(line.toString('utf8'));
+      value = JSON.parse(line);
     } catch (err) {
       if (!this.rate.take()) return this.overRate(null);
       this.sendError(null, { code: RpcErrorCode.parseError, message: `parse error: the line is not valid JSON (${(err as Error).message}); send one JSON-RPC request per line` });
@@ -246,12 +244,13 @@ export class Connection {
       this.batch = '';
       this.writeNow(batch);
     }
-    this.socket.pause();
     if (this.peerEnded && this.socket.writableLength === 0) {
       // The client closed its side and has every answer: end ours, and the socket closes itself.
       this.socket.end();
       return;
     }
+    // Nothing more is read from a closing connection (one whose client ended sends nothing more).
+    if (!this.peerEnded) this.socket.pause();
     // Once the answer is handed to the kernel the peer can still read it: then drop the socket
     // rather than wait for a peer that may never close its side (or never read).
     this.socket.end(() => this.socket.destroy());
@@ -259,4 +258,14 @@ export class Connection {
     timer.unref();
     this.socket.once('close', () => clearTimeout(timer));
   }
+}
+
+/** An empty line, or one of a CR (a CRLF client) or a space or two, is no request and is skipped. */
+function isBlank(line: string): boolean {
+  if (line.length > 2) return false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
 }

@@ -57,6 +57,25 @@ describe('bad input', () => {
     expect(ok).toMatchObject({ id: 2, result: { valid: false } });
   });
 
+  it('blank lines and CRLF endings are no requests; a request split inside a UTF-8 character is read whole', async () => {
+    const t = await agent();
+    const c = await raw(t.socketPath);
+    c.send('\n\r\n \n\t\r\n');
+    c.send(JSON.stringify(check('crlf')) + '\r\n');
+    const hello = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'utf8', method: 'hello', params: { client: 'Café ☕ 𝄞' } }) + '\n');
+    const cut = hello.indexOf('𝄞') + 2;
+    c.send(hello.subarray(0, cut));
+    await new Promise((r) => setTimeout(r, 50));
+    c.send(hello.subarray(cut));
+    const answers = await c.next(2);
+    expect(answers.map((a) => a.id)).toEqual(['crlf', 'utf8']);
+    expect(answers[0]).toMatchObject({ result: { valid: false } });
+    expect(answers[1]).toMatchObject({ result: { protocol: 1 } });
+    c.request(check('last'));
+    expect((await c.next(1))[0]).toMatchObject({ id: 'last' });
+    expect(c.lines).toEqual([]);
+  });
+
   it('invalid requests: -32600 (and the id when it is usable)', async () => {
     const t = await agent();
     const c = await raw(t.socketPath);

@@ -10,25 +10,43 @@ import { SecretScrubber, hintOf } from '../src/logger.js';
 import { AgentError, isAgentError } from '../src/errors.js';
 
 describe('LineSplitter', () => {
+  /** Pushes each chunk; returns the lines handed on and whether a push reported overflow. */
+  function split(s: LineSplitter, ...chunks: Buffer[]): { lines: string[]; overflow: boolean } {
+    const lines: string[] = [];
+    let overflow = false;
+    for (const chunk of chunks) overflow = s.push(chunk, (line) => lines.push(line)) || overflow;
+    return { lines, overflow };
+  }
+
   it('splits lines across chunks and keeps the tail', () => {
     const s = new LineSplitter(16);
-    expect(s.push(Buffer.from('ab\ncd')).lines.map(String)).toEqual(['ab']);
+    expect(split(s, Buffer.from('ab\ncd')).lines).toEqual(['ab']);
     expect(s.buffered).toBe(2);
-    expect(s.push(Buffer.from('ef\n\ngh\n')).lines.map(String)).toEqual(['cdef', '', 'gh']);
+    expect(split(s, Buffer.from('ef\n\ngh\n')).lines).toEqual(['cdef', '', 'gh']);
     expect(s.buffered).toBe(0);
   });
 
+  it('decodes UTF-8 whose bytes are split across chunks, and counts the limit in bytes', () => {
+    const bytes = Buffer.from('{"client":"Café ☕ 𝄞"}\n');
+    for (let cut = 1; cut < bytes.length; cut++) {
+      const s = new LineSplitter(bytes.length);
+      expect(split(s, bytes.subarray(0, cut), bytes.subarray(cut))).toEqual({ lines: ['{"client":"Café ☕ 𝄞"}'], overflow: false });
+    }
+    // 'é' is 2 bytes, '☕' 3, '𝄞' 4: the same text is one byte over a limit of its length in bytes - 1.
+    expect(split(new LineSplitter(bytes.length - 1), bytes).overflow).toBe(true);
+    // Bytes that are not UTF-8 read as U+FFFD, and the lines after them are intact.
+    expect(split(new LineSplitter(64), Buffer.from([0x61, 0xe2, 0x82, 0x0a, 0x62, 0x0a])).lines).toEqual(['a\ufffd', 'b']);
+  });
+
   it('accepts a line of exactly the limit (newline included) and refuses one byte more', () => {
-    const ok = new LineSplitter(8);
-    expect(ok.push(Buffer.from('1234567\n'))).toEqual({ lines: [Buffer.from('1234567')], overflow: false });
-    const over = new LineSplitter(8);
-    expect(over.push(Buffer.from('12345678\n')).overflow).toBe(true);
+    expect(split(new LineSplitter(8), Buffer.from('1234567\n'))).toEqual({ lines: ['1234567'], overflow: false });
+    expect(split(new LineSplitter(8), Buffer.from('ok\n12345678\nlost\n'))).toEqual({ lines: ['ok'], overflow: true });
   });
 
   it('never holds more than the limit of an unfinished line', () => {
     const s = new LineSplitter(8);
-    expect(s.push(Buffer.from('1234567')).overflow).toBe(false);
-    expect(s.push(Buffer.from('8')).overflow).toBe(true);
+    expect(s.push(Buffer.from('1234567'), () => undefined)).toBe(false);
+    expect(s.push(Buffer.from('8'), () => undefined)).toBe(true);
     expect(s.buffered).toBe(0);
   });
 });
