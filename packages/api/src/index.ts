@@ -31,3 +31,5 @@ export type { VerifyWebhookOptions, VerifiedWebhook, SignWebhookOptions, Webhook
 export { WebhookDeduplicator } from './webhook-deduplicator.js';
 export type { WebhookDeduplicatorOptions } from './webhook-deduplicator.js';
 export { signTrigger } from './trigger-signature.js';
+export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from './rename-retry.js';
+export type { RenameEnvironment } from './rename-retry.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { renameRetrying } from '@plugin-license/api';
 import { EmulatorError } from './errors.js';
 import { EmulatorData } from './state.js';
 
@@ -51,7 +52,8 @@ export async function writeDataFile(file: string, data: EmulatorData): Promise<v
     } finally {
       await handle.close();
     }
-    await rename(tmp, file);
+    // A scanner may hold the fresh file on Windows: the one rename rule retries it.
+    await renameRetrying(tmp, file);
   } catch (error) {
     await unlink(tmp).catch(() => undefined);
     throw new EmulatorError('data_file_unwritable', `cannot write the data file ${file}: ${(error as Error).message}; check the folder exists and is writable`, {

@@ -3,7 +3,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import * as z from 'zod';
-import { renameRetrying, renameRetryingSync } from './rename-retry.js';
+import { renameRetrying, renameRetryingSync } from '@plugin-license/api';
 
 /**
  * Newest version of the file layout this version reads; a newer one is left alone (never moved

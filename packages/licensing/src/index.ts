@@ -42,5 +42,6 @@ export {
 export type { OfflineRequest, OfflineResponse, OfflineRelease, OfflineDocument, OfflineDocumentType, OfflineSignature, OfflineKeyPair } from './offline-format.js';
 export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';
 export { offlineDir } from './paths.js';
-export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from './rename-retry.js';
-export type { RenameEnvironment } from './rename-retry.js';
+// The one rename rule lives in the api package (the emulator uses it too); re-exported here.
+export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/api';
+export type { RenameEnvironment } from '@plugin-license/api';

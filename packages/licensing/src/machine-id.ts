@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import * as nodeMachineIdModule from 'node-machine-id';
 import { LicenseError } from './errors.js';
 import { resolveNamespace, resolvePaths, type PathOptions } from './paths.js';
-import { renameRetryingSync } from './rename-retry.js';
+import { renameRetryingSync } from '@plugin-license/api';
 
 /** Where the machine id came from. */
 export type MachineIdSource = 'os' | 'generated' | 'caller';

@@ -2,7 +2,8 @@ import { renameSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 
 /*
- * The one rule for replacing or moving a file we own. Windows refuses to rename over (or move) a
+ * The one rule for replacing or moving a file we own: licensing's cache, intents, offline files and
+ * machine id, the CLI's downloads, the emulator's data file. Windows refuses to rename over (or move) a
  * file that another process has open (EPERM, EACCES or EBUSY): a plugin's `check()` reading the
  * cache without the lock, `status`, an antivirus scanner or the search indexer. Those holds last
  * milliseconds, so the rename is retried for about 2 seconds before it fails. A reader that
