@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import os from 'node:os';
 import { realpathSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { resolveConfig, resolvePaths, type ConfigValue } from '@plugin-license/licensing';
@@ -67,7 +66,7 @@ async function run(opts: CommonOpts): Promise<void> {
     // V8's baseline compiler alone (the optimizing tier's 35 MB native peak at the first request
     // stayed resident). Set only then: any V8 flag set at run time makes V8 refuse Node's
     // built-in code cache for every module compiled after it (start 121 -> 146 ms here).
-    beforeProxy: () => createRequire(import.meta.url)('node:v8').setFlagsFromString('--liftoff-only'),
+    beforeProxy: () => process.getBuiltinModule('node:v8').setFlagsFromString('--liftoff-only'),
     limits: {
       ...(flags.maxConnections ? { maxConnections: flags.maxConnections } : {}),
       ...(flags.idleTimeoutMs ? { idleTimeoutMs: flags.idleTimeoutMs } : {}),

@@ -5,13 +5,12 @@
 // loop with the measuring client. Loopback only; every loop is bounded. Needs `pnpm build`.
 // The agent runs with its per-connection request rate raised: the limit is an abuse guard
 // (200/s by default), and these figures measure the transport, not the guard.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { execFileSync } from 'node:child_process';
 import { startEmulator } from '@plugin-license/emulator';
 import { AgentClient } from '@plugin-license/agent';
 import { NODE_ECHO_SERVER, isEchoReady } from './node-echo.mjs';
