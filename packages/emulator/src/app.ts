@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import { authenticate } from './auth.js';
 import { redactPath, redactUnknownPath } from './code-format.js';
 import type { EmulatorContext, RouteDef } from './context.js';
-import { HttpError, wireCodeForStatus } from './errors.js';
+import { HttpError, isEmulatorError, wireCodeForStatus } from './errors.js';
 import { consumeFault } from './faults.js';
 import { isLoopbackAddress } from './loopback.js';
 import type { Bucket } from './rate-limiter.js';
@@ -147,6 +147,10 @@ function toHttpError(error: unknown): HttpError {
     return new HttpError(status, wireCodeForStatus(status), `the request was refused: ${e.message ?? 'malformed request'}; fix the request and retry`, {
       framework_code: e.code ?? null,
     });
+  }
+  if (isEmulatorError(error) && error.code === 'data_file_unwritable') {
+    // Not a bug: the disk refused. The change stays in memory and goes out with the next write.
+    return new HttpError(500, 'internal_error', `${error.message}; the change is kept in memory and saved with the next one`, error.context);
   }
   return new HttpError(500, 'internal_error', 'the emulator failed to handle this request; this is an emulator bug, please report it with its log', {});
 }

@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -165,6 +165,31 @@ describe('--data persistence', () => {
     } finally {
       await b.close();
       await new Promise<void>((r) => receiver.close(() => r()));
+    }
+  });
+
+  it('a data file the disk refuses: the request answers 500 naming the file (not an emulator bug), no temp file is left, and the next write holds everything', async () => {
+    const dir = join(home.dir, 'refusing');
+    const file = join(dir, 'emulator.json');
+    const emu = await startEmulator({ dataFile: file });
+    try {
+      const first = await generateCode(emu.baseUrl, emu.token, emu.projectId, 1);
+      // A folder where the file should be: the rename of the written temp file onto it fails.
+      await rm(file);
+      await mkdir(join(file, 'in-the-way'), { recursive: true });
+      const refused = await call(emu, 'POST', '/plugin-activation/generate', { body: { project_id: emu.projectId, max_activations: 1 } });
+      expect(refused.status).toBe(500);
+      expect(refused.body).toMatchObject({ error: 'internal_error', details: { file } });
+      expect(refused.body.message).toMatch(/^cannot write the data file .*emulator\.json: .*; check the folder exists and is writable; the change is kept in memory and saved with the next one$/);
+      expect(JSON.stringify(refused.body)).not.toContain(first);
+      expect((await readdir(dir)).sort()).toEqual(['emulator.json']);
+      await rm(file, { recursive: true });
+      const third = await generateCode(emu.baseUrl, emu.token, emu.projectId, 1);
+      const saved = JSON.parse(await readFile(file, 'utf8')) as { codes: Array<{ code: string }> };
+      expect(saved.codes.map((c) => c.code)).toEqual(expect.arrayContaining([first, third]));
+      expect(saved.codes).toHaveLength(3);
+    } finally {
+      await emu.close();
     }
   });
 
