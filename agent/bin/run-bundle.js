@@ -8,10 +8,13 @@
 // `./NAME.cjs` when it first needs them (undici; the CLI's commands). Each goes through the
 // cache when it is loaded, so what a short command never runs is neither read nor compiled.
 //
+// A packaged executable (a Node single executable application, packaging/) keeps its files as
+// assets, not on disk: it passes `files`, which reads them and names each build by its hash.
+//
 // The cache is one file per build file and Node version in the user's own cache folder
 // (PLUGIN_LICENSE_HOME/cache/compile or --home, else ~/.cache/plugin-license-compile and the
 // macOS and Windows equivalents), written once (`writeAfterMs` after the file is loaded, or at
-// exit for short commands, so the functions compiled while running are in it too), checked
+// exit if that comes first, so the functions compiled while running are in it too), checked
 // against its own SHA-256 before use, and ignored when unreadable, stale, not the user's own or
 // writable by others, or when NODE_DISABLE_COMPILE_CACHE is set. Without it the program runs
 // all the same.
@@ -22,13 +25,26 @@ const { basename, dirname, join } = require('node:path');
 const vm = require('node:vm');
 
 /**
+ * Where a build's files come from: the disk by default; a packaged executable's assets.
+ * `key` names one build of a file (it must start with `v`, as Node's version does).
+ *
+ * @typedef {{ read(file: string): string, key(file: string): string }} BundleFiles
+ */
+
+/** @type {BundleFiles} */
+const diskFiles = {
+  read: (file) => readFileSync(file, 'utf8'),
+  key: buildKey,
+};
+
+/**
  * Runs `bundle` (the path of a CommonJS file) as the main program through the code cache
  * named `name`. Files beside it required as `./NAME.cjs` go through the cache too.
  *
  * @param {string} bundle
- * @param {{ name: string, writeAfterMs?: number }} options
+ * @param {{ name: string, writeAfterMs?: number, files?: BundleFiles }} options
  */
-function runBundle(bundle, { name, writeAfterMs }) {
+function runBundle(bundle, { name, writeAfterMs, files = diskFiles }) {
   const root = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheRoot();
   const loaded = new Map();
   const load = (file) => {
@@ -39,16 +55,16 @@ function runBundle(bundle, { name, writeAfterMs }) {
       const base = createRequire(file);
       const require = (id) => (id.startsWith('./') && id.endsWith('.cjs') && !id.includes('/', 2) ? load(join(dirname(file), id)) : base(id));
       Object.assign(require, { resolve: base.resolve, cache: base.cache, main: base.main });
-      runCached(file, module, require, root, `${name}-${basename(file, '.cjs')}`, writeAfterMs);
+      runCached(file, files, module, require, root, `${name}-${basename(file, '.cjs')}`, writeAfterMs);
     }
     return module.exports;
   };
   load(bundle);
 }
 
-function runCached(file, module, require, root, prefix, writeAfterMs) {
-  const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-  const cacheFile = root === undefined ? undefined : join(root, `${prefix}-${buildKey(file)}.v8cache`);
+function runCached(file, files, module, require, root, prefix, writeAfterMs) {
+  const source = files.read(file).replace(/^#!.*/, '');
+  const cacheFile = root === undefined ? undefined : join(root, `${prefix}-${files.key(file)}.v8cache`);
   const cached = cacheFile === undefined ? undefined : readCache(cacheFile);
   const script = new vm.Script(Module.wrap(source), {
     filename: file,
@@ -56,9 +72,14 @@ function runCached(file, module, require, root, prefix, writeAfterMs) {
     importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (cacheFile !== undefined && (cached === undefined || script.cachedDataRejected === true)) {
-    const write = () => writeCache(cacheFile, script.createCachedData(), prefix);
-    if (writeAfterMs === undefined) process.once('exit', write);
-    else setTimeout(write, writeAfterMs).unref();
+    let written = false;
+    const write = () => {
+      if (written) return;
+      written = true;
+      writeCache(cacheFile, script.createCachedData(), prefix);
+    };
+    process.once('exit', write);
+    if (writeAfterMs !== undefined) setTimeout(write, writeAfterMs).unref();
   }
   module.filename = file;
   module.paths = Module._nodeModulePaths(dirname(file));
@@ -66,7 +87,7 @@ function runCached(file, module, require, root, prefix, writeAfterMs) {
   module.loaded = true;
 }
 
-// One cache file per build of a file (its size, time and inode) and Node version: V8 itself
+// On disk, one cache file per build of a file (its size, time and inode) and Node version: V8 itself
 // rejects data of another V8 version or flags, but checks only the length of the source.
 function buildKey(file) {
   const st = statSync(file, { bigint: true });

@@ -19,6 +19,7 @@ export type AgentErrorCode =
   | 'socket_in_use'
   | 'socket_dir_unsafe'
   | 'config_invalid'
+  | 'usage'
   | 'unsupported_platform'
   | 'service_manager_failed';
 

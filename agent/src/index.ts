@@ -19,3 +19,4 @@ export type { ServiceFile, ServicePlatform, ServiceSpec } from './service-files.
 export { agentStatus, formatStatus } from './status.js';
 export type { AgentStatusReport } from './status.js';
 export { AGENT_VERSION } from './version.js';
+export { selfCommand } from './self.js';

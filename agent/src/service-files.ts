@@ -7,10 +7,12 @@ export const SERVICE_PLATFORMS: readonly ServicePlatform[] = ['linux', 'darwin',
 /** What the service runs and where its files go. */
 export interface ServiceSpec {
   namespace: string;
-  /** Absolute path of the node executable. */
-  nodePath: string;
-  /** Absolute path of the script the agent was started with (bin/plugin-license-agent.js). */
-  cliPath: string;
+  /**
+   * What runs the agent's commands, before `run`: the packaged executable and `agent`
+   * (`[/…/acme-license, 'agent']`), or Node and a script (`[/usr/bin/node, /…/plugin-license-agent.js]`).
+   * Absolute paths: a service manager has no PATH of the user's.
+   */
+  command: string[];
   /** Extra `run` arguments (e.g. `--home`, `--base-url`); never the token. */
   runArgs: string[];
   /** The user's home folder. */
@@ -60,7 +62,7 @@ export function serviceFile(platform: ServicePlatform, spec: ServiceSpec): Servi
 }
 
 function argv(spec: ServiceSpec): string[] {
-  return [spec.nodePath, spec.cliPath, 'run', '--app', spec.namespace, ...spec.runArgs];
+  return [...spec.command, 'run', '--app', spec.namespace, ...spec.runArgs];
 }
 
 export function systemdUnit(spec: ServiceSpec): ServiceFile {

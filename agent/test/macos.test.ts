@@ -7,8 +7,7 @@ import { resolveSocketPath, serviceFile } from '../src/index.js';
 
 const spec = {
   namespace: 'acme',
-  nodePath: '/opt/homebrew/bin/node',
-  cliPath: '/Applications/Acme Audio.app/Contents/Resources/agent/bin/plugin-license-agent.js',
+  command: ['/opt/homebrew/bin/node', '/Applications/Acme Audio.app/Contents/Resources/agent/bin/plugin-license-agent.js'],
   runArgs: ['--home', '/Users/ann/Music/Acme "Studio" & more'],
   homedir: '/Users/ann',
   dataDir: '/Users/ann/Library/Application Support/acme',
@@ -23,7 +22,7 @@ describe('macOS', () => {
     const parsed = parsePlist(file.contents) as Record<string, unknown>;
     expect(parsed).toMatchObject({
       Label: 'dev.plugin-license.acme.agent',
-      ProgramArguments: [spec.nodePath, spec.cliPath, 'run', '--app', 'acme', ...spec.runArgs],
+      ProgramArguments: [...spec.command, 'run', '--app', 'acme', ...spec.runArgs],
       RunAtLoad: true,
     });
     expect(JSON.stringify(parsed.KeepAlive ?? null)).toMatch(/SuccessfulExit|true/);

@@ -66,8 +66,7 @@ describe('configuration: flag > environment > config.json > default', () => {
 
 const spec: ServiceSpec = {
   namespace: 'acme',
-  nodePath: '/opt/node dir/bin/node',
-  cliPath: '/opt/agent/bin/plugin-license-agent.js',
+  command: ['/opt/node dir/bin/node', '/opt/agent/bin/plugin-license-agent.js'],
   runArgs: ['--home', '/data/50% "off"'],
   homedir: '/home/ann',
   dataDir: 'C:\\Users\\ann\\AppData\\Local\\acme\\Data',

@@ -233,7 +233,8 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     writeFileSync(file, tampered);
     for (let round = 0; round < 2; round++) {
       const r = cli(['status', '--json', '--socket', socket], d.dir);
-      expect(r.status).toBe(0);
+      // No agent answers: exit 1, and the report read from the files.
+      expect(r.status).toBe(1);
       const report = JSON.parse(r.stdout);
       expect(report).toMatchObject({ running: false, from: 'cache', data_dir: join(d.dir, 'data') });
       expect(report.licenses).toEqual([expect.objectContaining({ project_id: service.emulator.projectId, valid: false, reason: 'cache_invalid' })]);
@@ -251,7 +252,8 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const socket = join(d.dir, 'a.sock');
     await spawnAgent(join(d.dir, 'one'), socket);
     const r = cli(['status', '--json', '--socket', socket, '--home', join(d.dir, 'two')], d.dir);
-    expect(r.status).toBe(0);
+    // An agent answers, but not for this data folder: not this configuration's agent, exit 1.
+    expect(r.status).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ running: true, from: 'cache', data_dir: join(d.dir, 'two', 'data'), other_agent_data_dir: join(d.dir, 'one', 'data') });
     expect(cli(['status', '--socket', socket, '--home', join(d.dir, 'two')], d.dir).stdout).toContain(`an agent runs on this socket but serves ${join(d.dir, 'one', 'data')}`);
   });

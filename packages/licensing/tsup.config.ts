@@ -2,4 +2,5 @@ import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
 
 // env-paths (and its is-safe-filename) are ESM-only: bundle them so require() works.
-export default defineConfig(baseConfig({ noExternal: ['env-paths', 'is-safe-filename'] }));
+// `./executable` is its own entry: the CLI's parser reads it (`--version`) without the library.
+export default defineConfig(baseConfig({ entry: ['src/index.ts', 'src/executable.ts'], noExternal: ['env-paths', 'is-safe-filename'] }));

@@ -16,7 +16,11 @@ const USAGE_LICENSE = new Set(['invalid_argument', 'invalid_code', 'invalid_offl
  * already say what to do); this layer adds nothing to them.
  */
 export function classify(err: unknown): Classified {
-  if (err instanceof CliError) return { exit: err.exit, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+  // By name too: the parser (cli.cjs) and the commands (commands.cjs) each carry their own copy of the class.
+  if (err instanceof CliError || (err instanceof Error && err.name === 'CliError' && typeof (err as CliError).exit === 'number')) {
+    const e = err as CliError;
+    return { exit: e.exit, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
+  }
   if (isLicenseError(err)) {
     const exit = NEGATIVE_LICENSE.has(err.code) ? EXIT.negative : USAGE_LICENSE.has(err.code) ? EXIT.usage : EXIT.failed;
     const details: Record<string, unknown> = {};

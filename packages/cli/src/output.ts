@@ -1,6 +1,7 @@
 import Table from 'cli-table3';
 import pc from 'picocolors';
 import yoctoSpinner from 'yocto-spinner';
+import { programName } from '@plugin-license/licensing/executable';
 import type { Classified } from './exit.js';
 
 /** Where output goes; the tests and embedders pass their own streams. */
@@ -83,7 +84,7 @@ export class Output {
     if (this.json) {
       if (!this.#documentWritten) this.document({ error: { code: f.code, message: f.message, ...(f.details ? { details: f.details } : {}) } });
     } else {
-      this.streams.stderr.write(`${this.c.red('plugin-license:')} ${f.message}\n`);
+      this.streams.stderr.write(`${this.c.red(`${programName()}:`)} ${f.message}\n`);
     }
     if (this.debug && stack) this.streams.stderr.write(`${stack}\n`);
   }

@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { appArgument, programName, versionLine } from '@plugin-license/licensing/executable';
 import type { Context, GlobalOptions } from './context.js';
-import { EXIT, type ExitCode } from './exit.js';
+import { CliError, EXIT, type ExitCode } from './exit.js';
 import type { Output, Streams } from './output.js';
 
 // Commands load what they need when they run (load.ts): `--version` and `--help` load commander
@@ -87,9 +88,11 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     };
 
   let usageMessage = '';
-  const program = new Command('plugin-license')
+  // A packaged executable is called by the file name its vendor chose (acme-license).
+  const name = programName();
+  const program = new Command(name)
     .description('License codes, machines and the local agent of plugin-license: for support staff, vendors, offline machines and scripts.')
-    .version(CLI_VERSION, '-V, --version')
+    .version(versionLine(CLI_VERSION, appArgument(argv), streams.env), '-V, --version')
     .addOption(new Option('--base-url <url>', 'service base URL, ending in /functions/v1 (env PLUGIN_LICENSE_BASE_URL)'))
     .addOption(new Option('--token <token>', 'bearer token (env PLUGIN_LICENSE_TOKEN is safer: flags show in the process list)'))
     .addOption(new Option('--app <namespace>', 'namespace, one per vendor (env PLUGIN_LICENSE_APP)'))
@@ -172,8 +175,48 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .addHelpText('after', '\nExample:\n  plugin-license machine-id --json')
     .action(action(async (ctx) => (await commands.license()).machineIdCommand(ctx)));
 
-  const agent = program.command('agent').description('ask the running agent').addHelpText('after', '\nExamples:\n  plugin-license agent status\n  plugin-license agent check 123e4567-e89b-12d3-a456-426614174000');
-  agent.command('status').description('running or not, version, protocol, licenses held (exit 1 when not running)').action(action(async (ctx) => (await commands.agent()).agentStatusCommand(ctx)));
+  const agent = program
+    .command('agent')
+    .description('the agent: run it, install it as a service, or ask the running one')
+    .addHelpText('after', `\nExamples:\n  ${name} agent status\n  ${name} agent check ${UUID_EXAMPLE}\n  ${name} agent install`);
+  // run, install, uninstall, socket-path and status are the agent's own commands
+  // (@plugin-license/agent/commands, the same as plugin-license-agent's): their arguments pass
+  // through to it, with the global options given here; it parses, helps and answers.
+  const AGENT_OWN: Array<[string, string]> = [
+    ['run', 'run the agent in the foreground (the per-user service runs this)'],
+    ['install', 'register the per-user service that runs this program (--dry-run shows it)'],
+    ['uninstall', 'remove the per-user service'],
+    ['socket-path', 'print the socket path (or Windows pipe name) in effect'],
+    ['status', 'whether an agent answers, and the licenses it holds (exit 0 when one answers, 1 when not)'],
+  ];
+  for (const [sub, description] of AGENT_OWN) {
+    agent
+      .command(sub)
+      .description(description)
+      .helpOption(false)
+      .allowUnknownOption(true)
+      .allowExcessArguments(true)
+      .argument('[arguments...]', `see ${name} agent ${sub} --help`)
+      .action(async (_args: string[], _o: unknown, cmd: Command) => {
+        const g = cmd.optsWithGlobals() as GlobalOptions;
+        const { runAgentCommand } = await import('@plugin-license/agent/commands');
+        try {
+          exit = (await runAgentCommand([sub, ...cmd.args], {
+            name: `${name} agent`,
+            prefix: ['agent'],
+            flags: { app: g.app, home: g.home, baseUrl: g.baseUrl, token: g.token, json: g.json === true },
+            stdout: streams.stdout,
+            stderr: streams.stderr,
+          })) as ExitCode;
+        } catch (err) {
+          // The agent's usage errors are this command line's (its AgentError, told by name: this
+          // module loads no more than the parser).
+          const e = err as { name?: unknown; code?: unknown; message?: unknown };
+          if (e.name === 'AgentError' && e.code === 'usage') throw new CliError(EXIT.usage, 'usage', String(e.message));
+          throw err;
+        }
+      });
+  }
   agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'check', p)));
   agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'refresh', p)));
   agent.command('list').description('every license the agent holds').action(action(async (ctx) => (await commands.agent()).agentListCommand(ctx)));

@@ -125,7 +125,7 @@ describe('plugin-license commands', () => {
       expect(act.stderr).toContain('through the running agent');
       const status = await cli(['--json', 'agent', 'status'], env);
       expect(status.code).toBe(0);
-      expect(oneDocument(status)).toMatchObject({ running: true, protocol: 1, licenses: 1 });
+      expect(oneDocument(status)).toMatchObject({ running: true, from: 'agent', protocol: 1, licenses: [expect.objectContaining({ project_id: projectId, valid: true })] });
       const check = await cli(['--json', 'agent', 'check', projectId], env);
       expect(oneDocument(check)).toMatchObject({ via: 'agent', license: { valid: true } });
       expect((await cli(['agent', 'refresh', projectId], env)).code).toBe(0);
@@ -140,7 +140,7 @@ describe('plugin-license commands', () => {
     }
     const stopped = await cli(['--json', 'agent', 'status'], env);
     expect(stopped.code).toBe(1);
-    expect(oneDocument(stopped)).toMatchObject({ running: false });
+    expect(oneDocument(stopped)).toMatchObject({ running: false, from: 'cache', licenses: [expect.objectContaining({ project_id: projectId, valid: false })] });
     const check = await cli(['agent', 'check', projectId], env);
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/no agent answers for namespace 'plugin-license' at .*agent\.sock; start it with: plugin-license-agent run/);

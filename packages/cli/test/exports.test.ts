@@ -41,7 +41,8 @@ describe('the executable', () => {
       const env = { PATH: process.env.PATH, HOME: home.dir, PLUGIN_LICENSE_HOME: home.dir };
       const run = (args: string[]) => promisify(execFile)(process.execPath, [CLI, ...args], { env }).catch((e: { code: number; stdout: string }) => e);
       const cached = (): string[] => readdirSync(join(home.dir, 'cache', 'compile')).map((f) => f.replace(/-v\d.*$/, '')).sort();
-      expect((await run(['--version'])).stdout.trim()).toBe('0.1.0');
+      expect((await run(['--version'])).stdout.trim()).toBe(`0.1.0 (node ${process.versions.node}, ${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}, namespace plugin-license)`);
+      expect((await run(['--app', 'acme-audio', '--version'])).stdout).toContain('namespace acme-audio)');
       expect((await run(['--help'])).stdout).toContain('Exit codes:');
       expect(cached()).toEqual(['cli-cli']);
       expect((await run(['--json', 'machine-id'])).stdout).toContain('"machine_id": "m1_');

@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkProxyUrl } from '@plugin-license/api';
 import { LicenseError } from './errors.js';
+import { chooseNamespace, executableInfo } from './executable.js';
 import { normalizeBaseUrl } from './input.js';
 import { parsePublicKeys } from './offline-format.js';
 import { resolveNamespace, resolvePaths, type LicensePaths } from './paths.js';
 
-/** Where a configuration value came from, in order of precedence. */
-export type ConfigSource = 'flag' | 'environment' | 'config file' | 'default';
+/** Where a configuration value came from, in order of precedence (`executable`: baked in by `pnpm package`). */
+export type ConfigSource = 'flag' | 'environment' | 'config file' | 'executable' | 'default';
 
 /** A resolved value and where it came from (`doctor` shows both). */
 export interface ConfigValue<T> {
@@ -24,7 +25,7 @@ export interface ConfigFlags {
   socket?: string | undefined;
 }
 
-/** The settings every tool shares, after flag > environment > `config.json` > default. */
+/** The settings every tool shares, after flag > environment > `config.json` > the executable's baked default > default. */
 export interface ResolvedConfig {
   namespace: ConfigValue<string>;
   home: ConfigValue<string | undefined>;
@@ -66,7 +67,8 @@ const MAX_CONFIG_BYTES = 64 * 1024;
 
 /**
  * Resolves the configuration the way every tool of the project does: flag > environment
- * (`PLUGIN_LICENSE_*`) > `config.json` in the namespace's config folder > default. `License`,
+ * (`PLUGIN_LICENSE_*`) > `config.json` in the namespace's config folder > what a packaged
+ * executable has baked in (`--app`, `--base-url`; the namespace is never read from the file) > default. `License`,
  * the agent and the CLI all call this, so a value means the same thing everywhere. A bad value
  * (a base URL without `/functions/v1`, a config file that is not JSON, a misspelled key) is an
  * `invalid_argument` error naming where it came from.
@@ -77,21 +79,22 @@ const MAX_CONFIG_BYTES = 64 * 1024;
  * config.baseUrl.source; // 'environment'
  */
 export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<string, string | undefined>> = process.env): ResolvedConfig {
-  const namespace = pick(flags.app, env.PLUGIN_LICENSE_APP, undefined);
+  const namespace = chooseNamespace(flags.app, env);
   const home = pick(flags.home, env.PLUGIN_LICENSE_HOME, undefined);
-  const ns = resolveNamespace(namespace?.value ?? undefined);
+  const ns = resolveNamespace(namespace.value, env);
   const paths = resolvePaths({ namespace: ns, ...(home === undefined ? {} : { home: home.value }) });
   const configFile = join(paths.config, 'config.json');
   const { file, found } = readConfigFile(configFile);
 
-  const rawBase = pick(flags.baseUrl, env.PLUGIN_LICENSE_BASE_URL, str(file, 'base_url', configFile));
+  const baked = executableInfo()?.baseUrl;
+  const rawBase = pick(flags.baseUrl, env.PLUGIN_LICENSE_BASE_URL, str(file, 'base_url', configFile)) ?? (baked === undefined ? undefined : { value: baked, source: 'executable' as const });
   let baseUrl: ConfigValue<string | undefined> = { value: undefined, source: 'default' };
   if (rawBase !== undefined) {
     try {
       baseUrl = { value: normalizeBaseUrl(rawBase.value), source: rawBase.source };
     } catch (e) {
       if (rawBase.source === 'flag') throw e;
-      const from = rawBase.source === 'environment' ? 'PLUGIN_LICENSE_BASE_URL' : `"base_url" in ${configFile}`;
+      const from = rawBase.source === 'environment' ? 'PLUGIN_LICENSE_BASE_URL' : rawBase.source === 'executable' ? 'the base URL built into this program' : `"base_url" in ${configFile}`;
       throw new LicenseError('invalid_argument', `${(e as Error).message} (from ${from})`, { cause: e });
     }
   }
@@ -112,7 +115,7 @@ export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<stri
     throw new LicenseError('invalid_argument', `"offline_max_days" in ${configFile} must be a whole number of days from 1 to 3650`);
   }
   return {
-    namespace: { value: ns, source: namespace?.source ?? 'default' },
+    namespace: { value: ns, source: namespace.source },
     home: home ?? { value: undefined, source: 'default' },
     baseUrl,
     token: pick(flags.token, env.PLUGIN_LICENSE_TOKEN, str(file, 'token', configFile)) ?? { value: undefined, source: 'default' },

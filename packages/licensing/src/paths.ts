@@ -2,15 +2,16 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { LicenseError } from './errors.js';
+import { chooseNamespace } from './executable.js';
 
-export const DEFAULT_NAMESPACE = 'plugin-license';
+export { DEFAULT_NAMESPACE } from './executable.js';
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CACHE_FILE_PATTERN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
 export interface PathOptions {
-  /** One per vendor (default `PLUGIN_LICENSE_APP`, else `plugin-license`). */
+  /** One per vendor (default `PLUGIN_LICENSE_APP`, else the executable's baked `--app`, else `plugin-license`). */
   namespace?: string;
   /** One root folder for everything (default `PLUGIN_LICENSE_HOME`, else the per-OS folders). */
   home?: string;
@@ -23,9 +24,9 @@ export interface LicensePaths {
   log: string;
 }
 
-/** The namespace in effect: the option, else `PLUGIN_LICENSE_APP`, else `plugin-license`; validated. */
-export function resolveNamespace(namespace?: string): string {
-  const ns = namespace ?? nonEmpty(process.env.PLUGIN_LICENSE_APP) ?? DEFAULT_NAMESPACE;
+/** The namespace in effect by the one rule (`chooseNamespace`), validated. */
+export function resolveNamespace(namespace?: string, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const ns = chooseNamespace(namespace, env).value;
   if (!NAMESPACE_PATTERN.test(ns)) {
     throw new LicenseError(
       'invalid_argument',

@@ -1,4 +1,5 @@
 import { toWireState, type AgentClient } from '@plugin-license/agent';
+import { agentRunHint } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -10,42 +11,11 @@ async function running(ctx: Context): Promise<AgentClient> {
     throw new CliError(
       EXIT.failed,
       'not_running',
-      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: plugin-license-agent run`,
+      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentRunHint()}`,
       { socket: await ctx.socketPath(), namespace: ctx.config.namespace.value },
     );
   }
   return agent;
-}
-
-/** `agent status`: running or not; exit 0 when it answers, 1 when not. */
-export async function agentStatusCommand(ctx: Context): Promise<ExitCode> {
-  const agent = await ctx.agent();
-  const socket = await ctx.socketPath();
-  if (!agent) {
-    if (ctx.out.json) ctx.out.document({ running: false, socket, namespace: ctx.config.namespace.value });
-    else ctx.out.fields([
-      ['agent', ctx.out.bad('not running')],
-      ['socket', socket],
-      ['namespace', ctx.config.namespace.value],
-    ]);
-    return EXIT.failed;
-  }
-  const started = performance.now();
-  const hello = await agent.hello();
-  const list = await agent.list();
-  const ms = performance.now() - started;
-  if (ctx.out.json) {
-    ctx.out.document({ running: true, socket, namespace: hello.namespace, agent: hello.agent, protocol: hello.protocol, data_dir: hello.data_dir ?? null, licenses: list.length, answer_ms: Number(ms.toFixed(2)) });
-    return EXIT.ok;
-  }
-  ctx.out.fields([
-    ['agent', ctx.out.ok(`running (${hello.agent}, protocol ${hello.protocol})`)],
-    ['socket', socket],
-    ['namespace', hello.namespace],
-    ['data folder', hello.data_dir ?? '-'],
-    ['licenses held', String(list.length)],
-  ]);
-  return EXIT.ok;
 }
 
 /** `agent check ID` / `agent refresh ID`. */

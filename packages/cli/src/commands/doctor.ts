@@ -4,7 +4,8 @@ import { access, constants, stat, statfs } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { createDispatcher, NO_PROXY_VARIABLES, PROXY_VARIABLES } from '@plugin-license/api';
-import { getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-license/licensing';
+import { selfCommand } from '@plugin-license/agent';
+import { agentRunHint, getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-license/licensing';
 import { request } from 'undici';
 import type { Context } from '../context.js';
 import { classify, EXIT, type ExitCode } from '../errors.js';
@@ -186,10 +187,9 @@ async function machineId(ctx: Context, config: ResolvedConfig, add: (c: Check) =
   add({ section, name: 'id', level: 'info', detail: `${first.id} (source: ${first.source})` });
   // A second derivation in a fresh process, as the next start of a plugin host would do.
   try {
-    const script = process.argv[1];
-    if (!script) throw new Error('no script path');
-    const args = [script, '--json', '--app', config.namespace.value, ...(config.home.value === undefined ? [] : ['--home', config.home.value]), 'machine-id'];
-    const { stdout } = await promisify(execFile)(process.execPath, args, { timeout: 15_000, env: { ...process.env, ...ctx.env } as NodeJS.ProcessEnv });
+    const [command, ...self] = selfCommand();
+    const args = [...self, '--json', '--app', config.namespace.value, ...(config.home.value === undefined ? [] : ['--home', config.home.value]), 'machine-id'];
+    const { stdout } = await promisify(execFile)(command!, args, { timeout: 15_000, env: { ...process.env, ...ctx.env } as NodeJS.ProcessEnv });
     const second = (JSON.parse(stdout) as { machine_id: string }).machine_id;
     add(second === first.id
       ? { section, name: 'stable', level: 'ok', detail: 'the same id from a second derivation in a new process' }
@@ -279,7 +279,7 @@ async function agent(ctx: Context, projectId: string | undefined, add: (c: Check
     return;
   }
   if (!client) {
-    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: 'plugins ask the agent: start it with "plugin-license-agent run", or install it as a service with "plugin-license-agent install"' });
+    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: `plugins ask the agent: start it with "${agentRunHint()}", or install it as a service with "${agentRunHint().replace(/ run$/, ' install')}"` });
     return;
   }
   const hello = await client.hello();

@@ -1,0 +1,125 @@
+// What a packaged executable (`pnpm package`) carries about itself, and the namespace rule that
+// depends on it. No dependencies but Node's own, so the CLI's parser can read it (`--version`)
+// without loading the rest of the library.
+
+/** The namespace when nothing chose one. */
+export const DEFAULT_NAMESPACE = 'plugin-license';
+
+/** The name of the SEA asset `pnpm package` writes (`packaging/build.mjs`). */
+export const EXECUTABLE_INFO_ASSET = 'executable.json';
+
+/**
+ * What `pnpm package` baked into a standalone executable: its own name and target, and the
+ * vendor's defaults (`--app`, `--base-url`), which rank below `config.json` and above the
+ * built-in defaults.
+ */
+export interface ExecutableInfo {
+  /** The file name the vendor chose (`--name`), e.g. `acme-license`. */
+  name: string;
+  /** The project's version the executable was built from. */
+  version: string;
+  /** `linux-x64`, `win-x64`, `darwin-x64` or `darwin-arm64`. */
+  target: string;
+  /** Baked namespace (`--app`). */
+  app?: string;
+  /** Baked service base URL (`--base-url`). */
+  baseUrl?: string;
+}
+
+let cached: ExecutableInfo | null | undefined;
+
+/**
+ * The info baked into this standalone executable, or undefined when this process is a plain
+ * Node (an npm install, a test). Read once per process.
+ *
+ * @example
+ * const baked = executableInfo();
+ * console.log(baked?.app ?? 'not a packaged executable');
+ */
+export function executableInfo(): ExecutableInfo | undefined {
+  if (cached === undefined) cached = readInfo() ?? null;
+  return cached ?? undefined;
+}
+
+function readInfo(): ExecutableInfo | undefined {
+  const sea = process.getBuiltinModule?.('node:sea') as { isSea(): boolean; getAsset(key: string, encoding: string): string } | undefined;
+  if (sea === undefined || !sea.isSea()) return undefined;
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(sea.getAsset(EXECUTABLE_INFO_ASSET, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // A SEA built by someone else's tool: no baked defaults.
+    return undefined;
+  }
+  const text = (key: string): string | undefined => (typeof raw[key] === 'string' && (raw[key] as string) !== '' ? (raw[key] as string) : undefined);
+  const app = text('app');
+  const baseUrl = text('base_url');
+  return { name: text('name') ?? 'plugin-license', version: text('version') ?? '0.0.0', target: text('target') ?? hostTarget(), ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}) };
+}
+
+/** This process's platform as a target name (`linux-x64`, `win-x64`, `darwin-arm64`, …). */
+export function hostTarget(): string {
+  return `${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+}
+
+/** A namespace and what chose it: the caller (a flag or option), the environment, the executable, or the default. */
+export interface ChosenNamespace {
+  value: string;
+  source: 'flag' | 'environment' | 'executable' | 'default';
+}
+
+/**
+ * The one namespace rule: the caller's value, else `PLUGIN_LICENSE_APP`, else the executable's
+ * baked `--app`, else `plugin-license`. Not validated here (paths.ts does that).
+ *
+ * @example
+ * chooseNamespace(undefined, process.env); // { value: 'acme-audio', source: 'executable' }
+ */
+export function chooseNamespace(given: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): ChosenNamespace {
+  if (given !== undefined && given.trim() !== '') return { value: given, source: 'flag' };
+  const fromEnv = env.PLUGIN_LICENSE_APP;
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return { value: fromEnv, source: 'environment' };
+  const baked = executableInfo()?.app;
+  if (baked !== undefined) return { value: baked, source: 'executable' };
+  return { value: DEFAULT_NAMESPACE, source: 'default' };
+}
+
+/**
+ * The one line `--version` prints in every program: the version, then the Node version, the
+ * target and the namespace in effect (the `--app` given, else by `chooseNamespace`).
+ *
+ * @example
+ * versionLine('0.1.0', undefined); // '0.1.0 (node 22.23.2, linux-x64, namespace acme-audio)'
+ */
+export function versionLine(version: string, app: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return `${version} (node ${process.versions.node}, ${executableInfo()?.target ?? hostTarget()}, namespace ${chooseNamespace(app, env).value})`;
+}
+
+/** The value of `--app NAME` or `--app=NAME` in an argument list, for `--version` (read before parsing). */
+export function appArgument(argv: readonly string[]): string | undefined {
+  const i = argv.findIndex((a) => a === '--app' || a.startsWith('--app='));
+  if (i < 0) return undefined;
+  return argv[i]!.startsWith('--app=') ? argv[i]!.slice(6) : argv[i + 1];
+}
+
+/**
+ * How a person starts the agent of this program, for hints: `acme-license agent run` in a
+ * packaged executable, `plugin-license-agent run` for npm installs.
+ *
+ * @example
+ * console.log(`no agent answers; start it with: ${agentRunHint()}`);
+ */
+export function agentRunHint(): string {
+  return executableInfo() === undefined ? 'plugin-license-agent run' : `${programName()} agent run`;
+}
+
+/**
+ * The CLI's name as the person typed it: the vendor's file name in a packaged executable
+ * (`acme-license`), else `plugin-license`.
+ *
+ * @example
+ * console.error(`${programName()}: no such code`);
+ */
+export function programName(): string {
+  return executableInfo()?.name ?? 'plugin-license';
+}
