@@ -9,6 +9,7 @@ export const load = {
   vendor: () => import('./commands/vendor.js'),
   offline: () => import('./commands/offline.js'),
   builds: () => import('./commands/builds.js'),
+  config: () => import('./commands/config.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

@@ -14,6 +14,7 @@ const commands = {
   vendor: async () => (await parts()).vendor(),
   offline: async () => (await parts()).offline(),
   builds: async () => (await parts()).builds(),
+  config: async () => (await parts()).config(),
 };
 
 export const CLI_VERSION = '0.1.0';
@@ -304,6 +305,30 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--project <id>', 'the project to look at closely')
     .addHelpText('after', '\nExample:\n  plugin-license doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.')
     .action(action(async (ctx, o: { project?: string }) => (await commands.doctor()).doctorCommand(ctx, o)));
+
+  const config = program
+    .command('config')
+    .description("this namespace's config.json: where it is, and one setting at a time (installers use it too)")
+    .addHelpText('after', `\nExamples:\n  ${name} config path\n  ${name} config set base_url https://licenses.example.com/functions/v1\n  ${name} config unset proxy`);
+  config
+    .command('path')
+    .description('print the path of config.json in effect (it may not exist yet), or of one of the namespace\'s folders')
+    .addOption(new Option('--folder <name>', 'a folder instead: config, data, cache or log').choices(['config', 'data', 'cache', 'log']))
+    .addHelpText('after', `\nExamples:\n  ${name} config path\n  ${name} config path --folder data\n  ${name} --json config path`)
+    .action(action(async (ctx, o: { folder?: string }) => (await commands.config()).pathCommand(ctx, o)));
+  config
+    .command('set')
+    .description('write one setting into config.json, checked as every tool will read it: base_url, proxy, socket, token, log_level, offline_max_days')
+    .argument('<key>', 'the setting')
+    .argument('<value>', 'its value')
+    .addHelpText('after', `\nExample:\n  ${name} config set base_url https://licenses.example.com/functions/v1\n\nThe file is replaced whole (mode 0600) or not at all; other keys are kept.`)
+    .action(action(async (ctx, key: string, value: string) => (await commands.config()).setCommand(ctx, key, value)));
+  config
+    .command('unset')
+    .description('remove one setting from config.json')
+    .argument('<key>', 'the setting')
+    .addHelpText('after', `\nExample:\n  ${name} config unset proxy`)
+    .action(action(async (ctx, key: string) => (await commands.config()).setCommand(ctx, key, undefined)));
 
   const offline = program
     .command('offline')
