@@ -1,7 +1,7 @@
 // The built `plugin-license` binary as a child process against the emulator over loopback: every
 // command in human and --json form, every exit code, the agent path, another machine's slot.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAgent } from '@plugin-license/agent';
 import { describe, expect, it } from 'vitest';
@@ -140,10 +140,44 @@ describe('plugin-license commands', () => {
     }
     const stopped = await cli(['--json', 'agent', 'status'], env);
     expect(stopped.code).toBe(1);
-    expect(oneDocument(stopped)).toMatchObject({ running: false, from: 'cache', licenses: [expect.objectContaining({ project_id: projectId, valid: false })] });
+    // Read from the cache files, where the deactivated license no longer is.
+    expect(oneDocument(stopped)).toMatchObject({ running: false, from: 'cache', licenses: [] });
     const check = await cli(['agent', 'check', projectId], env);
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/no agent answers for namespace 'plugin-license' at .*agent\.sock; start it with: plugin-license-agent run/);
+  });
+
+  it('config: path shows where, set writes one checked key (keeping the others, 0600), unset removes it; bad input changes nothing', async () => {
+    const h = home();
+    const env = envFor(undefined, h);
+    const file = join(h, 'config', 'config.json');
+    expect((await cli(['config', 'path'], env)).stdout).toBe(`${file}\n`);
+    expect((await cli(['config', 'path', '--folder', 'data'], env)).stdout).toBe(`${join(h, 'data')}\n`);
+    expect(oneDocument(await cli(['--json', 'config', 'path'], env))).toMatchObject({ namespace: 'plugin-license', config_file: file, exists: false, folders: { log: join(h, 'log') } });
+    const set = await cli(['config', 'set', 'base_url', 'http://127.0.0.1:5555/functions/v1/'], env);
+    expect(set.code, set.stderr).toBe(0);
+    expect((await cli(['config', 'set', 'offline_max_days', '30'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ base_url: 'http://127.0.0.1:5555/functions/v1', offline_max_days: 30 });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const token = oneDocument(await cli(['--json', 'config', 'set', 'token', 'secret-token-value'], env));
+    expect(JSON.stringify(token)).not.toContain('secret-token-value');
+    for (const [args, message] of [
+      [['config', 'set', 'base_url', 'http://10.0.0.1/functions/v1'], /https:\/\//],
+      [['config', 'set', 'offline_max_days', '0'], /from 1 to 3650/],
+      [['config', 'set', 'log_level', 'loud'], /log_level 'loud' is unknown/],
+      [['config', 'set', 'baseUrl', 'x'], /'baseUrl' is not a setting config set writes; use one of base_url/],
+    ] as const) {
+      const r = await cli([...args], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    expect((await cli(['config', 'unset', 'token'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ base_url: 'http://127.0.0.1:5555/functions/v1', offline_max_days: 30 });
+    writeFileSync(file, '{ broken');
+    const broken = await cli(['config', 'set', 'proxy', ''], env);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/is not valid JSON .*fix or remove it/);
+    expect(readFileSync(file, 'utf8')).toBe('{ broken');
   });
 
   it('machine-id: the id, its source, stable between runs', async () => {
