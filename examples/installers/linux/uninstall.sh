@@ -41,17 +41,10 @@ set -- ${APP:+--app "$APP"}
 
 # 1. Give the activations back first, while everything is still in place: a failure stops here.
 if [ "$RELEASE" = 1 ]; then
-  projects=$("$EXE" "$@" --json agent status 2>/dev/null | sed -n 's/^ *"project_id": "\([0-9a-fA-F-]*\)",$/\1/p' | sort -u) || true
-  for project in $projects; do
-    if out=$("$EXE" "$@" deactivate --project "$project" 2>&1); then
-      say "released this computer's activation of $project"
-    else
-      case "$out" in
-        *not_activated* | *"not activated"*) ;;
-        *) fail "could not give back the activation of $project: $out. Nothing was removed; connect to the internet and try again, or uninstall without --release." ;;
-      esac
-    fi
-  done
+  if ! out=$("$EXE" "$@" deactivate --all 2>&1); then
+    fail "could not give back every activation: $out. Nothing was removed; connect to the internet and try again, or uninstall without --release."
+  fi
+  [ -n "$out" ] && say "$out"
 fi
 
 # 2. Where the settings and data are, asked before the program goes.

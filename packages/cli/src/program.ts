@@ -162,12 +162,22 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
 
   program
     .command('deactivate')
-    .description("release this machine's slot, or with --code and --machine-id another machine's")
-    .requiredOption('--project <id>', 'the project id (a UUID)')
+    .description("release this machine's slot (--project, or --all for every license), or with --code and --machine-id another machine's")
+    .option('--project <id>', 'the project id (a UUID)')
+    .option('--all', "every license this computer holds in the namespace (what an uninstaller runs)")
     .option('--code <code>', "the code whose slot to release (with --machine-id)")
     .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
-    .addHelpText('after', "\nExamples:\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot")
-    .action(action(async (ctx, o: { project: string; code?: string; machineId?: string }) => (await commands.license()).deactivateCommand(ctx, o)));
+    .addHelpText('after', "\nExamples:\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license deactivate --all\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot")
+    .action(
+      action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string }) => {
+        if (o.all === true) {
+          if (o.project !== undefined || o.code !== undefined || o.machineId !== undefined) throw new CliError(EXIT.usage, 'usage', '--all releases every license of this computer: give it alone, or --project ID for one');
+          return (await commands.license()).deactivateAllCommand(ctx);
+        }
+        if (o.project === undefined) throw new CliError(EXIT.usage, 'usage', "give --project ID (or --all for every license of this computer)");
+        return (await commands.license()).deactivateCommand(ctx, { ...o, project: o.project });
+      }),
+    );
 
   program
     .command('machine-id')

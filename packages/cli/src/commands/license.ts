@@ -92,6 +92,48 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
 
 }
 
+/**
+ * `deactivate --all`: this machine's slot of every license the namespace holds, given back one by
+ * one (through the agent when one answers, so each intent is recorded before the service is asked;
+ * else the library). What an uninstaller runs before it removes anything. A license activated
+ * offline is left for `offline deactivate`. Every project is tried; exit 0 when none failed.
+ */
+export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
+  const agent = await ctx.agent();
+  const { readCachedStatus } = await import('@plugin-license/licensing');
+  const held = agent
+    ? (await agent.list()).map((s) => ({ projectId: s.projectId, source: s.source, reason: s.reason }))
+    : (await readCachedStatus({ namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) })).map((c) => ({ projectId: c.projectId, source: c.status.source, reason: c.status.reason }));
+  const released: string[] = [];
+  const skipped: Array<{ project_id: string; why: string }> = [];
+  const failed: Array<{ project_id: string; code: string; message: string; exit: ExitCode }> = [];
+  const { classify } = await import('../errors.js');
+  for (const { projectId, source, reason } of held) {
+    if (source === 'offline') {
+      skipped.push({ project_id: projectId, why: 'activated offline: release it with offline deactivate, then offline confirm on a computer that is online' });
+      continue;
+    }
+    if (reason === 'not_activated') continue;
+    try {
+      await ctx.out.spin(`deactivating ${projectId}`, () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
+      released.push(projectId);
+    } catch (err) {
+      const f = classify(err);
+      failed.push({ project_id: projectId, code: f.code, message: f.message, exit: f.exit });
+    }
+  }
+  const via = agent ? 'agent' : 'library';
+  if (ctx.out.json) {
+    ctx.out.document({ via, released, skipped, failed: failed.map(({ exit: _exit, ...f }) => f) });
+  } else {
+    if (released.length === 0 && skipped.length === 0 && failed.length === 0) ctx.out.line('This computer holds no license to give back.');
+    for (const p of released) ctx.out.line(`released this computer's slot of ${p} (through the ${via})`);
+    for (const s of skipped) ctx.out.line(`kept ${s.project_id}: ${s.why}`);
+    for (const f of failed) ctx.out.line(`could not release ${f.project_id}: ${f.message}`);
+  }
+  return failed[0]?.exit ?? EXIT.ok;
+}
+
 /** `machine-id`: this machine's id as the service sees it, and where it comes from. */
 export async function machineIdCommand(ctx: Context): Promise<ExitCode> {
   const { id, source } = await getMachineId({ namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) });
