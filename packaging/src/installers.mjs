@@ -21,6 +21,8 @@ export function brandValues(options, version) {
     COMPANY: options.company,
     VERSION: version,
     VENDOR_DIR: options.app ?? options.name,
+    // macOS: the package and signing identifier; a vendor puts its own reverse-DNS name here.
+    BUNDLE_ID: `dev.plugin-license.${options.app ?? options.name}`,
   };
 }
 
@@ -37,6 +39,9 @@ export async function buildInstallers({ work, scratch, options, version, targets
   const written = [];
   const linux = targets.find((t) => t.target === 'linux-x64');
   if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), version, name: options.name }));
+  for (const mac of targets.filter((t) => t.target.startsWith('darwin-'))) {
+    written.push(await macKit({ work, scratch, values: { ...values, TARGET: mac.target, ARCH: mac.target === 'darwin-arm64' ? 'arm64' : 'x86_64' }, exe: join(work, mac.file), version, name: options.name, target: mac.target }));
+  }
   const windows = targets.find((t) => t.target === 'win-x64');
   if (windows) {
     const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), version, options, log });
@@ -52,11 +57,39 @@ async function linuxTarball({ work, scratch, values, exe, version, name }) {
   copyFileSync(exe, join(dir, name));
   chmodSync(join(dir, name), 0o755);
   for (const script of ['install.sh', 'uninstall.sh']) {
-    writeFileSync(join(dir, script), brand(readFileSync(join(INSTALLERS, 'linux', script), 'utf8'), values), { mode: 0o755 });
+    writeFileSync(join(dir, script), brand(readFileSync(join(INSTALLERS, script === 'install.sh' ? 'linux' : 'unix', script), 'utf8'), values), { mode: 0o755 });
   }
   const file = `${base}.tar.gz`;
   try {
     await run('tar', ['-czf', join(work, file), '-C', join(scratch, 'linux'), '--owner=0', '--group=0', base]);
+  } catch (err) {
+    throw new PackageError(`could not write ${file}: ${String(err.stderr || err.message).trim()}`);
+  }
+  return file;
+}
+
+/**
+ * The macOS installer kit: the pkgbuild payload and scripts, and build-pkg.sh, which signs,
+ * packages and notarizes on the vendor's Mac (none of that runs on Linux).
+ */
+async function macKit({ work, scratch, values, exe, version, name, target }) {
+  const base = `${name}-${version}-${target}-pkg-kit`;
+  const dir = join(scratch, 'macos', base);
+  mkdirSync(join(dir, 'payload'), { recursive: true });
+  mkdirSync(join(dir, 'scripts'), { recursive: true });
+  copyFileSync(exe, join(dir, 'payload', name));
+  chmodSync(join(dir, 'payload', name), 0o755);
+  const put = (from, to, mode = 0o644) => writeFileSync(join(dir, to), brand(readFileSync(join(INSTALLERS, from), 'utf8'), values), { mode });
+  put('unix/uninstall.sh', 'payload/uninstall.sh', 0o755);
+  put('macos/scripts/preinstall', 'scripts/preinstall', 0o755);
+  put('macos/scripts/postinstall', 'scripts/postinstall', 0o755);
+  put('macos/scripts/common.sh', 'scripts/common.sh');
+  put('macos/build-pkg.sh', 'build-pkg.sh', 0o755);
+  put('macos/distribution.xml', 'distribution.xml');
+  put('macos/entitlements.plist', 'entitlements.plist');
+  const file = `${base}.tar.gz`;
+  try {
+    await run('tar', ['-czf', join(work, file), '-C', join(scratch, 'macos'), '--owner=0', '--group=0', base]);
   } catch (err) {
     throw new PackageError(`could not write ${file}: ${String(err.stderr || err.message).trim()}`);
   }

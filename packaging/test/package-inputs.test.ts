@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { unsign } from 'macho-unsign';
 import * as ResEdit from 'resedit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -135,5 +136,27 @@ describe('the Windows executable', () => {
     const strings = info!.getStringValues(info!.getAvailableLanguages()[0]!);
     expect(strings).toMatchObject({ ProductName: 'Acme Licenses', CompanyName: 'Acme Audio GmbH', OriginalFilename: 'acme-license.exe', FileVersion: manifest.version });
     expect(info!.fixedInfo.fileVersionMS).toBe((Number(manifest.version.split('.')[0]) << 16) | Number(manifest.version.split('.')[1]));
+  }, 120_000);
+});
+
+describe('the macOS executable', () => {
+  it('carries the blob in a NODE_SEA segment with Node\'s signature removed, and the kit to build the .pkg on a Mac', async () => {
+    const out = join(dir, 'mac', 'release');
+    const r = await pkg(['--targets', 'darwin-arm64', '--name', 'acme-license', '--app', 'acme-audio', '--out', out]);
+    expect(r.code, r.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { version: string; targets: Array<{ file: string }>; installers: Array<{ file: string }> };
+    const bytes = readFileSync(join(out, manifest.targets[0]!.file));
+    expect(bytes.readUInt32LE(0)).toBe(0xfeedfacf); // a 64-bit Mach-O
+    expect(bytes.subarray(0, 64 * 1024).includes(Buffer.from('NODE_SEA\0'))).toBe(true);
+    expect(unsign(bytes)).toBeNull(); // nothing left to unsign: the vendor signs on a Mac
+    const kit = `acme-license-${manifest.version}-darwin-arm64-pkg-kit`;
+    expect(manifest.installers.map((i) => i.file)).toEqual([`${kit}.tar.gz`]);
+    const listing = execFileSync('tar', ['-tzvf', join(out, `${kit}.tar.gz`)], { encoding: 'utf8' });
+    for (const f of ['payload/acme-license', 'payload/uninstall.sh', 'scripts/preinstall', 'scripts/postinstall', 'scripts/common.sh', 'build-pkg.sh', 'distribution.xml', 'entitlements.plist']) expect(listing).toContain(`${kit}/${f}`);
+    expect(listing).toMatch(/-rwxr-xr-x .* acme-license-[^/]+\/scripts\/postinstall/);
+    const build = execFileSync('tar', ['-xzOf', join(out, `${kit}.tar.gz`), `${kit}/build-pkg.sh`], { encoding: 'utf8' });
+    expect(build).toContain('--install-location "Library/Application Support/acme-audio"');
+    // Every placeholder filled in, but the team id, which build-pkg.sh reads from the vendor's signing identity.
+    expect(build.replace(/@TEAM_ID@/g, '')).not.toMatch(/@[A-Z_]+@/);
   }, 120_000);
 });

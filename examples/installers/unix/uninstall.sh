@@ -1,7 +1,8 @@
 #!/bin/sh
-# @PRODUCT@: removes the license agent of this user.
+# @PRODUCT@: removes the license agent of this user, on Linux and macOS.
 #
-#   ~/.local/lib/@VENDOR_DIR@/uninstall.sh [--release] [--purge]
+#   ~/.local/lib/@VENDOR_DIR@/uninstall.sh [--release] [--purge]                     (Linux)
+#   ~/Library/Application\ Support/@VENDOR_DIR@/uninstall.sh [--release] [--purge]   (macOS)
 #
 #   --release  first give this computer's activations back (through the agent, so each is
 #              recorded before the service is asked), freeing them for another computer
@@ -28,12 +29,18 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --release) RELEASE=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown option '$1' (see $0 --help)" ;;
   esac
 done
 
-LIB="$HOME/.local/lib/$VENDOR_DIR"
+# The installed copy of this script acts on the program beside it, in one of the two places the
+# installers use; a copy elsewhere (a download) would act on the wrong one.
+LIB=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
+case "$LIB" in
+  "$HOME/.local/lib/$VENDOR_DIR" | "$HOME/Library/Application Support/$VENDOR_DIR") ;;
+  *) fail "run the uninstall.sh installed with $PRODUCT: $HOME/.local/lib/$VENDOR_DIR/uninstall.sh (Linux) or $HOME/Library/Application Support/$VENDOR_DIR/uninstall.sh (macOS)" ;;
+esac
 BIN="$HOME/.local/bin"
 EXE="$LIB/$NAME"
 set -- ${APP:+--app "$APP"}
@@ -55,7 +62,8 @@ fi
 
 # 3. The service, then the files.
 "$EXE" "$@" agent uninstall >/dev/null 2>&1 || say "(the user service manager was not reachable; the unit file is removed all the same)"
-rm -f "$BIN/$NAME" "$EXE" "$LIB/uninstall.sh"
+[ "$(readlink "$BIN/$NAME" 2>/dev/null)" = "$EXE" ] && rm -f "$BIN/$NAME"
+rm -f "$EXE" "$LIB/uninstall.sh"
 rmdir "$LIB" 2>/dev/null || true
 if [ "$PURGE" = 1 ]; then
   for f in $folders; do rm -rf "$f"; done
