@@ -169,6 +169,13 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
 }
 
 async function run(flags: AgentFlags, name: string, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
+  // The agent's record is its log files. A service manager or an installer may start it with no
+  // usable stdout or stderr (a closed pipe, a console without a window): a failed write there,
+  // from the start on, must not stop it.
+  for (const stream of [stdout, stderr]) {
+    stream.removeAllListeners('error');
+    stream.on('error', () => {});
+  }
   const agent: RunningAgent = await startAgent({
     ...(flags.app ? { namespace: flags.app } : {}),
     ...(flags.home ? { home: flags.home } : {}),
@@ -188,12 +195,6 @@ async function run(flags: AgentFlags, name: string, stdout: NodeJS.WritableStrea
       ...(flags.requestBurst ? { requestBurst: flags.requestBurst } : {}),
     },
   });
-  // The agent's record is its log files. A service manager or an installer may start it with no
-  // usable stdout or stderr (a closed pipe, no console): a failed write there must not stop it.
-  for (const stream of [stdout, stderr]) {
-    stream.removeAllListeners('error');
-    stream.on('error', () => {});
-  }
   stdout.write(JSON.stringify({ ready: true, socket: agent.socketPath, namespace: agent.namespace, pid: process.pid, protocol: PROTOCOL_VERSION }) + '\n');
   let stopping = false;
   const stop = (): void => {
