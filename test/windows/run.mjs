@@ -46,15 +46,15 @@ function findWine() {
 function ensureTools() {
   let wine = findWine();
   let mingw = which('x86_64-w64-mingw32-gcc');
-  if (wine && mingw) return wine;
-  if (process.getuid?.() !== 0 || !which('apt-get')) throw new Error('wine64 and the mingw-w64 C compiler are missing; install them (apt-get install wine64 gcc-mingw-w64-x86-64)');
-  log('installing wine64 and mingw-w64 from Debian');
+  if (wine && mingw && which('makensis')) return wine;
+  if (process.getuid?.() !== 0 || !which('apt-get')) throw new Error('wine64, the mingw-w64 C compiler or makensis is missing; install them (apt-get install wine64 gcc-mingw-w64-x86-64 nsis)');
+  log('installing wine64, mingw-w64 and nsis from Debian');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   run('apt-get', ['update', '-qq'], { env });
-  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'wine64', 'gcc-mingw-w64-x86-64'], { env });
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'wine64', 'gcc-mingw-w64-x86-64', 'nsis'], { env });
   wine = findWine();
   mingw = which('x86_64-w64-mingw32-gcc');
-  if (!wine || !mingw) throw new Error('wine64 or mingw-w64 still missing after apt-get install');
+  if (!wine || !mingw || !which('makensis')) throw new Error('wine64, mingw-w64 or makensis still missing after apt-get install');
   return wine;
 }
 
@@ -377,6 +377,149 @@ await check('the rename-while-reading race: 500 cache writes while another proce
   expectThat(writer.failures === 0, `License writes: ${JSON.stringify(writer)}`);
   const held = writer.renames;
   return `plain rename failed ${rawWriter.failures}/500 ${JSON.stringify(rawWriter.codes)}; with the rule ${ruleWriter.failures}/500; License writes ${writer.failures}/500, the reader held up ${held.heldUp} of them, the longest for ${held.maxWaitMs} ms (${held.maxAttempts} attempts) of the 2 s the rule waits`;
+});
+
+// ------------------------------------------------------------------------------------ shipping
+
+// The vendor's release, as a customer's Windows computer gets it: the packaged executable (no
+// Node installed) and its NSIS installer, run silently. Wine limit: its Task Scheduler takes the
+// logon task (schtasks /Create /XML) but never runs it, at logon or on /Run; the installer then
+// starts the agent itself, as it does when a real Task Scheduler is off. What runs the agent at
+// a real logon is therefore not tested here.
+const release = join(tmp, 'release');
+const wineUser = process.env.USER || 'root';
+const installDir = `C:\\users\\${wineUser}\\AppData\\Local\\Programs\\acme-audio`;
+const installed = `${installDir}\\acme-license.exe`;
+let setup;
+let exeFile;
+const slotsOf = async (code) => (await (await fetch(`${baseUrl}/plugin-activation/status/${code}`)).json()).activations;
+const exe = (args, program = installed) => finished(winSpawn(program, args));
+const agentAnswers = async (timeoutMs = 20_000) => {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if ((await exe(['agent', 'status'])).code === 0) return true;
+    if (Date.now() > until) return false;
+    await sleep(250);
+  }
+};
+/** What support would look at when the agent does not answer: its log's last lines and the processes. */
+const agentDiagnosis = () => {
+  let log = '';
+  try {
+    log = readFileSync(unixOf(`C:\\users\\${wineUser}\\AppData\\Local\\acme-audio\\Log\\agent.log`), 'utf8').trim().split('\n').slice(-3).map((l) => l.slice(0, 300)).join(' | ');
+  } catch (e) {
+    log = `no log (${e.code})`;
+  }
+  const ps = spawnSync('sh', ['-c', 'ps -eo pid,args | grep -i acme-license | grep -v grep'], { encoding: 'utf8' }).stdout.trim().replace(/\n/g, ' | ');
+  return `agent.log: ${log}; processes: ${ps || 'none'}`;
+};
+/** Runs the installer (or uninstaller) silently and waits for it; an uninstaller runs in place (_?=) so it can be waited for. */
+const silently = async (program, args = []) => finished(winSpawn(program, ['/S', ...args]), 180_000);
+
+await check('shipping: pnpm package builds the Windows executable and its installer (makensis), no Node needed on the target', async () => {
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--name', 'acme-license', '--product', 'Acme Licenses', '--company', 'Acme Audio', '--out', release], { encoding: 'utf8', env: baseEnv });
+  expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
+  const manifest = JSON.parse(readFileSync(join(release, 'manifest.json'), 'utf8'));
+  exeFile = join(release, manifest.targets[0].file);
+  setup = join(release, manifest.installers[0].file);
+  expectThat(manifest.installers[0].file === `acme-license-${manifest.version}-win-x64-setup.exe`, JSON.stringify(manifest.installers));
+  const version = (await exe(['--version'], exeFile)).stdout.trim();
+  expectThat(version === `${manifest.version} (node 22.23.2, win-x64, namespace acme-audio)`, version);
+  const dry = await exe(['agent', 'install', '--dry-run'], exeFile);
+  expectThat(dry.stdout.includes(`<Command>${winPath(exeFile)}</Command>`) && !/node\.exe/i.test(dry.stdout), `the task runs: ${dry.stdout.slice(dry.stdout.indexOf('<Exec>'), dry.stdout.indexOf('</Exec>'))}`);
+  return `${(manifest.targets[0].bytes / 1e6).toFixed(0)} MB executable, ${(manifest.installers[0].bytes / 1e6).toFixed(0)} MB installer`;
+});
+
+let pipe;
+await check('shipping: setup.exe /S installs per user; the agent answers the mingw-built C client on its pipe', async () => {
+  const r = await silently(setup);
+  expectThat(r.code === 0, `setup exit ${r.code}: ${r.stdout} ${r.stderr}`);
+  expectThat(existsSync(unixOf(installed)) && existsSync(unixOf(`${installDir}\\uninstall.exe`)), `nothing in ${installDir}`);
+  const config = JSON.parse(readFileSync(unixOf((await exe(['config', 'path'])).stdout.trim()), 'utf8'));
+  expectThat(config.base_url === baseUrl && !('token' in config), `config.json: ${JSON.stringify(config)}`);
+  expectThat(await agentAnswers(), `the installed agent does not answer; ${agentDiagnosis()}`);
+  pipe = (await exe(['agent', 'socket-path'])).stdout.trim();
+  const answer = await plc(pipe);
+  expectThat(answer.status === 'ok' && answer.reason === 'not_activated', JSON.stringify(answer));
+  return pipe;
+});
+
+let shippedCode;
+await check('shipping: activate with the installed program (through its agent); plc-check.exe sees it valid', async () => {
+  shippedCode = await generate(3);
+  const r = await exe(['--json', 'activate', shippedCode, '--project', projectId]);
+  expectThat(r.code === 0 && JSON.parse(r.stdout).via === 'agent', `exit ${r.code}: ${r.stdout} ${r.stderr}`);
+  const answer = await plc(pipe);
+  expectThat(answer.status === 'ok' && answer.valid === true, JSON.stringify(answer));
+  expectThat((await slotsOf(shippedCode)) === 1, 'the service does not count the slot');
+});
+
+await check('shipping: an upgrade over the running agent with a plugin connected: not_running for seconds at most, then the same state', async () => {
+  const host = winSpawn(hostExample, [pipe, projectId, '120000', '250', '500']);
+  await lineOf(host, (l) => l.startsWith('state valid'));
+  const before = readFileSync(unixOf(installed));
+  // The plugin's own view, sampled while the installer runs: when each state line appeared.
+  const seen = [];
+  const sample = () => {
+    const lines = host.stdout().split(/\r?\n/).filter((l) => l.startsWith('state '));
+    for (const line of lines.slice(seen.length)) seen.push({ line, at: Date.now() });
+  };
+  const sampler = setInterval(sample, 100);
+  const started = Date.now();
+  try {
+    const r = await silently(setup);
+    expectThat(r.code === 0, `setup exit ${r.code}: ${r.stdout} ${r.stderr}`);
+    expectThat(await agentAnswers(), `the agent does not answer after the upgrade; ${agentDiagnosis()}`);
+    await sleep(2000);
+    sample();
+  } finally {
+    clearInterval(sampler);
+    await host.stop();
+  }
+  const states = seen.map((s) => s.line);
+  expectThat(states.at(-1)?.startsWith('state valid'), `the plugin ended at ${states.at(-1)}: ${states.join(' | ')}`);
+  expectThat(!states.some((l) => l.startsWith('state invalid')), `the plugin saw the license invalid: ${states.join(' | ')}`);
+  const down = seen.findIndex((s) => s.line.startsWith('state unknown'));
+  const back = down < 0 ? -1 : seen.findIndex((s, i) => i > down && s.line.startsWith('state valid'));
+  const gapMs = down < 0 ? 0 : seen[back].at - seen[down].at;
+  // Each step of the swap starts a Windows process, about 0.5 s each under Wine.
+  expectThat(gapMs <= 12_000, `the plugin saw the agent down for ${gapMs} ms`);
+  const after = readFileSync(unixOf(installed));
+  expectThat(after.length === before.length, 'the installed program changed size');
+  const answer = await plc(pipe);
+  expectThat(answer.valid === true && (await slotsOf(shippedCode)) === 1, `after the upgrade: ${JSON.stringify(answer)}`);
+  return `setup took ${((Date.now() - started) / 1000).toFixed(1)} s under Wine; the plugin saw the agent not running for ${(gapMs / 1000).toFixed(1)} s (checks every 0.25 s), then valid again`;
+});
+
+await check('shipping: an installer run over a damaged install repairs it, licenses kept', async () => {
+  await exe(['agent', 'uninstall']);
+  await finished(winSpawn('taskkill', ['/F', '/IM', 'acme-license.exe']));
+  await sleep(500);
+  writeFileSync(unixOf(installed), 'MZ damaged');
+  const r = await silently(setup);
+  expectThat(r.code === 0, `setup exit ${r.code}: ${r.stdout} ${r.stderr}`);
+  expectThat(await agentAnswers(), `the agent does not answer after the repair; ${agentDiagnosis()}`);
+  expectThat((await plc(pipe)).valid === true, 'the license was lost');
+});
+
+await check('shipping: uninstall keeps the license data; a reinstall finds the license', async () => {
+  const r = await silently(unixOf(`${installDir}\\uninstall.exe`), [`_?=${installDir}`]);
+  expectThat(r.code === 0, `uninstall exit ${r.code}`);
+  expectThat(!existsSync(unixOf(installed)), 'the program is still there');
+  expectThat((await plc(pipe)).status === 'not_running', 'an agent still answers');
+  expectThat((await slotsOf(shippedCode)) === 1, 'the slot was released without being asked');
+  const again = await silently(setup);
+  expectThat(again.code === 0 && (await agentAnswers()), `reinstall exit ${again.code}; ${agentDiagnosis()}`);
+  const answer = await plc(pipe);
+  expectThat(answer.valid === true, `after the reinstall: ${JSON.stringify(answer)}`);
+});
+
+await check('shipping: uninstall /RELEASE=1 gives the slot back first (the service counts one fewer), then removes the program', async () => {
+  const r = await silently(unixOf(`${installDir}\\uninstall.exe`), ['/RELEASE=1', `_?=${installDir}`]);
+  expectThat(r.code === 0, `uninstall exit ${r.code}`);
+  expectThat((await slotsOf(shippedCode)) === 0, `the service still counts ${await slotsOf(shippedCode)} slot(s)`);
+  expectThat(!existsSync(unixOf(installed)), 'the program is still there');
+  expectThat((await plc(pipe)).status === 'not_running', 'an agent still answers');
 });
 
 // ------------------------------------------------------------------------------------ the end

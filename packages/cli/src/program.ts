@@ -115,7 +115,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .command('status')
     .description('the public status of a code: activations, max, available, revoked')
     .argument('<code>', 'the activation code')
-    .addHelpText('after', '\nExample:\n  plugin-license status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601')
+    .addHelpText('after', `\nExample:\n  ${name} status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601`)
     .action(action(async (ctx, code: string) => (await commands.license()).statusCommand(ctx, code)));
 
   program
@@ -124,7 +124,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .argument('<project_id>', 'the project id (a UUID)')
     .option('--all-codes', 'print full codes instead of hints')
     .option('--csv', 'CSV for spreadsheets')
-    .addHelpText('after', '\nExamples:\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000\n  plugin-license keys 123e4567-e89b-12d3-a456-426614174000 --csv --all-codes > codes.csv')
+    .addHelpText('after', `\nExamples:\n  ${name} keys 123e4567-e89b-12d3-a456-426614174000\n  ${name} keys 123e4567-e89b-12d3-a456-426614174000 --csv --all-codes > codes.csv`)
     .action(action(async (ctx, project: string, o: { allCodes?: boolean; csv?: boolean }) => (await commands.vendor()).keysCommand(ctx, project, o)));
 
   program
@@ -138,7 +138,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--append', 'add to an existing --out file (never overwritten)')
     .addHelpText(
       'after',
-      '\nExamples:\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  plugin-license generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C stops after the request in flight, and every\ncode the service created is in the file.',
+      `\nExamples:\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C stops after the request in flight, and every\ncode the service created is in the file.`,
     )
     .action(action(async (ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean }) => (await commands.vendor()).generateCommand(ctx, project, o, signal)));
 
@@ -148,7 +148,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .argument('<code>', 'the activation code')
     .requiredOption('--project <id>', 'the project id (a UUID)')
     .option('--machine-id <id>', "another machine's id (then the library is used, never the agent)")
-    .addHelpText('after', '\nExample:\n  plugin-license activate 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --project 123e4567-e89b-12d3-a456-426614174000\n\nGoes through the running agent when one answers (plugins hear of it at once), else the library.')
+    .addHelpText('after', `\nExample:\n  ${name} activate 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --project 123e4567-e89b-12d3-a456-426614174000\n\nGoes through the running agent when one answers (plugins hear of it at once), else the library.`)
     .action(action(async (ctx, code: string, o: { project: string; machineId?: string }) => (await commands.license()).activateCommand(ctx, code, o)));
 
   program
@@ -157,7 +157,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .requiredOption('--project <id>', 'the project id (a UUID)')
     .option('--code <code>', 'a code to validate (with --machine-id)')
     .option('--machine-id <id>', 'the machine id to validate it for (with --code)')
-    .addHelpText('after', '\nExamples:\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license validate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…')
+    .addHelpText('after', `\nExamples:\n  ${name} validate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} validate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…`)
     .action(action(async (ctx, o: { project: string; code?: string; machineId?: string }) => (await commands.license()).validateCommand(ctx, o)));
 
   program
@@ -167,7 +167,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--all', "every license this computer holds in the namespace (what an uninstaller runs)")
     .option('--code <code>', "the code whose slot to release (with --machine-id)")
     .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
-    .addHelpText('after', "\nExamples:\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  plugin-license deactivate --all\n  plugin-license deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot")
+    .addHelpText('after', `\nExamples:\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} deactivate --all\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot`)
     .action(
       action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string }) => {
         if (o.all === true) {
@@ -183,7 +183,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .command('machine-id')
     .description("this machine's id as the service sees it, and its source (os, generated, caller)")
     .option('--project <id>', 'accepted for symmetry; the id is per namespace')
-    .addHelpText('after', '\nExample:\n  plugin-license machine-id --json')
+    .addHelpText('after', `\nExample:\n  ${name} machine-id --json`)
     .action(action(async (ctx) => (await commands.license()).machineIdCommand(ctx)));
 
   const agent = program
@@ -235,7 +235,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
   const builds = program
     .command('builds')
     .description('builds of your projects (token): list, get, create, cancel, artifacts, download, watch')
-    .addHelpText('after', `\nExamples:\n  plugin-license builds list --project ${UUID_EXAMPLE}\n  plugin-license builds watch <build_id>\n  plugin-license builds download <build_id> --out dist/`);
+    .addHelpText('after', `\nExamples:\n  ${name} builds list --project ${UUID_EXAMPLE}\n  ${name} builds watch <build_id>\n  ${name} builds download <build_id> --out dist/`);
   builds
     .command('list')
     .description('builds, newest first')
@@ -243,13 +243,13 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .addOption(new Option('--status <status>', 'only builds in this status').choices(STATUSES))
     .option('--limit <n>', 'builds per page (default 20)', wholeNumber('--limit', 1, 100))
     .option('--offset <n>', 'skip this many', wholeNumber('--offset', 0))
-    .addHelpText('after', `\nExample:\n  plugin-license builds list --project ${UUID_EXAMPLE} --status failed`)
+    .addHelpText('after', `\nExample:\n  ${name} builds list --project ${UUID_EXAMPLE} --status failed`)
     .action(action(async (ctx, o: { project?: string; status?: string; limit?: number; offset?: number }) => (await commands.builds()).listCommand(ctx, o)));
   builds
     .command('get')
     .description('one build: status, current step, version, times, run link')
     .argument('<build_id>', 'the build id (a UUID)')
-    .addHelpText('after', '\nExample:\n  plugin-license builds get <build_id> --json')
+    .addHelpText('after', `\nExample:\n  ${name} builds get <build_id> --json`)
     .action(action(async (ctx, id: string) => (await commands.builds()).getCommand(ctx, id)));
   buildSpec(
     builds
@@ -259,19 +259,19 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
   )
     .option('--flag <names...>', 'build flags to turn on: enableActivationKeys, enableCreatorMode, enableDebugMode')
     .option('--clean', 'build without cache')
-    .addHelpText('after', `\nExamples:\n  plugin-license builds create ${UUID_EXAMPLE}\n  plugin-license builds create ${UUID_EXAMPLE} --platform macos --format au vst3 --release-type patch --flag enableActivationKeys`)
+    .addHelpText('after', `\nExamples:\n  ${name} builds create ${UUID_EXAMPLE}\n  ${name} builds create ${UUID_EXAMPLE} --platform macos --format au vst3 --release-type patch --flag enableActivationKeys`)
     .action(action(async (ctx, project: string, o: Record<string, unknown>) => (await commands.builds()).createCommand(ctx, project, o)));
   builds
     .command('cancel')
     .description('cancel a build that has not finished')
     .argument('<build_id>', 'the build id (a UUID)')
-    .addHelpText('after', '\nExample:\n  plugin-license builds cancel <build_id>')
+    .addHelpText('after', `\nExample:\n  ${name} builds cancel <build_id>`)
     .action(action(async (ctx, id: string) => (await commands.builds()).cancelCommand(ctx, id)));
   builds
     .command('artifacts')
     .description("a finished build's files: platform, format, size, signed, downloads")
     .argument('<build_id>', 'the build id (a UUID)')
-    .addHelpText('after', '\nExample:\n  plugin-license builds artifacts <build_id>')
+    .addHelpText('after', `\nExample:\n  ${name} builds artifacts <build_id>`)
     .action(action(async (ctx, id: string) => (await commands.builds()).artifactsCommand(ctx, id)));
   builds
     .command('download')
@@ -281,14 +281,14 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--out <path>', 'a folder (created if missing), or a file name for one artifact (default: the current folder)')
     .addOption(new Option('--platform <platform>', 'only artifacts of this platform').choices(PLATFORMS))
     .addOption(new Option('--format <format>', 'only artifacts of this format').choices(FORMATS))
-    .addHelpText('after', '\nExamples:\n  plugin-license builds download <build_id> --out dist/\n  plugin-license builds download <build_id> --platform windows --format vst3\n\nExisting files are never overwritten; a file arrives whole (NAME.part until its checksum matched).')
+    .addHelpText('after', `\nExamples:\n  ${name} builds download <build_id> --out dist/\n  ${name} builds download <build_id> --platform windows --format vst3\n\nExisting files are never overwritten; a file arrives whole (NAME.part until its checksum matched).`)
     .action(action(async (ctx, id: string, artifact: string | undefined, o: { out?: string; platform?: string; format?: string }) => (await commands.builds()).downloadCommand(ctx, id, artifact, o, signal)));
   builds
     .command('watch')
     .description('follow a build until it finishes: exit 0 on success, 3 on failed or cancelled')
     .argument('<build_id>', 'the build id (a UUID)')
     .option('--interval <seconds>', 'time between looks (default 6: the builds endpoints allow 10 requests a minute)', seconds('--interval', 0.1, 3600), 6)
-    .addHelpText('after', '\nExample:\n  plugin-license builds watch <build_id> && plugin-license builds download <build_id>')
+    .addHelpText('after', `\nExample:\n  ${name} builds watch <build_id> && ${name} builds download <build_id>`)
     .action(action(async (ctx, id: string, o: { interval: number }) => (await commands.builds()).watchCommand(ctx, id, o, signal)));
 
   buildSpec(
@@ -300,20 +300,20 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--ref <ref>', 'git reference, e.g. refs/heads/main or refs/tags/v1.2.0 (a tag vX.Y.Z sets the version)')
     .option('--commit <sha>', 'the commit SHA')
     .option('--send-secret', 'send the secret as X-Webhook-Secret instead of signing the body with it (X-Signature)')
-    .addHelpText('after', `\nExample:\n  PLUGIN_LICENSE_WEBHOOK_SECRET=... plugin-license trigger ${UUID_EXAMPLE} --ref refs/tags/v1.2.0 --commit $GITHUB_SHA\n\nNeeds no token. By default the secret only signs the request and never travels.`)
+    .addHelpText('after', `\nExample:\n  PLUGIN_LICENSE_WEBHOOK_SECRET=... ${name} trigger ${UUID_EXAMPLE} --ref refs/tags/v1.2.0 --commit $GITHUB_SHA\n\nNeeds no token. By default the secret only signs the request and never travels.`)
     .action(action(async (ctx, project: string, o: Record<string, unknown>) => (await commands.builds()).triggerCommand(ctx, project, o)));
 
   program
     .command('usage')
     .description('the build quota of the period (token)')
-    .addHelpText('after', '\nExample:\n  plugin-license usage --json')
+    .addHelpText('after', `\nExample:\n  ${name} usage --json`)
     .action(action(async (ctx) => (await commands.vendor()).usageCommand(ctx)));
 
   program
     .command('doctor')
     .description('one report for a support ticket: configuration, service, token, clock, machine id, data, licenses, agent')
     .option('--project <id>', 'the project to look at closely')
-    .addHelpText('after', '\nExample:\n  plugin-license doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.')
+    .addHelpText('after', `\nExample:\n  ${name} doctor --project 123e4567-e89b-12d3-a456-426614174000 > report.txt\n\nEvery secret is masked. Exit 0 when nothing failed, 1 otherwise.`)
     .action(action(async (ctx, o: { project?: string }) => (await commands.doctor()).doctorCommand(ctx, o)));
 
   const config = program
@@ -347,9 +347,9 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
       'after',
       `
 The exchange (files, or one line of text each with --text):
-  offline machine:  plugin-license offline request --project ID --code CODE --out request.json
-  online computer:  plugin-license offline activate request.json --out response.json
-  offline machine:  plugin-license offline import response.json
+  offline machine:  ${name} offline request --project ID --code CODE --out request.json
+  online computer:  ${name} offline activate request.json --out response.json
+  offline machine:  ${name} offline import response.json
 Renew: offline renew (then activate and import again). Release: offline deactivate, then offline confirm online.`,
     );
   const where = (c: Command): Command => c.option('--out <file>', 'write a new file (never overwritten)').option('--text', 'print one line of text instead, to copy and paste');
@@ -361,10 +361,10 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
       .option('--code <code>', 'the activation code (or give it at the online step)')
       .option('--renew', 'extend the license this machine holds; no slot is taken'),
   )
-    .addHelpText('after', '\nExamples:\n  plugin-license offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --out request.json\n  plugin-license offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --text')
+    .addHelpText('after', `\nExamples:\n  ${name} offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --out request.json\n  ${name} offline request --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --text`)
     .action(action(async (ctx, o: { project: string; code?: string; renew?: boolean; out?: string; text?: boolean }) => (await commands.offline()).requestCommand(ctx, o)));
   where(offline.command('renew').description('on the offline machine: a renewal request (offline request --renew)').requiredOption('--project <id>', 'the project id (a UUID)'))
-    .addHelpText('after', '\nExample:\n  plugin-license offline renew --project 123e4567-e89b-12d3-a456-426614174000 --out renew.json')
+    .addHelpText('after', `\nExample:\n  ${name} offline renew --project 123e4567-e89b-12d3-a456-426614174000 --out renew.json`)
     .action(action(async (ctx, o: { project: string; out?: string; text?: boolean }) => (await commands.offline()).requestCommand(ctx, { ...o, renew: true })));
   where(
     offline
@@ -375,29 +375,29 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
       .option('--valid-days <n>', "days the offline machine stays licensed (default: the library's, 90)", wholeNumber('--valid-days', 1, 3650))
       .option('--sign-key <keyfile>', 'sign the response with this Ed25519 private key (offline keygen)'),
   )
-    .addHelpText('after', '\nExamples:\n  plugin-license offline activate request.json --out response.json\n  plugin-license offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.')
+    .addHelpText('after', `\nExamples:\n  ${name} offline activate request.json --out response.json\n  ${name} offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.`)
     .action(action(async (ctx, input: string, o: { code?: string; validDays?: number; signKey?: string; out?: string; text?: boolean }) => (await commands.offline()).answerCommand(ctx, input, o)));
   offline
     .command('import')
     .description('on the offline machine: check a response and store it as this machine\'s license (valid until its date)')
     .argument('<response>', 'the response: a file, the line itself, or - for standard input')
     .option('--project <id>', 'the project the response must be for')
-    .addHelpText('after', '\nExample:\n  plugin-license offline import response.json\n\nA running agent sees the license within a second.')
+    .addHelpText('after', `\nExample:\n  ${name} offline import response.json\n\nA running agent sees the license within a second.`)
     .action(action(async (ctx, input: string, o: { project?: string }) => (await commands.offline()).importCommand(ctx, input, o)));
   where(offline.command('deactivate').description('on the offline machine: forget the license and write a release proof').requiredOption('--project <id>', 'the project id (a UUID)'))
-    .addHelpText('after', '\nExample:\n  plugin-license offline deactivate --project 123e4567-e89b-12d3-a456-426614174000 --out release.json\n\nAsked again, it gives the same proof (a lost file can be made again).')
+    .addHelpText('after', `\nExample:\n  ${name} offline deactivate --project 123e4567-e89b-12d3-a456-426614174000 --out release.json\n\nAsked again, it gives the same proof (a lost file can be made again).`)
     .action(action(async (ctx, o: { project: string; out?: string; text?: boolean }) => (await commands.offline()).releaseCommand(ctx, o)));
   offline
     .command('confirm')
     .description('on a computer that is online: free the slot a release proof names')
     .argument('<proof>', 'the release proof: a file, the line itself, or - for standard input')
-    .addHelpText('after', '\nExample:\n  plugin-license offline confirm release.json\n\nConfirmed again, it says already released (exit 0).')
+    .addHelpText('after', `\nExample:\n  ${name} offline confirm release.json\n\nConfirmed again, it says already released (exit 0).`)
     .action(action(async (ctx, input: string) => (await commands.offline()).confirmCommand(ctx, input)));
   offline
     .command('keygen')
     .description("the vendor's Ed25519 key pair for signed responses: writes the private key, prints the public key")
     .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
-    .addHelpText('after', '\nExample:\n  plugin-license offline keygen --out vendor-offline.key')
+    .addHelpText('after', `\nExample:\n  ${name} offline keygen --out vendor-offline.key`)
     .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
 
   try {
@@ -408,7 +408,7 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
     const output = out ?? new (await (await parts()).output()).Output(streams, early);
     if (err instanceof CommanderError) {
       const message = (usageMessage || err.message.replace(/^error: /, '')).replace(/\s*\n\s*/g, ' ').trim();
-      output.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see plugin-license --help)` });
+      output.failure({ exit: EXIT.usage, code: 'usage', message: /--help|suggest|Did you mean/.test(message) ? message : `${message} (see ${name} --help)` });
       return EXIT.usage;
     }
     const f = (await (await parts()).errors()).classify(err);

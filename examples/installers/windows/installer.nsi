@@ -1,0 +1,262 @@
+; The Windows installer of a vendor's license agent: an example to copy and brand.
+; Built by `pnpm package` with Debian's makensis (64-bit Unicode stubs), which defines:
+;   NAME (file name, e.g. acme-license), APP (namespace; empty: the executable's baked one),
+;   BASE_URL (empty: the baked one), PRODUCT, COMPANY, VERSION, VENDOR_DIR, EXE (the built
+;   executable) and OUTFILE.
+;
+; Per user: no administrator rights, nothing outside the user's own folders.
+;   setup.exe [/S]                          install, or upgrade in place (licenses are kept)
+;   uninstall.exe [/S] [/RELEASE=1] [/PURGE=1]
+;       /RELEASE=1  first give this computer's activations back (through the agent)
+;       /PURGE=1    also remove the license data and settings (kept by default)
+; The uninstaller's page offers the same two choices as checkboxes.
+; Exit codes: 0 done; 2 a step failed (the message says what to do; the previous install works).
+
+!ifndef NAME | VERSION | EXE | OUTFILE | PRODUCT | COMPANY | VENDOR_DIR
+  !error "pnpm package defines NAME, APP, BASE_URL, PRODUCT, COMPANY, VERSION, VENDOR_DIR, EXE and OUTFILE"
+!endif
+
+Unicode true
+Target amd64-unicode
+SetCompressor /SOLID lzma
+RequestExecutionLevel user
+ManifestDPIAware true
+
+Name "${PRODUCT}"
+OutFile "${OUTFILE}"
+InstallDir "$LOCALAPPDATA\Programs\${VENDOR_DIR}"
+!define UNINST_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${NAME}"
+InstallDirRegKey HKCU "${UNINST_KEY}" "InstallLocation"
+BrandingText "${COMPANY}"
+
+VIProductVersion "${VERSION}.0"
+VIAddVersionKey "ProductName" "${PRODUCT}"
+VIAddVersionKey "CompanyName" "${COMPANY}"
+VIAddVersionKey "FileDescription" "${PRODUCT} setup"
+VIAddVersionKey "FileVersion" "${VERSION}"
+VIAddVersionKey "ProductVersion" "${VERSION}"
+VIAddVersionKey "LegalCopyright" "${COMPANY}"
+
+!if "${APP}" != ""
+  !define APP_ARGS '--app "${APP}"'
+!else
+  !define APP_ARGS ''
+!endif
+!define PROGRAM "$INSTDIR\${NAME}.exe"
+
+!include MUI2.nsh
+!include LogicLib.nsh
+!include FileFunc.nsh
+
+!define MUI_ABORTWARNING
+!insertmacro MUI_PAGE_INSTFILES
+!insertmacro MUI_PAGE_FINISH
+!insertmacro MUI_UNPAGE_COMPONENTS
+!insertmacro MUI_UNPAGE_INSTFILES
+!insertmacro MUI_LANGUAGE "English"
+
+; ------------------------------------------------------------------------------------- helpers
+
+; Stops with a message the musician can act on (no window in silent mode), exit code 2.
+!macro Fail TEXT
+  DetailPrint "${TEXT}"
+  MessageBox MB_ICONSTOP|MB_OK "${TEXT}" /SD IDOK
+  SetErrorLevel 2
+  Abort
+!macroend
+
+; Runs the program with ARGS, hidden; $0 = exit code, $1 = what it printed.
+!macro Program ARGS
+  nsExec::ExecToStack '"${PROGRAM}" ${APP_ARGS} ${ARGS}'
+  Pop $0
+  Pop $1
+!macroend
+
+; Drops the line ends the program printed after a path.
+!macro TrimLine VAR
+  ${Do}
+    StrCpy $R9 ${VAR} 1 -1
+    ${If} $R9 == "$\r"
+    ${OrIf} $R9 == "$\n"
+      StrCpy ${VAR} ${VAR} -1
+    ${Else}
+      ${Break}
+    ${EndIf}
+  ${Loop}
+!macroend
+
+; Asks up to TRIES times, 0.2 s apart, whether the agent answers; $0 = 0 when it does.
+!macro WaitForAgent TRIES
+  StrCpy $2 0
+  ${Do}
+    !insertmacro Program "agent status"
+    ${If} $0 == 0
+      ${Break}
+    ${EndIf}
+    IntOp $2 $2 + 1
+    ${If} $2 >= ${TRIES}
+      ${Break}
+    ${EndIf}
+    Sleep 200
+  ${Loop}
+!macroend
+
+; ------------------------------------------------------------------------------------- install
+
+Section "Install"
+  SetShellVarContext current
+  SetOverwrite on
+  CreateDirectory "$INSTDIR"
+  ClearErrors
+  SetOutPath "$INSTDIR"
+
+  ; 1. The new program beside the installed one; it must run before anything else changes.
+  File "/oname=$INSTDIR\${NAME}.new.exe" "${EXE}"
+  ${If} ${Errors}
+    Delete "$INSTDIR\${NAME}.new.exe"
+    !insertmacro Fail "${PRODUCT} could not be copied into $INSTDIR (is the disk full?). Nothing was changed."
+  ${EndIf}
+  nsExec::ExecToStack '"$INSTDIR\${NAME}.new.exe" --version'
+  Pop $0
+  Pop $1
+  ${If} $0 != 0
+    Delete "$INSTDIR\${NAME}.new.exe"
+    !insertmacro Fail "${PRODUCT} does not start on this computer ($1). Download the installer again. Nothing was changed."
+  ${EndIf}
+
+  ; 2. The service address, as every tool and the agent read it (never a token).
+  !if "${BASE_URL}" != ""
+    nsExec::ExecToStack '"$INSTDIR\${NAME}.new.exe" ${APP_ARGS} config set base_url "${BASE_URL}"'
+    Pop $0
+    Pop $1
+    ${If} $0 != 0
+      Delete "$INSTDIR\${NAME}.new.exe"
+      !insertmacro Fail "The service address could not be saved: $1 Nothing was changed."
+    ${EndIf}
+  !endif
+
+  ; 3. Windows does not let a running program be replaced, only renamed: the installed one (maybe
+  ; the running agent) moves aside, the new one takes its name. Plugins see the agent "not
+  ; running" from here until the new one answers, a few seconds.
+  Delete "$INSTDIR\${NAME}.old-*.exe"
+  ${If} ${FileExists} "${PROGRAM}"
+    ${GetTime} "" "LS" $R0 $R1 $R2 $R3 $R4 $R5 $R6
+    StrCpy $R7 "$INSTDIR\${NAME}.old-$R2$R1$R0$R4$R5$R6.exe"
+    ClearErrors
+    Rename "${PROGRAM}" "$R7"
+    ${If} ${Errors}
+      Delete "$INSTDIR\${NAME}.new.exe"
+      !insertmacro Fail "The installed ${PRODUCT} could not be moved aside (another program holds it?). Close your music software and run the installer again; the previous install is unchanged."
+    ${EndIf}
+  ${EndIf}
+  ClearErrors
+  Rename "$INSTDIR\${NAME}.new.exe" "${PROGRAM}"
+  ${If} ${Errors}
+    Rename "$R7" "${PROGRAM}"
+    !insertmacro Fail "${PRODUCT} could not be put in place in $INSTDIR. The previous install is unchanged; run the installer again."
+  ${EndIf}
+
+  ; 4. The old agent stops (its task, then any agent process left), the new one is registered
+  ; as a logon task and started.
+  !insertmacro Program "agent uninstall"
+  nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
+  Pop $0
+  Pop $1
+  !insertmacro Program "agent install"
+  ; Task Scheduler starts it within a second or two; plugins wait for it meanwhile.
+  !insertmacro WaitForAgent 8
+  ${If} $0 != 0
+    ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
+    ; the task start one after all, that second agent finds the pipe served and exits.
+    ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run' SW_HIDE
+    !insertmacro WaitForAgent 50
+  ${EndIf}
+  ${If} $0 != 0
+    DetailPrint "The license agent did not answer yet; it starts at your next sign-in."
+  ${EndIf}
+
+  ; 5. The uninstaller, and the entry in Settings > Apps (per user).
+  WriteUninstaller "$INSTDIR\uninstall.exe"
+  WriteRegStr HKCU "${UNINST_KEY}" "DisplayName" "${PRODUCT}"
+  WriteRegStr HKCU "${UNINST_KEY}" "DisplayVersion" "${VERSION}"
+  WriteRegStr HKCU "${UNINST_KEY}" "Publisher" "${COMPANY}"
+  WriteRegStr HKCU "${UNINST_KEY}" "InstallLocation" "$INSTDIR"
+  WriteRegStr HKCU "${UNINST_KEY}" "DisplayIcon" "${PROGRAM}"
+  WriteRegStr HKCU "${UNINST_KEY}" "UninstallString" '"$INSTDIR\uninstall.exe"'
+  WriteRegStr HKCU "${UNINST_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
+  WriteRegDWORD HKCU "${UNINST_KEY}" "NoModify" 1
+  WriteRegDWORD HKCU "${UNINST_KEY}" "NoRepair" 1
+SectionEnd
+
+; ------------------------------------------------------------------------------------- uninstall
+
+Var Folders
+
+Section /o "un.Give this computer's activations back (frees them for another computer)" SEC_RELEASE
+  ; First, while everything is in place: the agent records each release before it asks the service.
+  !insertmacro Program "deactivate --all"
+  ${If} $0 != 0
+    !insertmacro Fail "Your activations could not be given back: $1 Nothing was removed. Connect to the internet and try again, or uninstall without giving them back."
+  ${EndIf}
+  DetailPrint "$1"
+SectionEnd
+
+Section /o "un.Remove license data and settings" SEC_PURGE
+  ; Where they are, asked before the program goes.
+  StrCpy $Folders ""
+  !insertmacro Program "config path --folder data"
+  ${If} $0 == 0
+    StrCpy $Folders "$1"
+  ${EndIf}
+SectionEnd
+
+Section "-un.Remove"
+  SetShellVarContext current
+  !insertmacro Program "config path --folder config"
+  StrCpy $3 $1
+  !insertmacro Program "config path --folder log"
+  StrCpy $4 $1
+  !insertmacro Program "config path --folder cache"
+  StrCpy $5 $1
+  !insertmacro Program "agent uninstall"
+  nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
+  Pop $0
+  Pop $1
+  Sleep 500
+  Delete "${PROGRAM}"
+  Delete "$INSTDIR\${NAME}.old-*.exe"
+  Delete "$INSTDIR\${NAME}.new.exe"
+  Delete "$INSTDIR\uninstall.exe"
+  RMDir "$INSTDIR"
+  DeleteRegKey HKCU "${UNINST_KEY}"
+  ${If} $Folders != ""
+    ; config path prints one line: drop the line end.
+    !insertmacro TrimLine $Folders
+    !insertmacro TrimLine $3
+    !insertmacro TrimLine $4
+    !insertmacro TrimLine $5
+    RMDir /r "$Folders"
+    RMDir /r "$3"
+    RMDir /r "$4"
+    RMDir /r "$5"
+    DetailPrint "${PRODUCT} is removed, with its license data and settings."
+  ${Else}
+    DetailPrint "${PRODUCT} is removed. Its license data is kept, so a reinstall finds your licenses again."
+  ${EndIf}
+SectionEnd
+
+Function un.onInit
+  ${GetParameters} $R0
+  ClearErrors
+  ${GetOptions} $R0 "/RELEASE=" $R1
+  ${IfNot} ${Errors}
+  ${AndIf} $R1 == "1"
+    SectionSetFlags ${SEC_RELEASE} ${SF_SELECTED}
+  ${EndIf}
+  ClearErrors
+  ${GetOptions} $R0 "/PURGE=" $R1
+  ${IfNot} ${Errors}
+  ${AndIf} $R1 == "1"
+    SectionSetFlags ${SEC_PURGE} ${SF_SELECTED}
+  ${EndIf}
+FunctionEnd
