@@ -43,6 +43,7 @@ afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
   await service?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
 });
 
 /** A customer's computer: no Node on the PATH, nothing of ours in the environment. */
@@ -50,8 +51,11 @@ function bareEnv(home: string, extra: Record<string, string> = {}): NodeJS.Proce
   return { PATH: '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(home, 'run'), ...extra };
 }
 
+/** A customer's home, short (sun_path is 107 bytes), removed after the tests. */
+const homes: string[] = [];
 function newHome(): string {
   const home = mkdtempSync(join('/tmp', 'plx-'));
+  homes.push(home);
   mkdirSync(join(home, 'run'), { mode: 0o700 });
   return home;
 }
