@@ -5,7 +5,7 @@ import { LineSplitter } from './framing.js';
 import { fromWireState, type LicenseState } from './license-state.js';
 import { PROTOCOL_VERSION, type HelloResult, type RpcErrorObject } from './protocol.js';
 import { fromRpcError } from './rpc-errors.js';
-import { agentRunHint, resolveConfig } from '@plugin-license/licensing';
+import { agentCommandHint, resolveConfig } from '@plugin-license/licensing';
 import { resolveSocketPath } from './socket-path.js';
 
 /** How `AgentClient` reconnects after the agent goes away. */
@@ -277,7 +277,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     } finally {
       clearTimeout(timer);
     }
-    if (!this.connected) throw new AgentError('not_running', `no agent is running at ${this.where}; start it with \`${agentRunHint()}\``);
+    if (!this.connected) throw new AgentError('not_running', `no agent is running at ${this.where}; start it with \`${agentCommandHint('run')}\``);
   }
 
   private open(): Promise<void> {
@@ -294,7 +294,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
           new AgentError(
             notRunning ? 'not_running' : 'disconnected',
             notRunning
-              ? `no agent is running at ${this.where}; start it with \`${agentRunHint()}\` (or install it as a service)`
+              ? `no agent is running at ${this.where}; start it with \`${agentCommandHint('run')}\` (or install it as a service)`
               : `cannot connect to the agent at ${this.where}: ${err.message}`,
             { path: this.socketPath, cause: err },
           ),

@@ -9,7 +9,7 @@ import { parseArgs, promisify } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { normalizeBaseUrl } from '@plugin-license/licensing';
+import { EXECUTABLE_INFO_ASSET, normalizeBaseUrl } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
 import { ROOT } from './root.mjs';
 import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
@@ -166,7 +166,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, version, app: options.app, baseUrl: options.baseUrl }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -222,9 +222,10 @@ async function makeBlob(scratch, info, cache, log) {
     files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
     assets[f] = join(CLI_BUILD, f);
   }
-  const executableJson = { name: info.name, version: info.version, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), files };
-  writeFileSync(join(sea, 'executable.json'), JSON.stringify(executableJson));
-  assets['executable.json'] = join(sea, 'executable.json');
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), files };
+  // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
+  writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
+  assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);
   const config = {
     main: join(sea, 'main.cjs'),
     output: join(sea, 'sea.blob'),

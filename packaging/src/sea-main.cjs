@@ -9,6 +9,7 @@ const { getAsset } = require('node:sea');
 const { dirname, join, basename } = require('node:path');
 const { runBundle } = require('../../agent/bin/run-bundle.js');
 
+/** The asset build.mjs writes (licensing's EXECUTABLE_INFO_ASSET): here, each file's build hash. */
 /** @type {{ files: Record<string, string> }} */
 const info = JSON.parse(getAsset('executable.json', 'utf8'));
 

@@ -60,11 +60,6 @@ function newHome(): string {
   return home;
 }
 
-async function runAsync(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number; stdout: string; stderr: string }> {
-  const r = await runFile(command, args, env);
-  return { status: r.code, stdout: r.stdout, stderr: r.stderr };
-}
-
 async function runFile(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000 });
@@ -173,7 +168,7 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     return join(into, `acme-license-${manifest.version}-linux-x64`);
   };
   // Never spawnSync here: the emulator answers from this process's event loop.
-  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv) => runAsync('sh', [script, ...args], env);
+  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv) => runFile('sh', [script, ...args], env);
   const slots = async (code: string): Promise<number> => ((await (await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`)).json()) as { activations: number }).activations;
 
   it('installs per user, upgrades over a running agent keeping its licenses, refuses a damaged download, uninstalls with release', async () => {
@@ -181,7 +176,7 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const env = bareEnv(home);
     const kit = unpack();
     const first = await sh(join(kit, 'install.sh'), [], env);
-    expect(first.status, first.stderr).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
     expect(readlinkSync(join(home, '.local', 'bin', 'acme-license'))).toBe(installed);
     expect(JSON.parse(readFileSync(join(home, '.config', 'acme-audio', 'config.json'), 'utf8'))).toEqual({ base_url: service.emulator.baseUrl });
@@ -204,21 +199,21 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const broken = unpack();
     writeFileSync(join(broken, 'acme-license'), readFileSync(join(broken, 'acme-license')).subarray(0, 4096));
     const refused = await sh(join(broken, 'install.sh'), [], env);
-    expect(refused.status).toBe(1);
+    expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/does not run on this computer .* Nothing was changed/);
     expect(statSync(installed).ino).toBe(before);
 
     // An upgrade over the running agent: a new file in one rename, the licenses kept.
     const again = await sh(join(unpack(), 'install.sh'), [], env);
-    expect(again.status, again.stderr).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(statSync(installed).ino).not.toBe(before);
-    const status = await runAsync(installed, ['--json', 'agent', 'status'], env);
+    const status = await runFile(installed, ['--json', 'agent', 'status'], env);
     expect(JSON.parse(status.stdout)).toMatchObject({ licenses: [expect.objectContaining({ project_id: service.emulator.projectId, valid: true })] });
 
     // Uninstall with release: the slot is given back through the agent, files go, data stays.
     expect(await slots(code)).toBe(1);
     const gone = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--release'], env);
-    expect(gone.status, gone.stderr + gone.stdout).toBe(0);
+    expect(gone.code, gone.stderr + gone.stdout).toBe(0);
     expect(await slots(code)).toBe(0);
     expect(existsSync(installed)).toBe(false);
     expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
@@ -230,18 +225,18 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
   it('uninstall keeps the license data, so a reinstall finds the license; --purge removes it', async () => {
     const home = newHome();
     const env = bareEnv(home);
-    expect((await sh(join(unpack(), 'install.sh'), [], env)).status).toBe(0);
+    expect((await sh(join(unpack(), 'install.sh'), [], env)).code).toBe(0);
     const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
     const code = await service.code(2);
-    const activated = await runAsync(installed, ['activate', code, '--project', service.emulator.projectId], env);
-    expect(activated.status, activated.stderr).toBe(0);
-    expect((await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), [], env)).status).toBe(0);
+    const activated = await runFile(installed, ['activate', code, '--project', service.emulator.projectId], env);
+    expect(activated.code, activated.stderr).toBe(0);
+    expect((await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), [], env)).code).toBe(0);
     expect(await slots(code)).toBe(1);
-    expect((await sh(join(unpack(), 'install.sh'), [], env)).status).toBe(0);
-    const found = await runAsync(installed, ['--json', 'agent', 'status'], env);
+    expect((await sh(join(unpack(), 'install.sh'), [], env)).code).toBe(0);
+    const found = await runFile(installed, ['--json', 'agent', 'status'], env);
     expect(JSON.parse(found.stdout)).toMatchObject({ licenses: [expect.objectContaining({ project_id: service.emulator.projectId, valid: true })] });
     const purge = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--purge'], bareEnv(home, { RELEASE: '1' }));
-    expect(purge.status, purge.stderr).toBe(0);
+    expect(purge.code, purge.stderr).toBe(0);
     expect(await slots(code)).toBe(0);
     expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
     expect(existsSync(join(home, '.local', 'share', 'acme-audio'))).toBe(false);

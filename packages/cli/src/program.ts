@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { appArgument, programName, versionLine } from '@plugin-license/licensing/executable';
 import type { Context, GlobalOptions } from './context.js';
-import { CliError, EXIT, type ExitCode } from './exit.js';
+import { EXIT, usageError, type ExitCode } from './exit.js';
 import type { Output, Streams } from './output.js';
 
 // Commands load what they need when they run (load.ts): `--version` and `--help` load commander
@@ -171,10 +171,10 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .action(
       action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string }) => {
         if (o.all === true) {
-          if (o.project !== undefined || o.code !== undefined || o.machineId !== undefined) throw new CliError(EXIT.usage, 'usage', '--all releases every license of this computer: give it alone, or --project ID for one');
+          if (o.project !== undefined || o.code !== undefined || o.machineId !== undefined) throw usageError('--all releases every license of this computer: give it alone, or --project ID for one');
           return (await commands.license()).deactivateAllCommand(ctx);
         }
-        if (o.project === undefined) throw new CliError(EXIT.usage, 'usage', "give --project ID (or --all for every license of this computer)");
+        if (o.project === undefined) throw usageError("give --project ID (or --all for every license of this computer)");
         return (await commands.license()).deactivateCommand(ctx, { ...o, project: o.project });
       }),
     );
@@ -223,7 +223,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
           // The agent's usage errors are this command line's (its AgentError, told by name: this
           // module loads no more than the parser).
           const e = err as { name?: unknown; code?: unknown; message?: unknown };
-          if (e.name === 'AgentError' && e.code === 'usage') throw new CliError(EXIT.usage, 'usage', String(e.message));
+          if (e.name === 'AgentError' && e.code === 'usage') throw usageError(String(e.message));
           throw err;
         }
       });

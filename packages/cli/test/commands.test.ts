@@ -1,7 +1,7 @@
 // The built `plugin-license` binary as a child process against the emulator over loopback: every
 // command in human and --json form, every exit code, the agent path, another machine's slot.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startAgent } from '@plugin-license/agent';
 import { describe, expect, it } from 'vitest';
@@ -178,6 +178,30 @@ describe('plugin-license commands', () => {
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/is not valid JSON .*fix or remove it/);
     expect(readFileSync(file, 'utf8')).toBe('{ broken');
+    // A folder the disk refuses (a file where the config folder goes): a clear error, nothing written.
+    const blocked = join(h, 'blocked');
+    mkdirSync(blocked);
+    writeFileSync(join(blocked, 'config'), 'not a folder');
+    const refused = await cli(['config', 'set', 'base_url', 'https://licenses.example.com/functions/v1'], envFor(undefined, blocked));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/cannot write .*config\.json \((ENOTDIR|EEXIST)\); check the folder's permissions/);
+    expect(readFileSync(join(blocked, 'config'), 'utf8')).toBe('not a folder');
+  });
+
+  it('deactivate needs --project or --all, never both; --all with nothing held says so and exits 0', async () => {
+    const env = envFor(service, home());
+    for (const [args, message] of [
+      [['deactivate'], /give --project ID \(or --all for every license of this computer\)/],
+      [['deactivate', '--all', '--project', service.emulator.projectId], /--all releases every license of this computer: give it alone/],
+      [['deactivate', '--all', '--code', 'X', '--machine-id', 'm1_x'], /give it alone/],
+    ] as const) {
+      const r = await cli([...args], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
+    const none = await cli(['--json', 'deactivate', '--all'], env);
+    expect(none.code).toBe(0);
+    expect(oneDocument(none)).toEqual({ via: 'library', released: [], skipped: [], failed: [] });
   });
 
   it('machine-id: the id, its source, stable between runs', async () => {

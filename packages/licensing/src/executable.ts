@@ -9,17 +9,13 @@ export const DEFAULT_NAMESPACE = 'plugin-license';
 export const EXECUTABLE_INFO_ASSET = 'executable.json';
 
 /**
- * What `pnpm package` baked into a standalone executable: its own name and target, and the
- * vendor's defaults (`--app`, `--base-url`), which rank below `config.json` and above the
- * built-in defaults.
+ * What `pnpm package` baked into a standalone executable: its own name and the vendor's defaults
+ * (`--app`, `--base-url`), which rank below `config.json` and above the built-in defaults. (Its
+ * target is the platform it runs on: `hostTarget()`.)
  */
 export interface ExecutableInfo {
   /** The file name the vendor chose (`--name`), e.g. `acme-license`. */
   name: string;
-  /** The project's version the executable was built from. */
-  version: string;
-  /** `linux-x64`, `win-x64`, `darwin-x64` or `darwin-arm64`. */
-  target: string;
   /** Baked namespace (`--app`). */
   app?: string;
   /** Baked service base URL (`--base-url`). */
@@ -54,7 +50,7 @@ function readInfo(): ExecutableInfo | undefined {
   const text = (key: string): string | undefined => (typeof raw[key] === 'string' && (raw[key] as string) !== '' ? (raw[key] as string) : undefined);
   const app = text('app');
   const baseUrl = text('base_url');
-  return { name: text('name') ?? 'plugin-license', version: text('version') ?? '0.0.0', target: text('target') ?? hostTarget(), ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}) };
+  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}) };
 }
 
 /** This process's platform as a target name (`linux-x64`, `win-x64`, `darwin-arm64`, …). */
@@ -92,7 +88,7 @@ export function chooseNamespace(given: string | undefined, env: Readonly<Record<
  * versionLine('0.1.0', undefined); // '0.1.0 (node 22.23.2, linux-x64, namespace acme-audio)'
  */
 export function versionLine(version: string, app: string | undefined, env: Readonly<Record<string, string | undefined>> = process.env): string {
-  return `${version} (node ${process.versions.node}, ${executableInfo()?.target ?? hostTarget()}, namespace ${chooseNamespace(app, env).value})`;
+  return `${version} (node ${process.versions.node}, ${hostTarget()}, namespace ${chooseNamespace(app, env).value})`;
 }
 
 /** The value of `--app NAME` or `--app=NAME` in an argument list, for `--version` (read before parsing). */
@@ -103,14 +99,14 @@ export function appArgument(argv: readonly string[]): string | undefined {
 }
 
 /**
- * How a person starts the agent of this program, for hints: `acme-license agent run` in a
- * packaged executable, `plugin-license-agent run` for npm installs.
+ * How a person runs one of the agent's commands of this program, for hints: `acme-license agent
+ * run` in a packaged executable, `plugin-license-agent run` for npm installs.
  *
  * @example
- * console.log(`no agent answers; start it with: ${agentRunHint()}`);
+ * console.log(`no agent answers; start it with: ${agentCommandHint('run')}`);
  */
-export function agentRunHint(): string {
-  return executableInfo() === undefined ? 'plugin-license-agent run' : `${programName()} agent run`;
+export function agentCommandHint(command: 'run' | 'install' | 'status'): string {
+  return executableInfo() === undefined ? `plugin-license-agent ${command}` : `${programName()} agent ${command}`;
 }
 
 /**

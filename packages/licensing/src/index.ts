@@ -42,7 +42,9 @@ export {
 export type { OfflineRequest, OfflineResponse, OfflineRelease, OfflineDocument, OfflineDocumentType, OfflineSignature, OfflineKeyPair } from './offline-format.js';
 export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';
 export { offlineDir } from './paths.js';
-export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentRunHint, programName, EXECUTABLE_INFO_ASSET } from './executable.js';
+// The one atomic replace of a file we own (the cache's rule), for the CLI's config set.
+export { writeFileAtomic } from './cache-file.js';
+export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentCommandHint, programName, EXECUTABLE_INFO_ASSET } from './executable.js';
 export type { ExecutableInfo, ChosenNamespace } from './executable.js';
 // The one rename rule lives in the api package (the emulator uses it too); re-exported here.
 export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/api';

@@ -1,5 +1,5 @@
 import { toWireState, type AgentClient } from '@plugin-license/agent';
-import { agentRunHint } from '@plugin-license/licensing';
+import { agentCommandHint } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -11,7 +11,7 @@ async function running(ctx: Context): Promise<AgentClient> {
     throw new CliError(
       EXIT.failed,
       'not_running',
-      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentRunHint()}`,
+      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentCommandHint('run')}`,
       { socket: await ctx.socketPath(), namespace: ctx.config.namespace.value },
     );
   }

@@ -1,8 +1,6 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { LOG_LEVELS } from '@plugin-license/agent';
 import { checkProxyUrl } from '@plugin-license/api';
-import { normalizeBaseUrl, renameRetryingSync, resolveConfig } from '@plugin-license/licensing';
+import { normalizeBaseUrl, resolveConfig, writeFileAtomic } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 
@@ -48,31 +46,17 @@ export async function setCommand(ctx: Context, key: string, value: string | unde
   const next: Record<string, unknown> = { ...file };
   if (value === undefined) delete next[key];
   else next[key] = check(value);
-  writeWhole(configFile, JSON.stringify(next, null, 2) + '\n');
+  try {
+    // The cache's own rule: a temp file written and fsynced, renamed over (mode 0600: it may hold the token).
+    await writeFileAtomic(configFile, JSON.stringify(next, null, 2) + '\n');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw usageError(`cannot write ${configFile} (${code ?? (err as Error).message}); check the folder's permissions`, { path: configFile });
+  }
   // Read back by the resolver, as the next start of any tool will.
   resolveConfig({ app: ctx.config.namespace.value, home: ctx.config.home.value }, {});
   const shown = key === 'token' ? '(set, not shown)' : value === undefined ? null : next[key];
   if (ctx.out.json) ctx.out.document({ config_file: configFile, key, value: shown, removed: value === undefined });
   else ctx.out.line(value === undefined ? `removed ${key} from ${configFile}` : `set ${key} = ${typeof shown === 'string' ? shown : JSON.stringify(shown)} in ${configFile}`);
   return EXIT.ok;
-}
-
-function writeWhole(path: string, text: string): void {
-  const tmp = `${path}.${process.pid}.tmp`;
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // 0600: the file may hold the token.
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameRetryingSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    const code = (err as NodeJS.ErrnoException).code;
-    throw usageError(`cannot write ${path} (${code ?? (err as Error).message}); check the folder's permissions`, { path });
-  }
 }

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { createDispatcher, NO_PROXY_VARIABLES, PROXY_VARIABLES } from '@plugin-license/api';
 import { selfCommand } from '@plugin-license/agent';
-import { agentRunHint, getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-license/licensing';
+import { agentCommandHint, getMachineId, readCachedStatus, type ResolvedConfig } from '@plugin-license/licensing';
 import { request } from 'undici';
 import type { Context } from '../context.js';
 import { classify, EXIT, type ExitCode } from '../errors.js';
@@ -279,7 +279,7 @@ async function agent(ctx: Context, projectId: string | undefined, add: (c: Check
     return;
   }
   if (!client) {
-    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: `plugins ask the agent: start it with "${agentRunHint()}", or install it as a service with "${agentRunHint().replace(/ run$/, ' install')}"` });
+    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: `plugins ask the agent: start it with "${agentCommandHint('run')}", or install it as a service with "${agentCommandHint('install')}"` });
     return;
   }
   const hello = await client.hello();
