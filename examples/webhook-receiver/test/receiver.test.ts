@@ -4,18 +4,19 @@
 // expires; a receiver that is down, then up, gets every event, and redeliveries are dropped.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ServiceClient, signWebhook } from '@plugin-license/api';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { control, tempHome } from '@plugin-license/test-utils';
+import { control, fullDisk, tempHome } from '@plugin-license/test-utils';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: the example is plain JavaScript, without type declarations
-import { readRecords, startReceiver } from '../receiver.mjs';
+import { RecordFile, readRecords, startReceiver } from '../receiver.mjs';
 
 const RECEIVER = fileURLToPath(new URL('../receiver.mjs', import.meta.url));
 const T0 = Date.UTC(2030, 5, 1, 9, 0, 0);
@@ -242,5 +243,93 @@ describe('the build side, end to end', () => {
     const res = await request(third.url, { method: 'POST', body: replay, headers: { 'content-type': 'application/json', ...signWebhook(replay, live.webhookSecret) } });
     expect(await res.body.json()).toEqual({ duplicate: true });
     expect(readFileSync(record, 'utf8').trim().split('\n')).toHaveLength(3);
+  });
+});
+
+describe('the receiver under faults', () => {
+  const flat = (id: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ event: 'build.status', build_id: id, status: 'success', project_id: 'p', version: '1.0.0', timestamp: new Date().toISOString(), ...extra });
+  const post = async (url: string, body: string, secret: string) => {
+    const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signWebhook(body, secret) } });
+    return { status: res.statusCode, body: (await res.body.json()) as { accepted?: string; duplicate?: boolean; error?: string } };
+  };
+  const machineClockReceiver = async (record: string): Promise<Receiver> => {
+    const r = (await startReceiver({ secret: emu.webhookSecret, record, log: () => undefined })) as Receiver;
+    closers.push(() => r.close());
+    return r;
+  };
+  /** Every line of the file, each of which must be a whole record. */
+  const lines = (file: string) => {
+    const text = readFileSync(file, 'utf8');
+    expect(text === '' || text.endsWith('\n'), 'the record file ends with a whole line').toBe(true);
+    return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { key: string });
+  };
+
+  it('a client that hangs up mid-body fails that request only: the receiver keeps running and accepting', async () => {
+    const record = join(home.dir, 'deliveries.jsonl');
+    const receiver = await receiverProcess('whsec_test', record);
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve, reject) => {
+        const socket = connect(receiver.port, '127.0.0.1', () => {
+          socket.write(`POST /hooks/build HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"event":`);
+          setTimeout(() => {
+            socket.destroy();
+            resolve();
+          }, 50);
+        });
+        socket.on('error', reject);
+      });
+    }
+    expect(receiver.child.exitCode).toBe(null);
+    expect(await post(receiver.url, flat('b1'), 'whsec_test')).toEqual({ status: 200, body: { accepted: 'build.status|b1|success' } });
+    expect(receiver.child.exitCode).toBe(null);
+  });
+
+  it('on a full disk it answers 500 for a record it could not write whole, never leaves a torn line, and records it once there is room', async (ctx) => {
+    const disk = join(home.dir, 'disk');
+    const full = fullDisk(disk, { freeBytes: 8192 });
+    if (!full.ok) return ctx.skip(full.reason);
+    try {
+      const record = join(disk, 'deliveries.jsonl');
+      const receiver = await receiverProcess('whsec_test', record);
+      const padding = 'x'.repeat(1000); // about 1.1 KB a record (12 fit the 16 KB disk): the disk's room ends mid-record
+      const answers: number[] = [];
+      for (let i = 0; i < 12; i++) answers.push((await post(receiver.url, flat(`b${i}`, { padding }), 'whsec_test')).status);
+      const accepted = answers.filter((s) => s === 200).length;
+      expect(accepted).toBeGreaterThan(0);
+      expect(answers.slice(accepted).every((s) => s === 500), answers.join(',')).toBe(true);
+      expect(lines(record).map((r) => r.key)).toEqual(answers.slice(0, accepted).map((_, i) => `build.status|b${i}|success`));
+
+      // Room again: the refused deliveries, retried, are recorded after the whole lines.
+      rmSync(join(disk, '.filler'));
+      for (let i = accepted; i < 12; i++) expect((await post(receiver.url, flat(`b${i}`, { padding }), 'whsec_test')).status).toBe(200);
+      expect(lines(record).map((r) => r.key)).toEqual(answers.map((_, i) => `build.status|b${i}|success`));
+      await receiver.stop();
+    } finally {
+      full.undo();
+    }
+  });
+
+  it('a torn last line left by a crash is cut off at start, not glued to the next record', async () => {
+    const record = join(home.dir, 'deliveries.jsonl');
+    writeFileSync(record, `${JSON.stringify({ key: 'build.status|old|success', payload: {} })}\n{"key":"build.status|torn|succ`);
+    const receiver = await machineClockReceiver(record);
+    expect((await post(receiver.url, flat('b1'), emu.webhookSecret)).status).toBe(200);
+    expect(lines(record).map((r) => r.key)).toEqual(['build.status|old|success', 'build.status|b1|success']);
+    // The file class alone, as a library user would hold it.
+    const file = new RecordFile(join(home.dir, 'other.jsonl'));
+    file.append({ key: 'a' });
+    file.close();
+    expect(lines(join(home.dir, 'other.jsonl'))).toEqual([{ key: 'a' }]);
+  });
+
+  it('remembers every recorded delivery, however many: a replay of the first of 10,001 records is a duplicate', async () => {
+    const record = join(home.dir, 'deliveries.jsonl');
+    const payloads = Array.from({ length: 10_001 }, (_, i) => flat(`b${i}`));
+    writeFileSync(record, payloads.map((p, i) => `${JSON.stringify({ key: `build.status|b${i}|success`, payload: JSON.parse(p) })}\n`).join(''));
+    const receiver = await machineClockReceiver(record);
+    expect(await post(receiver.url, payloads[0]!, emu.webhookSecret)).toEqual({ status: 200, body: { duplicate: true } });
+    expect(await post(receiver.url, flat('b10001'), emu.webhookSecret)).toMatchObject({ status: 200 });
+    expect(readRecords(record)).toHaveLength(10_002);
   });
 });

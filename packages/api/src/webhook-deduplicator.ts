@@ -14,7 +14,10 @@ export interface WebhookDeduplicatorOptions {
  * Drops repeated webhook deliveries. The key is event + build id + build status: a build emits
  * one event per status change, so the build id alone would drop its later events, while a
  * re-delivery of the same change (possibly re-signed with a new timestamp) has the same key.
- * Memory is bounded by `maxEntries` and `ttlMs`; the state lives in this process only.
+ * Memory is bounded by `maxEntries` and `ttlMs`; the state lives in this process only. When more
+ * than `maxEntries` deliveries arrive within `ttlMs`, the oldest are forgotten early: a receiver
+ * that must record each event exactly once, forever, dedupes against its own store instead (the
+ * example receiver uses its record file).
  *
  * @example
  * const dedupe = new WebhookDeduplicator({ ttlMs: 3_600_000 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -244,12 +244,14 @@ export function readOnlyFolder(dir: string): TestMount {
 
 /**
  * Mounts a tiny tmpfs on `dir` (created if missing) and fills it, so every write there fails
- * with ENOSPC, as on a full disk. Needs Linux and the right to mount; otherwise says why.
+ * with ENOSPC, as on a full disk; with `freeBytes`, that much room is left first (writes succeed,
+ * then one is cut short, then they fail), and removing `dir/.filler` frees the disk again. Needs
+ * Linux and the right to mount; otherwise says why.
  *
  * @example
  * const full = fullDisk(join(home, 'data'));
  */
-export function fullDisk(dir: string): TestMount {
+export function fullDisk(dir: string, options: { freeBytes?: number } = {}): TestMount {
   if (process.platform !== 'linux') return { ok: false, reason: 'tmpfs mounts are a Linux test facility' };
   mkdirSync(dir, { recursive: true });
   const failed = mountCommand(['-t', 'tmpfs', '-o', 'size=16k,mode=0700', 'tmpfs', dir]);
@@ -261,6 +263,9 @@ export function fullDisk(dir: string): TestMount {
   } catch {
     // ENOSPC: full.
   }
+  // Leave some room when asked (whole pages: tmpfs allocates in pages).
+  const free = options.freeBytes ?? 0;
+  if (free > 0) truncateSync(join(dir, '.filler'), Math.max(0, statSync(join(dir, '.filler')).size - free));
   return { ok: true, undo: () => unmount(dir) };
 }
 
