@@ -1,6 +1,6 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, request as httpRequest } from 'node:http';
 import type { Dispatcher, request as undiciRequest } from 'undici';
-import { connectionRoute, createDispatcher, trustedCa, type ConnectionOptions } from './dispatcher.js';
+import { closeDispatcher, connectionRoute, createDispatcher, trustedCa, type ConnectionOptions } from './dispatcher.js';
 import { loadUndici } from './undici-loader.js';
 
 /** Response header values as both carriers give them (lower-case names). */
@@ -55,21 +55,51 @@ export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
     async send(url, r) {
       // An injected dispatcher may come before undici's module is loaded here; after that, no await.
       request ??= (await loadUndici()).request;
-      const response = await request(url, {
+      // One deadline for the whole attempt, whatever stage it hangs in: undici's time-outs cover
+      // the headers and pauses in the body, not a proxy that accepts and never answers CONNECT,
+      // and undici does not abort that stage either. So the attempt ends on the deadline itself;
+      // a connection left stuck is ended when the client is closed (closeDispatcher).
+      const deadline = AbortSignal.timeout(r.timeoutMs);
+      const signal = r.signal ? AbortSignal.any([r.signal, deadline]) : deadline;
+      const late = (e: unknown): unknown => (deadline.aborted && !r.signal?.aborted ? attemptTimedOut(r.timeoutMs) : e);
+      const pending = request(url, {
         method: r.method as Dispatcher.HttpMethod,
         headers: r.headers,
         body: r.body,
         dispatcher,
-        signal: r.signal,
+        signal,
         headersTimeout: r.timeoutMs,
         bodyTimeout: r.timeoutMs,
       });
-      return { status: response.statusCode, headers: response.headers as HeaderValues, text: () => response.body.text() };
+      let stop: (() => void) | undefined;
+      const ended = new Promise<never>((_resolve, reject) => {
+        stop = () => reject(late(signal.reason));
+        signal.addEventListener('abort', stop, { once: true });
+      });
+      ended.catch(() => undefined);
+      const response = await Promise.race([pending, ended])
+        .catch((e: unknown) => {
+          pending.then((res) => res.body.destroy(), () => undefined); // whatever it brings later is dropped
+          throw late(e);
+        })
+        .finally(() => signal.removeEventListener('abort', stop as () => void));
+      return {
+        status: response.statusCode,
+        headers: response.headers as HeaderValues,
+        text: () =>
+          response.body.text().catch((e: unknown) => {
+            throw late(e);
+          }),
+      };
     },
     async close() {
-      if (owned) await dispatcher.close();
+      if (owned) await closeDispatcher(dispatcher);
     },
   };
+}
+
+function attemptTimedOut(ms: number): Error {
+  return Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ERR_PLC_TIMEOUT' });
 }
 
 /** Idle keep-alive connections are closed after this (undici's default keepAliveTimeout as well). */
@@ -100,14 +130,18 @@ export function nodeCarrier(o: Pick<ConnectionOptions, 'ca'>): Carrier {
         resolve({ status: res.statusCode ?? 0, headers: res.headers, text: () => readBody(res, () => failure) });
       });
       // Socket inactivity: covers connecting, waiting for the headers, and pauses in the body.
-      req.setTimeout(r.timeoutMs, () => {
+      // One deadline for the whole attempt (a server that trickles a byte now and then does not
+      // reset it): one timer, cleared when the answer has been read or has failed.
+      const timer = setTimeout(() => {
         const stage = answered ? 'body' : 'headers';
         req.destroy(Object.assign(new Error(`no ${stage} within ${r.timeoutMs} ms`), { code: 'ERR_PLC_TIMEOUT' }));
-      });
+      }, r.timeoutMs);
       req.on('error', (e) => {
+        clearTimeout(timer);
         failure = e;
         reject(e);
       });
+      req.on('close', () => clearTimeout(timer));
       req.end(r.body);
     });
   return {

@@ -84,3 +84,25 @@ export function checkProxyUrl(value: string, from = 'proxy'): string {
 export function redactCredentials(value: string): string {
   return value.replace(/\/\/[^/@]*@/, '//…@');
 }
+
+/** How long {@link closeDispatcher} lets connections end by themselves before it ends them. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * Closes a dispatcher gracefully, but not for longer than a moment: a connection stuck where no
+ * answer comes (a proxy that never answers CONNECT) would otherwise hold the close, and the
+ * process, until the system gives up on it minutes later.
+ *
+ * @example
+ * const dispatcher = await createDispatcher({ timeoutMs: 10_000 });
+ * try { ... } finally { await closeDispatcher(dispatcher); }
+ */
+export async function closeDispatcher(dispatcher: { close(): Promise<void>; destroy(): Promise<void> }): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS);
+  });
+  const closed = await Promise.race([dispatcher.close().then(() => 'closed' as const), late]);
+  clearTimeout(timer);
+  if (closed === 'late') await dispatcher.destroy();
+}

@@ -15,6 +15,8 @@ export type ServiceErrorCode =
   | 'code_not_found'
   | 'code_revoked'
   | 'max_activations_reached'
+  /** Ours, not the service's: a 404 without the service's error body (the base URL answers, but is not the service). */
+  | 'endpoint_not_found'
   | (string & {});
 
 export type WebhookVerificationReason =

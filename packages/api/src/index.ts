@@ -3,7 +3,7 @@ export { ServiceClient } from './service-client.js';
 export type { ServiceClientOptions, ListBuildsParams, TriggerAuth } from './service-client.js';
 export type { CallOptions } from './transport.js';
 export type { RetryOptions } from './retry-policy.js';
-export { createDispatcher, connectionRoute, checkProxyUrl, PROXY_VARIABLES, NO_PROXY_VARIABLES } from './dispatcher.js';
+export { closeDispatcher, createDispatcher, connectionRoute, checkProxyUrl, PROXY_VARIABLES, NO_PROXY_VARIABLES } from './dispatcher.js';
 export type { ConnectionOptions } from './dispatcher.js';
 export { parseRateLimit, parseRetryAfterMs, serviceWaitMs, MAX_SERVICE_WAIT_MS } from './rate-limit.js';
 export type { RateLimit } from './rate-limit.js';

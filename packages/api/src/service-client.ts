@@ -109,6 +109,9 @@ function requireId(value: unknown, name: string): string {
   if (typeof value !== 'string' || value.trim() === '') {
     throw new ConfigError(`${name} must be a non-empty string (got ${value === '' ? 'an empty string' : typeof value})`, name);
   }
+  // One path segment, always. "." and ".." cannot be one: a URL resolves them (even encoded as
+  // %2E) to another path, so status/.. would ask another endpoint.
+  if (/^\.{1,2}$/.test(value.trim())) throw new ConfigError(`${name} '${value}' is not ${name === 'code' ? 'an activation code' : 'an id'}: a URL reads it as a step to another path`, name);
   return encodeURIComponent(value);
 }
 
@@ -147,6 +150,11 @@ export class ServiceClient {
     }
     if (options.token !== undefined && (typeof options.token !== 'string' || options.token === '')) {
       throw new ConfigError('token must be a non-empty string when given', 'token');
+    }
+    // A header cannot carry a line break or other control character: a token pasted with its
+    // line end would otherwise fail every request as if the network were down.
+    if (options.token !== undefined && /[\u0000-\u001f\u007f\s]/.test(options.token)) {
+      throw new ConfigError('the token contains a line break, a space or another control character (copied with its line end?); set it again without them', 'token');
     }
     // The own connections are made on the first request (undici loaded then only for a proxy);
     // a bad proxy URL, given or in the environment, fails now.
@@ -279,6 +287,7 @@ export class ServiceClient {
         body: { raw },
         headers,
         bearer: false,
+        credential: 'webhook secret',
         idempotent: false,
         secrets: [secret],
       },

@@ -33,6 +33,8 @@ export interface CallSpec<T> {
   secrets?: (string | undefined)[];
   /** Turn a 3xx with `Location` into this value instead of an error (download endpoint). */
   onRedirect?: (location: string) => unknown;
+  /** What proves the caller, when not the bearer token (the trigger's webhook secret): the advice of a 401 or 403 names it. */
+  credential?: 'webhook secret';
 }
 
 export interface TransportConfig {
@@ -53,11 +55,15 @@ interface RawAnswer {
   rateLimit: RateLimit | undefined;
 }
 
+// Advice for an error answer the service did not explain (no error body): the service's own
+// words, when it gave any, are the advice, and nothing is added to them (two pieces of advice
+// repeat or contradict each other).
 const nextStep: Record<string, string> = {
   bad_request: 'fix the request fields named in details',
   unauthorized: 'check that the access token is set (PLUGIN_LICENSE_TOKEN or the token option) and has not expired',
-  forbidden: "the token's account may not use this resource; use a token of the account that owns it",
+  forbidden: "the service refused this request for this account (a resource of another account, or a used-up build quota: see builds usage)",
   not_found: 'check the id in the request',
+  endpoint_not_found: 'something answers at the base URL, but not the service; check the base URL (it ends in /functions/v1)',
   internal_error: 'the service failed; try again later, and contact support if it persists',
   invalid_code: 'the activation code is malformed; check it for typos (it is UUID-like text)',
   code_not_found: 'check the activation code for typos and that it belongs to this plugin',
@@ -277,20 +283,28 @@ export class Transport {
     } catch {
       body = undefined;
     }
-    const code = body?.error ?? codeForStatus(answer.status);
+    // A 404 without the service's error body is not the service saying "no such thing": nothing
+    // about an id or a code may be concluded from it.
+    const code = body?.error ?? (answer.status === 404 ? 'endpoint_not_found' : codeForStatus(answer.status));
     const now = this.config.policy.now();
     const retryAfterMs = parseRetryAfterMs(answer.status, answer.headers, now);
     const retryAt = retryAfterMs === undefined ? undefined : new Date(now + retryAfterMs);
     const said = body ? redact(body.message, secrets) : `no error body (HTTP ${answer.status})`;
-    let next = nextStep[code] ?? (answer.status >= 500 ? nextStep.internal_error : 'check the request against the service interface');
+    let next: string | undefined = nextStep[code] ?? (answer.status >= 500 ? nextStep.internal_error : 'check the request against the service interface');
+    if (spec.credential === 'webhook secret' && (answer.status === 401 || answer.status === 403)) {
+      next = "check the project's webhook secret (PLUGIN_LICENSE_WEBHOOK_SECRET, or the auth option): the trigger is signed with it";
+    }
     if (code === 'rate_limited' || answer.status === 429) {
       next = retryAt ? `too many requests; wait until ${retryAt.toISOString()} before trying again` : 'too many requests; slow down and try again later';
     }
+    // The service said what happened, and what to do, in its own words (a time to wait included):
+    // a second piece of advice would repeat or contradict it.
+    if (body !== undefined && body.message.trim() !== '') next = undefined;
     const details = body?.details ? (redactDeep(body.details, secrets) as Record<string, unknown>) : {};
     return new ServiceError({
       status: answer.status,
       code,
-      message: `${spec.endpoint} failed with ${answer.status} ${code}: ${said}; ${next}`,
+      message: `${spec.endpoint} failed with ${answer.status} ${code}: ${said}${next === undefined ? '' : `; ${next}`}`,
       details,
       ...(retryAt ? { retryAt, retryAfterMs } : {}),
       ...(answer.rateLimit ? { rateLimit: answer.rateLimit } : {}),
