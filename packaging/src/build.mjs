@@ -1,11 +1,11 @@
 // pnpm package: one standalone executable per target, the installers, and the release folder.
 // Contract: shared/design/shipping.md; what a vendor runs and why: packaging/README.md.
-import { execFile } from 'node:child_process';
+import { run, stopTools } from './run.mjs';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
@@ -15,7 +15,6 @@ import { ROOT } from './root.mjs';
 import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
 import { brandWindowsExecutable, signWindowsFile } from './windows.mjs';
 
-const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI_BUILD = join(ROOT, 'packages', 'cli', 'dist', 'bin');
 /** The CLI's build: the parser, the commands, the agent's own commands, undici. */
@@ -27,7 +26,9 @@ let inProgress;
 
 /** Removes the folder a run was building: for a signal, which ends the process without a catch. */
 export function abandonRelease() {
-  if (inProgress !== undefined) rmSync(inProgress, { recursive: true, force: true });
+  // The tools first: one still running would write into the folder again after it is removed.
+  stopTools();
+  if (inProgress !== undefined) rmSync(inProgress, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
 }
 
 export const USAGE = `Usage: pnpm package [options]

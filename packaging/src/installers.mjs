@@ -1,14 +1,12 @@
 // The installers of a release: examples a vendor copies and brands (examples/installers/), filled
 // in with the release's name, namespace, base URL and product.
-import { execFile } from 'node:child_process';
+import { run } from './run.mjs';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { PackageError } from './errors.mjs';
 import { ROOT } from './root.mjs';
 import { signWindowsFile } from './windows.mjs';
 
-const run = promisify(execFile);
 export const INSTALLERS = join(ROOT, 'examples', 'installers');
 
 /** The values an installer is branded with, as `@KEY@` placeholders in its files. */

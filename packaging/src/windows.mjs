@@ -1,12 +1,10 @@
 // The Windows executable's own parts: its version resource (resedit, pure JavaScript, so it
 // runs on the Linux machine that packages) and its Authenticode signature (osslsigncode).
-import { execFile } from 'node:child_process';
+import { run } from './run.mjs';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import * as ResEdit from 'resedit';
 import { PackageError } from './errors.mjs';
 
-const run = promisify(execFile);
 
 /**
  * Node's signature removed (it would no longer match once the blob is injected) and the version
