@@ -94,7 +94,9 @@ async function countRequest(ctx: EmulatorContext, request: FastifyRequest, reply
     throw new HttpError(
       429,
       'rate_limited',
-      `too many ${bucket} requests: the limit is ${decision.limit} per minute; retry after ${resetAt}`,
+      bucket === 'trigger'
+        ? `too many trigger requests for this project: the limit is ${decision.limit} per minute per project, and every request counts, unauthenticated or wrongly signed ones too; retry after ${resetAt}`
+        : `too many ${bucket} requests: the limit is ${decision.limit} per minute; retry after ${resetAt}`,
       { scope: bucket, limit: decision.limit, reset_at: resetAt },
       { 'Retry-After': String(Math.max(0, decision.resetSeconds - Math.floor(ctx.clock.now() / 1000))) },
     );

@@ -82,6 +82,8 @@ describe('rate limits', () => {
     const limited = await send(emu.projectId, emu.webhookSecret);
     expect(limited.status).toBe(429);
     expect(limited.body.details).toMatchObject({ scope: 'trigger', limit: 2 });
+    // The wrongly signed request used up the minute as much as the good one, and the 429 says so.
+    expect(limited.body.message).toMatch(/per minute per project, and every request counts, unauthenticated or wrongly signed ones too/);
     // another project has its own window
     expect((await send(emu.otherProjectId, 'wrong')).status).toBe(401);
   });
