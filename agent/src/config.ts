@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { isLicenseError, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
+import { isLicenseError, resolveConfig, type ResolvedConfig, type ResolveOptions } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import { resolveSocketPath } from './socket-path.js';
 
@@ -49,6 +49,8 @@ export interface AgentConfig {
   offlinePublicKeys: string[];
   /** The config file read (whether or not it existed). */
   configFile: string;
+  /** Resolved with `fileProblems: 'report'`: why the config file was not used. */
+  configProblem?: string;
 }
 
 /** What the command line gave; undefined means "not given". */
@@ -91,20 +93,24 @@ const AgentFileConfig = z.looseObject({
  * const config = resolveAgentConfig({ baseUrl: 'http://127.0.0.1:54321/functions/v1' });
  * config.socketPath; // e.g. /run/user/1000/plugin-license/agent.sock
  */
-export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, string | undefined> = process.env): AgentConfig {
+export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, string | undefined> = process.env, options: ResolveOptions = {}): AgentConfig {
   let shared: ResolvedConfig;
   try {
-    shared = resolveConfig({ app: flags.app, home: flags.home, baseUrl: flags.baseUrl, token: flags.token, socket: flags.socket }, env);
+    shared = resolveConfig({ app: flags.app, home: flags.home, baseUrl: flags.baseUrl, token: flags.token, socket: flags.socket }, env, options);
   } catch (err) {
     throw new AgentError('config_invalid', (err as Error).message, { cause: err, ...(isLicenseError(err) && err.path ? { path: err.path } : {}) });
   }
   const configFile = shared.configFile;
+  let fileProblem = shared.fileProblem;
   const parsed = AgentFileConfig.safeParse(shared.file);
-  if (!parsed.success) {
+  let file: z.infer<typeof AgentFileConfig> = {};
+  if (parsed.success) file = parsed.data;
+  else {
     const what = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    throw new AgentError('config_invalid', `config file ${configFile} has invalid settings: ${what}`, { path: configFile, cause: parsed.error });
+    const message = `config file ${configFile} has invalid settings: ${what}`;
+    if (options.fileProblems !== 'report') throw new AgentError('config_invalid', message, { path: configFile, cause: parsed.error });
+    fileProblem ??= message;
   }
-  const file = parsed.data;
   const namespace = shared.namespace.value;
   const socketPath = resolveSocketPath({ namespace, env: { ...env, PLUGIN_LICENSE_SOCKET: shared.socket.value } });
   const logLevelRaw = flags.logLevel ?? nonEmpty(env.PLUGIN_LICENSE_LOG_LEVEL) ?? file.log_level ?? 'info';
@@ -132,6 +138,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     proxy: shared.proxy.value,
     offlinePublicKeys: shared.offlinePublicKeys.value,
     configFile,
+    ...(fileProblem === undefined ? {} : { configProblem: fileProblem }),
   };
 }
 

@@ -20,6 +20,8 @@ export const LicenseStateWire = z.looseObject({
   activations: z.number().nullable(),
   max_activations: z.number().nullable(),
   validated_at: z.string().nullable(),
+  /** Added in protocol 1 (additive): when the service last answered, yes or no. Older agents omit it. */
+  checked_at: z.string().nullable().optional(),
   grace_until: z.string().nullable(),
   next_check_at: z.string().nullable(),
 });
@@ -38,6 +40,7 @@ export function toWireState(status: LicenseStatus): LicenseStateWire {
     activations: status.activations ?? null,
     max_activations: status.maxActivations ?? null,
     validated_at: iso(status.validatedAt),
+    checked_at: iso(status.checkedAt),
     grace_until: iso(status.graceUntil),
     next_check_at: iso(status.nextCheckAt),
   };
@@ -55,6 +58,7 @@ export function fromWireState(value: unknown): LicenseState {
     activations: w.activations,
     maxActivations: w.max_activations,
     validatedAt: date(w.validated_at),
+    checkedAt: date(w.checked_at === undefined ? w.validated_at : w.checked_at),
     graceUntil: date(w.grace_until),
     nextCheckAt: date(w.next_check_at),
   };

@@ -110,6 +110,7 @@ describe('LicenseState mapping', () => {
     activations: 1,
     maxActivations: 2,
     validatedAt: new Date('2026-11-22T10:00:00Z'),
+    checkedAt: new Date('2026-11-23T10:00:00Z'),
     graceUntil: new Date('2026-12-22T10:00:00Z'),
     nextCheckAt: null,
   };
@@ -125,10 +126,14 @@ describe('LicenseState mapping', () => {
       activations: 1,
       max_activations: 2,
       validated_at: '2026-11-22T10:00:00.000Z',
+      checked_at: '2026-11-23T10:00:00.000Z',
       grace_until: '2026-12-22T10:00:00.000Z',
       next_check_at: '2026-11-23T09:41:07.000Z',
     });
     expect(fromWireState(wire)).toEqual({ ...status, nextCheckAt: new Date('2026-11-23T09:41:07Z') });
+    // An agent older than checked_at: the last online check is the last success.
+    const { checked_at: _c, ...old } = wire;
+    expect(fromWireState(old).checkedAt).toEqual(status.validatedAt);
   });
 
   it('ignores unknown fields and rejects a malformed state', () => {
@@ -139,7 +144,7 @@ describe('LicenseState mapping', () => {
 
   it('counts only what subscribers act on as a change', () => {
     const a = toWireState(status);
-    expect(stateChanged(a, { ...a, next_check_at: 'later', validated_at: 'x' })).toBe(false);
+    expect(stateChanged(a, { ...a, next_check_at: 'later', validated_at: 'x', checked_at: 'y' })).toBe(false);
     expect(stateChanged(a, { ...a, valid: false, reason: 'code_revoked' })).toBe(true);
     expect(stateChanged(undefined, a)).toBe(true);
   });

@@ -215,6 +215,25 @@ export async function writeFileAtomic(file: string, text: string): Promise<void>
 }
 
 /**
+ * Proves that `file` can be written where it will be: writes `bytes` bytes to a temp file beside
+ * it (as {@link writeFileAtomic} would), syncs it and removes it. Throws the system's error (EROFS,
+ * EACCES, ENOSPC) when the folder refuses.
+ */
+export async function probeWritable(file: string, bytes: number): Promise<void> {
+  const dir = dirname(file);
+  await ensureDir(dir);
+  const tmp = join(dir, `${tempPrefix(file)}${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(tmp, 'w', 0o600);
+  try {
+    await handle.writeFile(Buffer.alloc(bytes, 0x20));
+    await handle.sync();
+  } finally {
+    await handle.close().catch(() => undefined);
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+/**
  * Creates `dir` and its missing parents (mode 0700). Not `mkdir({recursive: true})`: Node's
  * recursive form reports ENOENT where the truth is EROFS (a read-only volume), and the user must
  * hear the truth.

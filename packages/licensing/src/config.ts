@@ -48,6 +48,8 @@ export interface ResolvedConfig {
   configFileFound: boolean;
   /** Every key of the file, for tool-specific settings (`log_level`, `agent`, …). */
   file: Readonly<Record<string, unknown>>;
+  /** With `fileProblems: 'report'`: why the config file was not used (its values are not in this result). */
+  fileProblem?: string;
 }
 
 /** Keys of `config.json` shared by every tool; tools read their own keys from `file`. */
@@ -78,13 +80,38 @@ const MAX_CONFIG_BYTES = 64 * 1024;
  * config.baseUrl.value;  // 'https://service.example/functions/v1'
  * config.baseUrl.source; // 'environment'
  */
-export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<string, string | undefined>> = process.env): ResolvedConfig {
+export function resolveConfig(flags: ConfigFlags = {}, env: Readonly<Record<string, string | undefined>> = process.env, options: ResolveOptions = {}): ResolvedConfig {
+  try {
+    return resolveFrom(flags, env, readConfigFile);
+  } catch (e) {
+    if (options.fileProblems !== 'report') throw e;
+    // Without the file: a flag or environment value that is wrong still throws (its own error).
+    const withoutFile = resolveFrom(flags, env, () => ({ file: {}, found: true }));
+    return { ...withoutFile, file: {}, fileProblem: (e as Error).message };
+  }
+}
+
+/** How {@link resolveConfig} treats a config file it cannot use. */
+export interface ResolveOptions {
+  /**
+   * `throw` (default): a config file that cannot be read, is not JSON, or holds a bad value is an
+   * error. `report`: the values are resolved as if the file were empty and `fileProblem` says
+   * why; for what works without the file (asking a running agent, the support report).
+   */
+  fileProblems?: 'throw' | 'report';
+}
+
+function resolveFrom(
+  flags: ConfigFlags,
+  env: Readonly<Record<string, string | undefined>>,
+  read: (path: string) => { file: Record<string, unknown>; found: boolean },
+): ResolvedConfig {
   const namespace = chooseNamespace(flags.app, env);
   const home = pick(flags.home, env.PLUGIN_LICENSE_HOME, undefined);
   const ns = resolveNamespace(namespace.value, env);
   const paths = resolvePaths({ namespace: ns, ...(home === undefined ? {} : { home: home.value }) });
   const configFile = join(paths.config, 'config.json');
-  const { file, found } = readConfigFile(configFile);
+  const { file, found } = read(configFile);
 
   const baked = executableInfo()?.baseUrl;
   const rawBase = pick(flags.baseUrl, env.PLUGIN_LICENSE_BASE_URL, str(file, 'base_url', configFile)) ?? (baked === undefined ? undefined : { value: baked, source: 'executable' as const });

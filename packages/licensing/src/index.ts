@@ -2,8 +2,8 @@ export { License } from './license.js';
 export type { LicenseOptions, CallOptions, ValidateOptions } from './license.js';
 export type { LicenseStatus, Reason, CodeStatus } from './license-status.js';
 export { listIntentProjects } from './intent-file.js';
-export { readCachedStatus } from './inspect.js';
-export type { CachedLicense, ReadCachedStatusOptions } from './inspect.js';
+export { askServiceAbout, readCachedStatus } from './inspect.js';
+export type { CachedLicense, ReadCachedStatusOptions, ServiceView } from './inspect.js';
 export { LicenseError, isLicenseError } from './errors.js';
 export type { LicenseErrorCode, LicenseErrorOptions } from './errors.js';
 export { DEFAULT_POLICY, resolvePolicy } from './policy.js';
@@ -18,7 +18,7 @@ export { resolvePaths, listCachedProjects, cacheFilePath, assertProjectId, DEFAU
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { resolveConfig } from './config.js';
-export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig } from './config.js';
+export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig, ResolveOptions } from './config.js';
 export {
   createOfflineRequest,
   answerOfflineRequest,

@@ -9,6 +9,8 @@ import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
 import { trustedOffline } from './offline.js';
 import { parsePublicKeys } from './offline-format.js';
+import type { ServiceClient, ValidationReason } from '@plugin-license/api';
+import { isDefinitiveReason, toLicenseError } from './service-errors.js';
 
 /** What `readCachedStatus()` found for one project. */
 export interface CachedLicense {
@@ -37,6 +39,46 @@ export interface ReadCachedStatusOptions extends PathOptions {
   machineId?: string;
   /** Keys an offline activation must be signed by (as `License` is given them); one none of them verifies is reported as a problem. */
   offlinePublicKeys?: string[];
+}
+
+/** The code and machine id behind a reported license, kept out of the report itself (no full code in any output). */
+const secrets = new WeakMap<CachedLicense, { code: string; machineId: string }>();
+
+/** What the service says now about a stored license (valid, or why not, and its slots), or why it could not be asked. */
+export type ServiceView =
+  | { answered: true; valid: boolean; reason: ValidationReason | null; activations: number | null; maxActivations: number | null }
+  | { answered: false; error: string };
+
+/**
+ * Asks the service about a license {@link readCachedStatus} reported: validate with its stored
+ * code and this machine's id, and the code's slots. Inspection only: nothing here changes (the
+ * stored state follows at the library's or the agent's next check). Null when nothing usable is
+ * stored for it.
+ *
+ * @example
+ * for (const l of await readCachedStatus()) console.log(l.projectId, await askServiceAbout(l, client));
+ */
+export async function askServiceAbout(license: CachedLicense, client: ServiceClient, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<ServiceView | null> {
+  const held = secrets.get(license);
+  if (held === undefined) return null;
+  const call = { ...(options.signal ? { signal: options.signal } : {}), ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) };
+  let valid: boolean;
+  let reason: ValidationReason | null;
+  try {
+    const r = await client.activation.validate({ code: held.code, machine_id: held.machineId, plugin_id: license.projectId }, call);
+    valid = r.valid;
+    reason = r.valid ? null : (r.reason ?? 'not_activated');
+  } catch (e) {
+    const definitive = isDefinitiveReason(e);
+    if (definitive === null) return { answered: false, error: (await toLicenseError(e, held.code, 'validate', client, options.signal)).message };
+    valid = false;
+    reason = definitive;
+  }
+  const slots = await client.activation.status(held.code, call).then(
+    (s) => ({ activations: s.activations, maxActivations: s.max_activations }),
+    () => ({ activations: null, maxActivations: null }),
+  );
+  return { answered: true, valid, reason, ...slots };
 }
 
 const CACHE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json(\.invalid-.+)?$/;
@@ -98,7 +140,7 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
       }
     }
     const bucket = bucketOf(stored, now, stored?.maxSeenAt ?? 0, policy.clockToleranceMs, validUntilOf(stored, policy));
-    out.push({
+    const entry: CachedLicense = {
       projectId,
       file,
       status: statusOf(projectId, stored, bucket, now, policy, 'cache', problem !== null),
@@ -106,7 +148,9 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
       setAside: (setAside.get(projectId) ?? []).sort(),
       pendingIntents: intents.get(projectId) ?? 0,
       offline: stored?.offline ? { validUntil: new Date(stored.offline.validUntil), keyId: stored.offline.keyId, machineName: stored.offline.machineName } : null,
-    });
+    };
+    if (stored !== null && identity !== null) secrets.set(entry, { code: stored.code, machineId: identity.id });
+    out.push(entry);
   }
   return out;
 }

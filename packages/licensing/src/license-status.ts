@@ -22,8 +22,13 @@ export interface LicenseStatus {
   codeHint: string | null;
   activations: number | null;
   maxActivations: number | null;
-  /** Last online success. */
+  /** Last online success: the start of the grace period. */
   validatedAt: Date | null;
+  /**
+   * When the service last answered about this license, yes or no (a revocation too): the "last
+   * online check" shown to people. Null when it never has (nothing stored).
+   */
+  checkedAt: Date | null;
   /** Until when the license stays valid without the service (validatedAt + graceMs, or an offline activation's valid_until); null when not valid-able. */
   graceUntil: Date | null;
   /** When a background revalidation is due (after failures: the back-off); null without a stored code. */

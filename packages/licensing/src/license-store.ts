@@ -2,6 +2,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { lock, lockSync } from 'proper-lockfile';
 import {
+  probeWritable,
   encodeCache,
   ensureDir,
   moveAside,
@@ -134,6 +135,19 @@ export class LicenseStore {
       return await writeIntent(dir, { format: 1, op, projectId: this.#identity.projectId, machineId: this.#identity.machineId, code, at });
     } catch (e) {
       throw ioError(e, dir, `could not record the ${op === 'activate' ? 'activation' : 'deactivation'} in ${dir} before asking the service`, 'nothing was asked of the service; make the folder writable or free some space, then try again');
+    }
+  }
+
+  /**
+   * Proves, before the service is asked to take a slot, that the state can be stored where it will
+   * be: a slot taken for a state no file can hold would be taken in vain. Fails with `cache_io`.
+   */
+  async probeWritable(): Promise<void> {
+    try {
+      await probeWritable(this.file, 4096);
+    } catch (e) {
+      const dir = dirname(this.file);
+      throw ioError(e, dir, `could not write in ${dir}, where the license is stored`, 'nothing was asked of the service; make the folder writable or free some space, then try again');
     }
   }
 

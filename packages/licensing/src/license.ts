@@ -80,6 +80,12 @@ export interface CallOptions {
 export interface ValidateOptions extends CallOptions {
   /** Ask the service even within the minimum interval or the back-off (support tools). */
   force?: boolean;
+  /**
+   * Also read the code's slot counts (one more request, to the public status endpoint), so the
+   * stored `activations` follow machines that took or gave back a slot since. Validation alone
+   * says nothing about slots; background checks leave this off to spend one request each.
+   */
+  slots?: boolean;
 }
 
 
@@ -208,6 +214,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       // What the file holds now (another process may have written it; a folder in its way fails
       // here), then the durable intent: if either fails, nothing is asked of the service.
       this.#adoptRead(await store.read());
+      await store.probeWritable();
       const intent = await this.#recordIntent('activate', c);
       let result;
       try {
@@ -232,7 +239,26 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         throw new LicenseError('unavailable', `the service did not activate code ${codeHint(c)} and gave no reason; try again later`);
       }
       const t = this.#tick();
-      const status = await this.#commit((cur) => this.#activeState(c, t, result.activations, result.max_activations, cur), `the service activated code ${codeHint(c)}`, { online: true, trustAt: t });
+      const active = (cur: StoredLicense | null): StoredLicense => this.#activeState(c, t, result.activations, result.max_activations, cur);
+      let status: LicenseStatus;
+      try {
+        status = await this.#apply(store.update(active), { online: true, trustAt: t });
+      } catch (e) {
+        if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
+        // The disk refused after all (filled up since the probe): a slot no file records is given
+        // back; when the service can't take it back now, memory holds it and the intent settles it.
+        const givenBack = await this.#client.activation.deactivate({ code: c, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) }).then(
+          (r) => r.success,
+          () => false,
+        );
+        if (!givenBack) return this.#commit(active, `the service activated code ${codeHint(c)}`, { online: true, trustAt: t });
+        await store.clearIntent(intent);
+        throw new LicenseError('cache_io', `the service activated code ${codeHint(c)}, but the state could not be stored, so the slot was given back: ${e.message}`, {
+          cause: e,
+          ...(e.path === undefined ? {} : { path: e.path }),
+          ...(e.systemCode === undefined ? {} : { systemCode: e.systemCode }),
+        });
+      }
       await store.clearIntent(intent);
       return status;
     }, options.signal);
@@ -292,13 +318,17 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         if (reason === null) throw await toLicenseError(e, code, 'validate', this.#client, options.signal);
         answer = { valid: false, reason };
       }
+      // Validate says nothing about slots: what was true at activation goes stale when another
+      // machine takes or gives back a slot. Asked for, they are read now (best effort).
+      const counts = options.slots ? await this.#slotCounts(code, options.signal) : { activations: null, max: null };
+      const slots = counts.activations === null ? {} : { activations: counts.activations, maxActivations: counts.max };
       const after = this.#tick();
       return this.#apply(
         store.update((cur) => {
           if (!cur || cur.code !== code) return undefined; // deactivated or replaced meanwhile: keep that
           return answer.valid
-            ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after })
-            : this.#answered(cur, after, { status: 'invalid', reason: answer.reason });
+            ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after, ...slots })
+            : this.#answered(cur, after, { status: 'invalid', reason: answer.reason, ...slots });
         }),
         answer.valid ? { online: true, trustAt: after } : { online: true },
       );

@@ -14,7 +14,20 @@ import { LicenseError } from './errors.js';
 
 export const OFFLINE_VERSION = 1;
 
-const Iso = z.string().refine((s) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(s) && Number.isFinite(Date.parse(s)), 'an ISO 8601 UTC time');
+/**
+ * An ISO 8601 UTC time that names a real instant: Date.parse reads 2027-02-30 as 2 March, so the
+ * date and time are read back and must be the ones written.
+ */
+const Iso = z.string().refine(isRealUtcTime, 'an ISO 8601 UTC time of a real date (like 2027-02-28T12:00:00Z)');
+
+function isRealUtcTime(s: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?Z$/.exec(s);
+  if (!m) return false;
+  const t = Date.parse(s);
+  if (!Number.isFinite(t)) return false;
+  const d = new Date(t);
+  return d.getUTCFullYear() === Number(m[1]) && d.getUTCMonth() + 1 === Number(m[2]) && d.getUTCDate() === Number(m[3]) && d.getUTCHours() === Number(m[4]) && d.getUTCMinutes() === Number(m[5]) && d.getUTCSeconds() === Number(m[6]);
+}
 const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'a UUID');
 const Text = z.string().min(1).max(256);
 const Nonce = z.string().regex(/^[A-Za-z0-9_-]{22,64}$/, 'a nonce of 22-64 base64url characters');

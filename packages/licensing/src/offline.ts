@@ -103,6 +103,13 @@ export interface OfflineAnswerOptions extends OfflineServiceOptions {
   code?: string;
   /** How many days the response keeps the offline machine licensed (1-3650). Default 90. */
   validDays?: number;
+  /**
+   * The longest validity the importing machines accept (their `offline_max_days`; this
+   * namespace's own by default, 365 unless configured): a longer `validDays` is refused before
+   * the service is asked, since the import would refuse the response and the slot would be taken
+   * in vain.
+   */
+  offlineMaxDays?: number;
   /** An Ed25519 private key (PKCS#8 PEM, as `plugin-license offline keygen` writes it) to sign the response with. */
   signingKeyPem?: string;
   /** Where the key came from, for messages (a file path). */
@@ -181,6 +188,11 @@ export async function answerOfflineRequest(request: OfflineRequest | string, opt
   if (code === null) throw new LicenseError('invalid_argument', 'the request carries no code; give the code to activate');
   const days = options.validDays ?? DEFAULT_OFFLINE_VALID_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > 3650) throw new LicenseError('invalid_argument', `validDays must be a whole number of days from 1 to 3650, got ${String(days)}`);
+  // The importing machine's cap is the same setting (the vendor configures both): check it before the slot is taken.
+  const maxDays = options.offlineMaxDays ?? resolveConfig({ app: options.namespace, home: options.home }).offlineMaxDays.value;
+  if (days > maxDays) {
+    throw new LicenseError('invalid_argument', `a response valid for ${days} days would be refused by the offline machine, which accepts at most ${maxDays} (offline_max_days); ask for at most ${maxDays} days, or raise offline_max_days on both computers`);
+  }
   // The key is read before the service is asked: a bad key must not leave a slot taken without a response.
   const signer = options.signingKeyPem === undefined ? undefined : parsePrivateKey(options.signingKeyPem, options.signingKeyName ?? 'the signing key');
   return withClient(options, async (client) => {

@@ -9,7 +9,8 @@ type Action = 'activate' | 'deactivate' | 'validate' | 'status';
  */
 export function isTransportFailure(e: unknown): boolean {
   if (isNetworkError(e) || isTimeoutError(e) || isSchemaError(e)) return true;
-  if (isServiceError(e)) return e.status >= 500 || e.status === 429;
+  // A 404 that is not the service's (a wrong base URL, a captive portal) says nothing either.
+  if (isServiceError(e)) return e.status >= 500 || e.status === 429 || e.code === 'endpoint_not_found';
   return false;
 }
 
@@ -46,6 +47,9 @@ export async function toLicenseError(e: unknown, code: string, action: Action, c
       }
       case 'rate_limited':
         return new LicenseError('rate_limited', `the license service is rate-limiting requests; try again ${e.retryAt ? `after ${e.retryAt.toISOString()}` : 'in a minute'}`, { ...base, ...(e.retryAt ? { retryAt: e.retryAt } : {}) });
+      case 'endpoint_not_found':
+        // The api's message names the endpoint and says to check the base URL.
+        return new LicenseError('unavailable', `${action}: ${e.message}`, base);
       case 'unauthorized':
       case 'forbidden':
         return new LicenseError('unauthorized', `the license service refused the ${action} request (${status} ${e.code}); check the token passed to License, or contact the vendor`, base);

@@ -55,6 +55,7 @@ export function statusOf(
       activations: null,
       maxActivations: null,
       validatedAt: null,
+      checkedAt: null,
       graceUntil: null,
       nextCheckAt: null,
     });
@@ -76,6 +77,7 @@ export function statusOf(
     activations: s.activations,
     maxActivations: s.maxActivations,
     validatedAt: s.validatedAt === null ? null : new Date(s.validatedAt),
+    checkedAt: s.answeredAt === null ? null : new Date(s.answeredAt),
     graceUntil: Number.isFinite(validUntil) ? new Date(validUntil) : null,
     nextCheckAt: due === null ? null : new Date(due),
   });

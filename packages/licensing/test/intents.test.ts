@@ -103,7 +103,7 @@ describe('when the disk refuses, nothing is asked of the service', () => {
 });
 
 describe('when the state write fails after the service answered, the intent settles it', () => {
-  it('activate: memory follows the service, the caller hears cache_io, and the next start completes the cache', async () => {
+  it('activate: a state that cannot be stored after the service answered gives the slot back', async () => {
     const code = await service.code();
     const l = license();
     // The folder gets in the way while the service holds the request: after the intent, before the write.
@@ -111,6 +111,24 @@ describe('when the state write fails after the service answered, the intent sett
     const pending = rejection(l.activate(code));
     await until(() => intentFiles().length === 1);
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
+    const e = await pending;
+    await service.control.faults({ mode: 'none' });
+    expect(e.code).toBe('cache_io');
+    expect(e.message).toMatch(/the service activated code .*, but the state could not be stored, so the slot was given back/);
+    expect(l.check()).toMatchObject({ valid: false });
+    expect(await slots(code)).toBe(0);
+    expect(intentFiles()).toEqual([]);
+  });
+
+  it('activate: when the slot cannot be given back either, memory follows the service, the caller hears cache_io, and the next start completes the cache', async () => {
+    const code = await service.code();
+    const l = license();
+    await service.control.faults({ mode: 'latency', latency_ms: 400 });
+    const pending = rejection(l.activate(code));
+    await until(() => intentFiles().length === 1);
+    mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
+    // The activation in flight completes; the give-back after it finds the service failing.
+    await service.control.faults({ mode: 'error', status: 503 });
     const e = await pending;
     await service.control.faults({ mode: 'none' });
     expect(e.code).toBe('cache_io');
