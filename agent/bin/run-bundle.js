@@ -18,7 +18,7 @@
 // against its own SHA-256 before use, and ignored when unreadable, stale, not the user's own or
 // writable by others, or when NODE_DISABLE_COMPILE_CACHE is set. Without it the program runs
 // all the same.
-const { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { createRequire, Module } = require('node:module');
 const { homedir } = require('node:os');
 const { basename, dirname, join } = require('node:path');
@@ -45,6 +45,11 @@ const diskFiles = {
  * @param {{ name: string, writeAfterMs?: number, files?: BundleFiles }} options
  */
 function runBundle(bundle, { name, writeAfterMs, files = diskFiles }) {
+  // A checkout that was never built has the launchers but not what they run.
+  if (files === diskFiles && !existsSync(bundle)) {
+    process.stderr.write(`${name === 'cli' ? 'plugin-license' : `plugin-license-${name}`}: this copy is not built yet (${bundle} is missing): run pnpm install && pnpm build in the repository first\n`);
+    process.exit(1);
+  }
   const root = process.env.NODE_DISABLE_COMPILE_CACHE ? undefined : cacheRoot();
   const loaded = new Map();
   const load = (file) => {

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { appArgument, resolveConfig, resolvePaths, versionLine, type ConfigValue } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
-import { LOG_LEVELS, resolveAgentConfig, type AgentFlags } from './config.js';
+import { LOG_LEVELS, resolveAgentConfig, type AgentConfig, type AgentFlags } from './config.js';
 import { AgentError } from './errors.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { selfCommand } from './self.js';
@@ -116,14 +116,14 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
   commonOptions(program.command('socket-path').description('print the socket path (or Windows pipe name) in effect'))
     .addHelpText('after', `\nExample:\n  ${options.name} socket-path --app acme-audio`)
     .action((opts: CommonOpts) => {
-      stdout.write(resolveAgentConfig(flagsOf(opts)).socketPath + '\n');
+      stdout.write(inspectionConfig(flagsOf(opts), options.name, stderr).socketPath + '\n');
     });
 
   commonOptions(program.command('status').description('whether an agent answers, and the licenses it holds (read from the cache files, unchanged, when none answers); exit 0 when one answers, 1 when not'))
     .option('--json', 'print JSON instead of text')
     .addHelpText('after', `\nExamples:\n  ${options.name} status\n  ${options.name} status --json --app acme-audio`)
     .action(async (opts: CommonOpts) => {
-      const report = await agentStatus(resolveAgentConfig(flagsOf(opts)));
+      const report = await agentStatus(inspectionConfig(flagsOf(opts), options.name, stderr));
       stdout.write((opts.json || given.json ? JSON.stringify({ ...report, ...(report.from === 'agent' ? { protocol: PROTOCOL_VERSION } : {}) }, null, 2) : formatStatus(report)) + '\n');
       exit = report.from === 'agent' ? 0 : 1;
     });
@@ -166,6 +166,17 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
     }
     throw err;
   }
+}
+
+/**
+ * The configuration of a command that only asks (status, socket-path): a config file it cannot
+ * use is said once on stderr, and the running agent is still asked where it would listen
+ * without that file. `run` stays strict: an agent must not start on half a configuration.
+ */
+function inspectionConfig(flags: AgentFlags, name: string, stderr: NodeJS.WritableStream): AgentConfig {
+  const config = resolveAgentConfig(flags, process.env, { fileProblems: 'report' });
+  if (config.configProblem !== undefined) stderr.write(`${name}: ${config.configProblem}; going on without it\n`);
+  return config;
 }
 
 async function run(flags: AgentFlags, name: string, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<number> {
@@ -259,6 +270,11 @@ function platformOf(value: string | undefined): ServicePlatform {
   const p = value ?? process.platform;
   if (!(SERVICE_PLATFORMS as readonly string[]).includes(p)) {
     throw new AgentError('config_invalid', `platform '${p}' has no per-user service; use one of ${SERVICE_PLATFORMS.join(', ')}`);
+  }
+  // A service file holds that machine's own paths, user and program: made here for another
+  // platform it would be wrong there, so it is not offered.
+  if (p !== process.platform) {
+    throw new AgentError('usage', `a service file for ${p} can only be made on ${p} (it holds that computer's paths, user and program); run install there, or --dry-run there to preview it`);
   }
   return p as ServicePlatform;
 }

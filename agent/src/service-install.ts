@@ -33,7 +33,7 @@ export function installService(file: ServiceFile, options: ServiceActionOptions)
   const steps: string[] = [];
   if (options.dryRun) {
     steps.push(`would write ${file.path}:`, file.contents.replace(/\r\n/g, '\n'));
-    for (const c of file.enable) steps.push(`would run: ${c.join(' ')}`);
+    for (const c of file.enable) steps.push(`would run: ${commandText(c)}`);
     return { file, steps, ok: true };
   }
   mkdirSync(dirname(file.path), { recursive: true });
@@ -46,7 +46,7 @@ export function installService(file: ServiceFile, options: ServiceActionOptions)
 export function uninstallService(file: ServiceFile, options: ServiceActionOptions): ServiceActionResult {
   const steps: string[] = [];
   if (options.dryRun) {
-    for (const c of file.disable) steps.push(`would run: ${c.join(' ')}`);
+    for (const c of file.disable) steps.push(`would run: ${commandText(c)}`);
     steps.push(`would remove ${file.path}`);
     return { file, steps, ok: true };
   }
@@ -63,7 +63,7 @@ export function uninstallService(file: ServiceFile, options: ServiceActionOption
 function manage(file: ServiceFile, commands: string[][], options: ServiceActionOptions, steps: string[], tolerant = false): { steps: string[]; ok: boolean } {
   const here = options.platform ?? process.platform;
   if (!options.manage) {
-    steps.push(`not enabling/disabling (--no-enable); commands: ${commands.map((c) => c.join(' ')).join(' && ')}`);
+    steps.push(`not enabling/disabling (--no-enable); commands: ${commands.map(commandText).join(' && ')}`);
     return { steps, ok: true };
   }
   if (here !== file.platform) {
@@ -75,9 +75,9 @@ function manage(file: ServiceFile, commands: string[][], options: ServiceActionO
   for (const [command, ...args] of commands) {
     const r = run(command as string, args);
     if (r.ok) {
-      steps.push(`ran: ${[command, ...args].join(' ')}`);
+      steps.push(`ran: ${commandText([command as string, ...args])}`);
     } else {
-      steps.push(`failed: ${[command, ...args].join(' ')}${r.output ? ` (${r.output.split('\n')[0]})` : ''}`);
+      steps.push(`failed: ${commandText([command as string, ...args])}${r.output ? ` (${r.output.split('\n')[0]})` : ''}`);
       if (!tolerant) {
         ok = false;
         break;
@@ -85,4 +85,9 @@ function manage(file: ServiceFile, commands: string[][], options: ServiceActionO
     }
   }
   return { steps, ok };
+}
+
+/** A command as a person would type it in that platform's shell: arguments with spaces or quotes are quoted. */
+export function commandText(args: readonly string[]): string {
+  return args.map((a) => (/^[\w@%+=:,./\\-]+$/.test(a) ? a : `"${a.replace(/"/g, '\\"')}"`)).join(' ');
 }

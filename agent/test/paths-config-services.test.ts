@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveAgentConfig, resolveSocketPath, serviceFile, SERVICE_PLATFORMS, type ServiceSpec } from '../src/index.js';
-import { installService, uninstallService, type CommandRunner } from '../src/service-install.js';
+import { commandText, installService, uninstallService, type CommandRunner } from '../src/service-install.js';
 import { shortDir } from './helpers.js';
 
 describe('socket path per protocol 1', () => {
@@ -128,9 +128,10 @@ describe('per-user service files (every OS)', () => {
         const install = installService(file, { dryRun: true, manage: true, platform, run });
         expect(install.steps[0]).toBe(`would write ${file.path}:`);
         expect(install.steps[1]).toBe(file.contents.replace(/\r\n/g, '\n'));
-        expect(install.steps.slice(2)).toEqual(file.enable.map((c) => `would run: ${c.join(' ')}`));
+        expect(install.steps.slice(2)).toEqual(file.enable.map((c) => `would run: ${commandText(c)}`));
+        if (platform === 'win32') expect(install.steps[2]).toMatch(/^would run: schtasks \/Create \/TN "acme agent" \/XML /);
         const uninstall = uninstallService(file, { dryRun: true, manage: true, platform, run });
-        expect(uninstall.steps).toEqual([...file.disable.map((c) => `would run: ${c.join(' ')}`), `would remove ${file.path}`]);
+        expect(uninstall.steps).toEqual([...file.disable.map((c) => `would run: ${commandText(c)}`), `would remove ${file.path}`]);
         expect(calls).toEqual([]);
         expect(existsSync(file.path)).toBe(false);
       }

@@ -158,27 +158,27 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     expect(cli(['socket-path', '--app', 'acme'], d.dir).stdout).toBe(`/tmp/acme-${process.getuid!()}/agent.sock\n`);
   });
 
-  it('install --dry-run prints each OS file; install --no-enable writes it; uninstall removes it', () => {
+  it('install --dry-run prints this OS file; install --no-enable writes it; another OS is refused, not previewed wrongly; uninstall removes it', () => {
     const d = shortDir();
     cleanups.push(d.cleanup);
-    for (const [platform, marker] of [
-      ['linux', 'ExecStart='],
-      ['darwin', '<key>ProgramArguments</key>'],
-      ['win32', '<LogonTrigger>'],
-    ] as const) {
-      const r = cli(['install', '--dry-run', '--platform', platform], d.dir);
-      expect(r.status).toBe(0);
-      expect(r.stdout).toContain(marker);
-      expect(r.stdout).toContain(`${CLI}`);
+    const here = process.platform as 'linux' | 'darwin' | 'win32';
+    const marker = { linux: 'ExecStart=', darwin: '<key>ProgramArguments</key>', win32: '<LogonTrigger>' }[here];
+    const r = cli(['install', '--dry-run', '--platform', here], d.dir);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(marker);
+    expect(r.stdout).toContain(`${CLI}`);
+    for (const other of (['linux', 'darwin', 'win32'] as const).filter((p) => p !== here)) {
+      const refused = cli(['install', '--dry-run', '--platform', other], d.dir);
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain(`a service file for ${other} can only be made on ${other}`);
+      expect(refused.stdout).toBe('');
     }
     expect(existsSync(join(d.dir, '.config'))).toBe(false);
     const wrote = cli(['install', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
     expect(wrote.status).toBe(0);
     const unit = join(d.dir, '.config', 'systemd', 'user', 'proc-test-agent.service');
     expect(readFileSync(unit, 'utf8')).toContain(`run --app proc-test`);
-    const foreign = cli(['install', '--platform', 'darwin'], d.dir);
-    expect(foreign.stdout).toContain('skipped the service manager: this is linux, the file is for darwin');
-    expect(existsSync(join(d.dir, 'Library', 'LaunchAgents', 'dev.plugin-license.proc-test.agent.plist'))).toBe(true);
+    expect(existsSync(join(d.dir, 'Library'))).toBe(false);
     const removed = cli(['uninstall', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
     expect(removed.status).toBe(0);
     expect(existsSync(unit)).toBe(false);

@@ -356,10 +356,10 @@ export interface TestService<E extends ServiceEmulator = ServiceEmulator> {
  * await service.control.faults({ mode: 'offline' });
  */
 export async function startService<E extends ServiceEmulator>(
-  startEmulator: (options: { rateLimits: { activation: number; general: number } }) => Promise<E>,
-  options: { rateLimits?: { activation?: number; general?: number } } = {},
+  startEmulator: (options: { rateLimits: { activation: number; general: number; builds: number } }) => Promise<E>,
+  options: { rateLimits?: { activation?: number; general?: number; builds?: number } } = {},
 ): Promise<TestService<E>> {
-  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000, ...options.rateLimits } });
+  const emulator = await startEmulator({ rateLimits: { activation: 100_000, general: 100_000, builds: 100_000, ...options.rateLimits } });
   const dispatcher = new Agent({ keepAliveTimeout: 100, keepAliveMaxTimeout: 100 });
   const admin = new ServiceClient({ baseUrl: emulator.baseUrl, token: emulator.token, dispatcher, retry: false });
   return {
