@@ -4,6 +4,11 @@ import { assertProjectId, License, normalizeCode, resolveConfig, type ResolvedCo
 import { usageError } from './exit.js';
 import type { Output } from './output.js';
 
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** The longest a command waits for the service's rate limit to reset (a window is a minute). */
+export const RATE_LIMIT_WAIT_MS = 90_000;
+
 /** The global options of cli.md. */
 export interface GlobalOptions {
   baseUrl?: string;
@@ -18,12 +23,17 @@ export interface GlobalOptions {
 /** What every command stands on: the resolved configuration, the output, and the clients it makes. */
 export class Context {
   #config: ResolvedConfig | undefined;
+  #inspection: ResolvedConfig | undefined;
   readonly #closers: Array<() => Promise<void> | void> = [];
 
   constructor(
     readonly out: Output,
     readonly options: GlobalOptions,
     readonly env: Readonly<Record<string, string | undefined>>,
+    /** Aborted by Ctrl-C (or SIGTERM): every wait of a command ends on it. */
+    readonly signal: AbortSignal = new AbortController().signal,
+    /** Runs a step whose result must be recorded; a second interrupt waits for it (see `run`). */
+    readonly hold: <T>(task: () => Promise<T>) => Promise<T> = (task) => task(),
   ) {}
 
   /** flag > environment > config.json > default, by licensing's one resolver. */
@@ -32,8 +42,33 @@ export class Context {
     return this.#config;
   }
 
-  baseUrl(): string {
-    const { baseUrl, configFile } = this.config;
+  /**
+   * The configuration of what needs only the namespace and the folders (asking the running
+   * agent, this machine's id): a config file that cannot be used is said once on stderr, and the
+   * command goes on as it would without that file.
+   */
+  get inspectionConfig(): ResolvedConfig {
+    if (this.#inspection === undefined) {
+      this.#inspection = resolveConfig({ app: this.options.app, home: this.options.home, baseUrl: this.options.baseUrl, token: this.options.token }, this.env, { fileProblems: 'report' });
+      if (this.#inspection.fileProblem !== undefined) this.out.note(`${this.#inspection.fileProblem}; going on without it`);
+    }
+    return this.#inspection;
+  }
+
+  /**
+   * The deadline of one request, whatever carries it (a direct connection, a proxy, a download's
+   * longest stall is three of them): 10 s, or `PLUGIN_LICENSE_TIMEOUT` seconds (1 to 300).
+   */
+  get requestTimeoutMs(): number {
+    const raw = this.env.PLUGIN_LICENSE_TIMEOUT;
+    if (raw === undefined || raw.trim() === '') return DEFAULT_TIMEOUT_MS;
+    const seconds = Number(raw);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || seconds < 1 || seconds > 300) throw usageError(`PLUGIN_LICENSE_TIMEOUT must be a number of seconds from 1 to 300, got '${raw}'`);
+    return seconds * 1000;
+  }
+
+  baseUrl(config: ResolvedConfig = this.config): string {
+    const { baseUrl, configFile } = config;
     if (baseUrl.value === undefined) {
       throw usageError(`no service base URL: pass --base-url, set PLUGIN_LICENSE_BASE_URL, or put "base_url" in ${configFile}`);
     }
@@ -41,31 +76,38 @@ export class Context {
   }
 
   /** A client of the service; `needsToken` for the endpoints that take the bearer token. */
-  client(needsToken: boolean, options: { retry?: false } = {}): ServiceClient {
-    const token = this.config.token.value;
+  client(needsToken: boolean, options: { retry?: false; config?: ResolvedConfig } = {}): ServiceClient {
+    const config = options.config ?? this.config;
+    const token = config.token.value;
     if (needsToken && token === undefined) {
-      throw usageError(`this command needs the bearer token: set PLUGIN_LICENSE_TOKEN (safer than --token, which shows in the process list) or put "token" in ${this.config.configFile}`);
+      throw usageError(`this command needs the bearer token: set PLUGIN_LICENSE_TOKEN (safer than --token, which shows in the process list) or put "token" in ${config.configFile}`);
     }
-    const proxy = this.config.proxy.value;
-    const client = new ServiceClient({
-      baseUrl: this.baseUrl(),
-      ...(needsToken && token !== undefined ? { token } : {}),
-      ...(proxy === undefined ? {} : { proxy }),
-      ...(options.retry === false ? { retry: false as const } : {}),
-      userAgent: `plugin-license-cli node/${process.versions.node}`,
-    });
+    const proxy = config.proxy.value;
+    const client = new ServiceClient(
+      {
+        baseUrl: this.baseUrl(config),
+        ...(needsToken && token !== undefined ? { token } : {}),
+        ...(proxy === undefined ? {} : { proxy }),
+        timeoutMs: this.requestTimeoutMs,
+        // A person waits out a rate limit (a window is a minute), with a countdown; a script
+        // gets exit 1 only after that wait. Ctrl-C ends the wait.
+        retry: options.retry === false ? false : { deadlineMs: RATE_LIMIT_WAIT_MS },
+        userAgent: `plugin-license-cli node/${process.versions.node}`,
+      },
+      { sleep: (ms, signal) => this.out.wait(ms, 'the service is rate-limiting requests', signal ? AbortSignal.any([signal, this.signal]) : this.signal) },
+    );
     this.#closers.push(() => client.close());
     return client;
   }
 
   /** The library's `License` for a project of this namespace (what an installer would use). */
-  license(projectId: string, machineId?: string): License {
+  license(projectId: string): License {
     const license = new License({
       projectId: this.projectId(projectId),
       baseUrl: this.baseUrl(),
       namespace: this.config.namespace.value,
       ...(this.config.home.value === undefined ? {} : { home: this.config.home.value }),
-      ...(machineId === undefined ? {} : { machineId }),
+      policy: { requestTimeoutMs: this.requestTimeoutMs },
     });
     this.#closers.push(() => license.close());
     return license;
@@ -74,7 +116,8 @@ export class Context {
   /** The socket path of this namespace's agent. */
   async socketPath(): Promise<string> {
     const { resolveSocketPath } = await import('@plugin-license/agent');
-    return resolveSocketPath({ namespace: this.config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: this.config.socket.value } });
+    const config = this.inspectionConfig;
+    return resolveSocketPath({ namespace: config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: config.socket.value } });
   }
 
   /** The running agent of this namespace, or undefined when none answers. */
@@ -83,7 +126,7 @@ export class Context {
     const { AgentClient, isAgentError } = await import('@plugin-license/agent');
     const socketPath = await this.socketPath();
     try {
-      const client = await AgentClient.connect({ socketPath, namespace: this.config.namespace.value, connectTimeoutMs, reconnect: false });
+      const client = await AgentClient.connect({ socketPath, namespace: this.inspectionConfig.namespace.value, connectTimeoutMs, reconnect: false });
       this.#closers.push(() => client.close());
       return client;
     } catch (err) {

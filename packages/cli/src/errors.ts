@@ -10,6 +10,8 @@ export type { Classified, ExitCode } from './exit.js';
 const NEGATIVE_LICENSE = new Set(['code_not_found', 'code_revoked', 'max_activations_reached', 'not_activated', 'offline_refused']);
 /** A code of the wrong form, or an offline file that can't be read (or is the wrong kind), is bad input, like any other. */
 const USAGE_LICENSE = new Set(['invalid_argument', 'invalid_code', 'invalid_offline_file']);
+/** Answers that show the configuration is wrong, whatever layer carries them: a base URL that answers but is not the service. */
+const CONFIGURATION = new Set(['endpoint_not_found']);
 
 /**
  * The one table from the libraries' errors to exit codes. Messages are the libraries' own (they
@@ -22,7 +24,7 @@ export function classify(err: unknown): Classified {
     return { exit: e.exit, code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) };
   }
   if (isLicenseError(err)) {
-    const exit = NEGATIVE_LICENSE.has(err.code) ? EXIT.negative : USAGE_LICENSE.has(err.code) ? EXIT.usage : EXIT.failed;
+    const exit = err.serviceCode !== undefined && CONFIGURATION.has(err.serviceCode) ? EXIT.usage : NEGATIVE_LICENSE.has(err.code) ? EXIT.negative : USAGE_LICENSE.has(err.code) ? EXIT.usage : EXIT.failed;
     const details: Record<string, unknown> = {};
     if (err.serviceCode) details.service_code = err.serviceCode;
     if (err.status) details.status = err.status;
@@ -32,14 +34,14 @@ export function classify(err: unknown): Classified {
   }
   if (isAgentError(err)) {
     const negative = err.serviceCode !== undefined && NEGATIVE_LICENSE.has(err.serviceCode);
-    const usage = err.code === 'config_invalid' || err.code === 'invalid_params' || err.code === 'socket_path_too_long' || err.serviceCode === 'invalid_code';
+    const usage = err.code === 'usage' || err.code === 'config_invalid' || err.code === 'invalid_params' || err.code === 'socket_path_too_long' || err.serviceCode === 'invalid_code' || (err.serviceCode !== undefined && CONFIGURATION.has(err.serviceCode));
     const exit = usage ? EXIT.usage : negative ? EXIT.negative : EXIT.failed;
     return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(err.path ? { details: { path: err.path } } : {}) };
   }
   if (isConfigError(err)) return { exit: EXIT.usage, code: 'invalid_config', message: err.message };
   if (isServiceError(err)) {
     const code = err.code;
-    const exit = NEGATIVE_LICENSE.has(code) || code === 'not_found' ? EXIT.negative : USAGE_LICENSE.has(code) || code === 'bad_request' ? EXIT.usage : EXIT.failed;
+    const exit = CONFIGURATION.has(code) ? EXIT.usage : NEGATIVE_LICENSE.has(code) || code === 'not_found' ? EXIT.negative : USAGE_LICENSE.has(code) || code === 'bad_request' ? EXIT.usage : EXIT.failed;
     return { exit, code, message: err.message, details: { status: err.status } };
   }
   if (isNetworkError(err) || isTimeoutError(err) || isSchemaError(err)) return { exit: EXIT.failed, code: (err as { code?: string }).code ?? 'network', message: err.message };

@@ -1,4 +1,7 @@
 // Exit codes and the CLI's own error: no dependencies, so `--version` and `--help` load nothing else.
+/** The version of `plugin-license` (the CLI, and a packaged executable built from it). */
+export const CLI_VERSION = '0.1.0';
+
 /** Exit codes of `plugin-license` (cli.md). */
 export const EXIT = Object.freeze({
   /** Done; for validate/check/status: the license is valid. */
@@ -25,6 +28,19 @@ export class CliError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Marks a stream error the command itself reports (see Output): the process-wide handler leaves it. */
+export const OUTPUT_REPORTED = Symbol.for('plugin-license.cli.output-reported');
+
+/**
+ * Output that could not be written (a full disk behind `> file`, a closed pipe): the command
+ * ends there, with this one line on stderr; a closed pipe (EPIPE: a reader like `head` that had
+ * enough) ends it quietly.
+ */
+export function outputFailed(err: unknown): CliError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? 'error';
+  return new CliError(EXIT.failed, 'output_failed', `could not write the output (${code}${code === 'ENOSPC' ? ': the disk is full' : ''}); what came before it was written, nothing after`, { system_code: code });
 }
 
 export function usageError(message: string, details?: Record<string, unknown>): CliError {

@@ -2,7 +2,8 @@ import Table from 'cli-table3';
 import pc from 'picocolors';
 import yoctoSpinner from 'yocto-spinner';
 import { programName } from '@plugin-license/licensing/executable';
-import type { Classified } from './exit.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { CliError, EXIT, OUTPUT_REPORTED, outputFailed, type Classified } from './exit.js';
 
 /** Where output goes; the tests and embedders pass their own streams. */
 export interface Streams {
@@ -23,6 +24,7 @@ export class Output {
   readonly debug: boolean;
   readonly c: ReturnType<typeof pc.createColors>;
   #documentWritten = false;
+  #stdoutFailed = false;
 
   constructor(
     readonly streams: Streams,
@@ -42,12 +44,32 @@ export class Output {
   document(value: unknown): void {
     if (this.#documentWritten) throw new Error('a second JSON document was about to be written');
     this.#documentWritten = true;
-    this.streams.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.#out(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /**
+   * Writes to stdout; a write that fails (a file on a full disk) ends the command here with
+   * `output_failed`, so the command can say what it had already done. A stream that reports the
+   * failure as an event (stdout to a file does) has it marked as reported, for cli.ts.
+   */
+  #out(text: string): void {
+    const stdout = this.streams.stdout as NodeJS.WritableStream & { errored?: unknown };
+    let failure: unknown;
+    try {
+      stdout.write(text);
+      failure = stdout.errored ?? undefined;
+    } catch (err) {
+      failure = err;
+    }
+    if (failure === undefined || failure === null) return;
+    this.#stdoutFailed = true;
+    if (typeof failure === 'object') Object.defineProperty(failure, OUTPUT_REPORTED, { value: true });
+    throw outputFailed(failure);
   }
 
   /** A line of human output (ignored under --json, whose document says it all). */
   line(text = ''): void {
-    if (!this.json) this.streams.stdout.write(`${text}\n`);
+    if (!this.json) this.#out(`${text}\n`);
   }
 
   /** A note on stderr: progress, which path was taken; never data. */
@@ -81,12 +103,37 @@ export class Output {
 
   /** The failure, once: a JSON document under --json, else one line on stderr. */
   failure(f: Classified, stack?: string): void {
-    if (this.json) {
+    if (f.code === 'output_failed' && f.details?.system_code === 'EPIPE') return; // the reader had enough
+    if (this.json && !this.#stdoutFailed) {
       if (!this.#documentWritten) this.document({ error: { code: f.code, message: f.message, ...(f.details ? { details: f.details } : {}) } });
     } else {
       this.streams.stderr.write(`${this.c.red(`${programName()}:`)} ${f.message}\n`);
     }
     if (this.debug && stack) this.streams.stderr.write(`${stack}\n`);
+  }
+
+  /**
+   * Waits `ms` (a wait the service asked for, or a retry's back-off): a countdown on a terminal,
+   * one note otherwise for a wait a person would notice; Ctrl-C (`signal`) ends it with exit 130.
+   */
+  async wait(ms: number, why: string, signal: AbortSignal): Promise<void> {
+    const noticeable = ms >= 1500;
+    const seconds = (left: number): string => `${Math.ceil(left / 1000)} s`;
+    if (noticeable && !this.interactive) this.note(`${why}; trying again in ${seconds(ms)}`);
+    const end = Date.now() + ms;
+    const draw = (): void => void this.streams.stderr.write(`\r\u001b[2K${why}; trying again in ${seconds(end - Date.now())} (Ctrl-C to stop)`);
+    const ticker = noticeable && this.interactive ? setInterval(draw, 1000) : undefined;
+    if (ticker) draw();
+    try {
+      await delay(ms, undefined, { signal });
+    } catch {
+      throw new CliError(EXIT.interrupted, 'interrupted', `interrupted while waiting: ${why}; nothing more was asked of the service`);
+    } finally {
+      if (ticker) {
+        clearInterval(ticker);
+        this.streams.stderr.write('\r\u001b[2K');
+      }
+    }
   }
 
   /** Runs `task` with a spinner on stderr when it is a TTY. */

@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { appArgument, programName, versionLine } from '@plugin-license/licensing/executable';
 import type { Context, GlobalOptions } from './context.js';
-import { EXIT, usageError, type ExitCode } from './exit.js';
+import { CLI_VERSION, EXIT, usageError, type ExitCode } from './exit.js';
 import type { Output, Streams } from './output.js';
 
 // Commands load what they need when they run (load.ts): `--version` and `--help` load commander
@@ -17,7 +17,12 @@ const commands = {
   config: async () => (await parts()).config(),
 };
 
-export const CLI_VERSION = '0.1.0';
+export { CLI_VERSION } from './exit.js';
+
+/** What support must know before releasing a slot: the service counts slots but does not list them. */
+const MACHINES_NOTE = `The service counts a code's slots but cannot say which machines hold them. A machine's id is in
+its doctor report (the "machine id" line) or printed by machine-id on that computer; the customer
+sends it to support.`;
 
 const EXIT_HELP = `
 Exit codes:
@@ -66,8 +71,14 @@ function buildSpec(c: Command): Command {
     .addOption(new Option('--release-type <type>', 'major, minor or patch bump the version; dev and release keep it').choices(RELEASE_TYPES));
 }
 
+/**
+ * Runs `task` as a step whose result must be recorded (a request that creates something, and its
+ * record): an interrupt that would stop the process at once waits for it to end.
+ */
+export type Hold = <T>(task: () => Promise<T>) => Promise<T>;
+
 /** Runs one invocation: parses `argv` (without node and script), prints, and returns the exit code. */
-export async function run(argv: string[], streams: Streams, signal: AbortSignal = new AbortController().signal): Promise<ExitCode> {
+export async function run(argv: string[], streams: Streams, signal: AbortSignal = new AbortController().signal, hold: Hold = (task) => task()): Promise<ExitCode> {
   let exit: ExitCode = EXIT.ok;
   let ctx: Context | undefined;
   // Global options are known before the command runs, so even a usage error honours --json.
@@ -78,7 +89,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     const load = await parts();
     const [{ Context }, { Output }] = await Promise.all([load.context(), load.output()]);
     out = new Output(streams, { json: g.json === true, color: g.color !== false, debug: g.debug === true });
-    ctx = new Context(out, g, streams.env);
+    ctx = new Context(out, g, streams.env, signal, hold);
     return ctx;
   };
   const action =
@@ -115,7 +126,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .command('status')
     .description('the public status of a code: activations, max, available, revoked')
     .argument('<code>', 'the activation code')
-    .addHelpText('after', `\nExample:\n  ${name} status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601`)
+    .addHelpText('after', `\nExample:\n  ${name} status 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601\n\n${MACHINES_NOTE}`)
     .action(action(async (ctx, code: string) => (await commands.license()).statusCommand(ctx, code)));
 
   program
@@ -136,18 +147,31 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--count <k>', 'how many codes', wholeNumber('--count', 1), 1)
     .option('--out <file>', 'append each code to this CSV file, flushed before the next request')
     .option('--append', 'add to an existing --out file (never overwritten)')
+    .option('--recover <file>', "add to FILE every code its batch created that it lacks (after a kill or a full disk), from the service's list")
+    .option('--batch <tag>', 'with --recover: the batch tag printed when the batch started (for a FILE that holds no code yet)')
     .addHelpText(
       'after',
-      `\nExamples:\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C stops after the request in flight, and every\ncode the service created is in the file.`,
+      `\nExamples:\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --max-activations 2\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --count 500 --notes "reseller A" --out batch.csv\n  ${name} generate 123e4567-e89b-12d3-a456-426614174000 --recover batch.csv\n\nA batch is paced by the rate-limit headers; Ctrl-C or SIGTERM stops after the request in flight,\nand every code the service created is in the file. Each code of a batch written to --out carries\nthe batch's tag in its notes ([batch 1a2b3c4d]), so even a batch that was killed is completed\nfrom the service with --recover.`,
     )
-    .action(action(async (ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean }) => (await commands.vendor()).generateCommand(ctx, project, o, signal)));
+    .action(
+      action(async (ctx, project: string, o: { maxActivations: number; notes?: string; count: number; out?: string; append?: boolean; recover?: string; batch?: string }) => {
+        const vendor = await commands.vendor();
+        if (o.recover !== undefined) {
+          if (o.out !== undefined || o.append || o.count !== 1) throw usageError('--recover completes an existing batch file: give it alone (with --batch TAG when the file holds no code yet)');
+          return vendor.recoverCommand(ctx, project, { file: o.recover, ...(o.batch === undefined ? {} : { batch: o.batch }) });
+        }
+        if (o.batch !== undefined) throw usageError('--batch goes with --recover FILE');
+        if (o.append && o.out === undefined) throw usageError('--append adds to the --out file: give --out FILE too');
+        return vendor.generateCommand(ctx, project, o, signal);
+      }),
+    );
 
   program
     .command('activate')
-    .description('activate this machine (or --machine-id) and store the state as the library does')
+    .description("activate this machine and store its license (through the agent when one runs), or with --machine-id take a slot for another machine, storing nothing here")
     .argument('<code>', 'the activation code')
     .requiredOption('--project <id>', 'the project id (a UUID)')
-    .option('--machine-id <id>', "another machine's id (then the library is used, never the agent)")
+    .option('--machine-id <id>', "another machine's id: the service is asked for that machine and nothing is stored here")
     .addHelpText('after', `\nExample:\n  ${name} activate 3F2A9C1E-0B7D-4E55-9A10-77C2D4E8B601 --project 123e4567-e89b-12d3-a456-426614174000\n\nGoes through the running agent when one answers (plugins hear of it at once), else the library.`)
     .action(action(async (ctx, code: string, o: { project: string; machineId?: string }) => (await commands.license()).activateCommand(ctx, code, o)));
 
@@ -167,7 +191,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .option('--all', "every license this computer holds in the namespace (what an uninstaller runs)")
     .option('--code <code>', "the code whose slot to release (with --machine-id)")
     .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
-    .addHelpText('after', `\nExamples:\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} deactivate --all\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot`)
+    .addHelpText('after', `\nExamples:\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} deactivate --all\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot\n\n${MACHINES_NOTE}`)
     .action(
       action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string }) => {
         if (o.all === true) {
@@ -228,9 +252,23 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
         }
       });
   }
-  agent.command('check').description("the agent's answer for a project, from memory").argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'check', p)));
-  agent.command('refresh').description('ask the service now, through the agent').argument('<project_id>').action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'refresh', p)));
-  agent.command('list').description('every license the agent holds').action(action(async (ctx) => (await commands.agent()).agentListCommand(ctx)));
+  agent
+    .command('check')
+    .description("the agent's answer for a project, from memory (what a plugin gets); exit 0 valid, 3 not valid, 1 no agent")
+    .argument('<project_id>')
+    .addHelpText('after', `\nExamples:\n  ${name} agent check 123e4567-e89b-12d3-a456-426614174000\n  ${name} --app acme-audio --json agent check 123e4567-e89b-12d3-a456-426614174000`)
+    .action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'check', p)));
+  agent
+    .command('refresh')
+    .description('ask the service now, through the agent (plugins hear the answer at once)')
+    .argument('<project_id>')
+    .addHelpText('after', `\nExample:\n  ${name} agent refresh 123e4567-e89b-12d3-a456-426614174000`)
+    .action(action(async (ctx, p: string) => (await commands.agent()).agentStateCommand(ctx, 'refresh', p)));
+  agent
+    .command('list')
+    .description('every license the agent holds')
+    .addHelpText('after', `\nExample:\n  ${name} --app acme-audio agent list --json`)
+    .action(action(async (ctx) => (await commands.agent()).agentListCommand(ctx)));
 
   const builds = program
     .command('builds')
@@ -372,7 +410,7 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
       .description('on a computer that is online: answer a request (activate, or validate for a renewal) and write the response')
       .argument('<request>', 'the request: a file, the line itself, or - for standard input')
       .option('--code <code>', 'the activation code, when the request has none')
-      .option('--valid-days <n>', "days the offline machine stays licensed (default: the library's, 90)", wholeNumber('--valid-days', 1, 3650))
+      .option('--valid-days <n>', "days the offline machine stays licensed (default 90; at most its offline_max_days, 365 unless configured)", wholeNumber('--valid-days', 1, 3650))
       .option('--sign-key <keyfile>', 'sign the response with this Ed25519 private key (offline keygen)'),
   )
     .addHelpText('after', `\nExamples:\n  ${name} offline activate request.json --out response.json\n  ${name} offline activate request.json --valid-days 365 --sign-key vendor-offline.key --out response.json\n\nNeeds no token. Answering the same request again takes no second slot.`)
@@ -413,6 +451,8 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
     }
     const f = (await (await parts()).errors()).classify(err);
     output.failure(f, err instanceof Error ? err.stack : undefined);
+    // A reader that closed the pipe early (`| head -1`) had what it wanted: not a failure.
+    if (f.code === 'output_failed' && f.details?.system_code === 'EPIPE') return exit;
     return f.exit;
   } finally {
     await ctx?.close();

@@ -120,9 +120,16 @@ describe('plugin-license builds', () => {
     }
     expect((jsonOf(run).downloaded as unknown[]).length).toBe(3);
 
+    // Already there with the artifact's checksum: kept; a different file: refused, never overwritten.
     const again = await cli(['builds', 'download', id, '--out', out, '--platform', 'windows'], env);
-    expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/already exists; downloads never overwrite/);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/kept \(already here\)/);
+    const windows = artifacts.find((a) => a.platform === 'windows')!;
+    writeFileSync(join(out, windows.file_name), 'not the artifact');
+    const refused = await cli(['builds', 'download', id, '--out', out, '--platform', 'windows'], env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/already exists and is not this artifact .* downloads never overwrite/);
+    expect(readFileSync(join(out, windows.file_name), 'utf8')).toBe('not the artifact');
 
     const one = join(home.dir, 'one.zip');
     const single = await cli(['builds', 'download', id, artifacts[0]!.id, '--out', one], env);

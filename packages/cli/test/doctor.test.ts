@@ -43,20 +43,21 @@ describe('doctor', () => {
       const { run, checks, find } = await doctor(env, projectId);
       expect(run.code, JSON.stringify(checks.filter((c) => c.level === 'failed'))).toBe(0);
       const order = [...new Set(checks.map((c) => c.section))];
-      expect(order).toEqual(['configuration', 'service', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent']);
+      expect(order).toEqual(['versions', 'configuration', 'service', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent']);
       expect(find('configuration', 'base URL')).toMatchObject({ level: 'ok', detail: expect.stringContaining('(environment)') });
       expect(find('configuration', 'token')?.detail).toBe('set (environment)');
       expect(find('service', 'connect and TLS')?.level).toBe('ok');
       expect(find('token', 'accepted')?.level).toBe('ok');
       expect(find('clock', 'offset')).toMatchObject({ level: 'ok' });
       expect(find('machine id', 'stable')?.level).toBe('ok');
-      expect(find('licenses', projectId)).toMatchObject({ level: 'ok', detail: expect.stringContaining('valid; code') });
+      expect(find('licenses', projectId)).toMatchObject({ level: 'ok', detail: expect.stringContaining('the service says valid (1 of 2 slots in use); stored: valid; code') });
       expect(find('agent', 'running')?.level).toBe('ok');
       expect(find('agent', 'check')?.detail).toContain('valid');
       noSecrets(run, code, service.emulator.token);
       const human = await cli(['doctor', '--project', projectId], env);
       expect(human.code).toBe(0);
-      expect(human.stdout).toMatch(/^configuration\n {2}info {5}namespace: plugin-license \(default\)/);
+      expect(human.stdout).toMatch(/^versions\n {2}info {5}tool: plugin-license 0\.1\.0\n/);
+      expect(human.stdout).toMatch(/\nconfiguration\n {2}info {5}namespace: plugin-license \(default\)/);
       expect(human.stdout).toMatch(/no problems found/);
       noSecrets(human, code, service.emulator.token);
     } finally {

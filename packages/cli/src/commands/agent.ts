@@ -11,8 +11,8 @@ async function running(ctx: Context): Promise<AgentClient> {
     throw new CliError(
       EXIT.failed,
       'not_running',
-      `no agent answers for namespace '${ctx.config.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentCommandHint('run')}`,
-      { socket: await ctx.socketPath(), namespace: ctx.config.namespace.value },
+      `no agent answers for namespace '${ctx.inspectionConfig.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentCommandHint('run')}`,
+      { socket: await ctx.socketPath(), namespace: ctx.inspectionConfig.namespace.value },
     );
   }
   return agent;

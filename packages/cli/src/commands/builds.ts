@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
-import { BuildFlags, createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
+import { BuildFlags, closeDispatcher, createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
 import { renameRetrying } from '@plugin-license/licensing';
 import type { Dispatcher } from 'undici';
 import type { Context } from '../context.js';
+import { nextCommand } from '../next-step.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { formatBytes, when } from '../output.js';
 
@@ -109,7 +110,7 @@ export async function createCommand(ctx: Context, rawProject: string, o: BuildSp
     return EXIT.ok;
   }
   ctx.out.line(created.id);
-  ctx.out.note(`build ${created.build_number} (${created.version_number}) is ${created.status}; follow it with: plugin-license builds watch ${created.id}`);
+  ctx.out.note(`build ${created.build_number} (${created.version_number}) is ${created.status}; follow it with: ${nextCommand(ctx, 'here', 'builds', 'watch', created.id)}`);
   return EXIT.ok;
 }
 
@@ -131,7 +132,7 @@ export async function artifactsCommand(ctx: Context, id: string): Promise<ExitCo
     return EXIT.ok;
   }
   if (artifacts.length === 0) {
-    ctx.out.line('No artifacts: the build has not finished successfully. Follow it with: plugin-license builds watch ' + id);
+    ctx.out.line(`No artifacts: the build has not finished successfully. Follow it with: ${nextCommand(ctx, 'here', 'builds', 'watch', id)}`);
     return EXIT.ok;
   }
   ctx.out.table(
@@ -175,7 +176,7 @@ export async function downloadCommand(ctx: Context, buildId: string, artifactId:
   );
   if (chosen.length === 0) {
     const why = artifacts.length === 0 ? 'the build has no artifacts (it has not finished successfully)' : 'no artifact of the build matches';
-    throw new CliError(EXIT.negative, 'not_found', `${why}; list them with: plugin-license builds artifacts ${buildId}`);
+    throw new CliError(EXIT.negative, 'not_found', `${why}; list them with: ${nextCommand(ctx, 'here', 'builds', 'artifacts', buildId)}`);
   }
   // --out is a folder, except with an artifact id, where it may name the file (unless it is an
   // existing folder or ends in a separator).
@@ -185,35 +186,68 @@ export async function downloadCommand(ctx: Context, buildId: string, artifactId:
     throw usageError(`${out} is a file, and artifacts go into a folder: pass --out FOLDER, or an artifact id to download one to a file`, { file: out });
   }
   if (intoFolder) mkdirSync(out, { recursive: true });
-  const targets = chosen.map((a) => ({ artifact: a, file: intoFolder ? join(out, safeName(a.file_name)) : out }));
-  for (const t of targets) {
-    if (existsSync(t.file)) throw usageError(`${t.file} already exists; downloads never overwrite a file: move it away or pass --out`, { file: t.file });
+  const all = chosen.map((a) => ({ artifact: a, file: intoFolder ? join(out, safeName(a.file_name)) : out }));
+  // A file already there with the artifact's checksum is kept (an earlier run fetched it); one
+  // that differs is never overwritten: nothing is fetched until it is moved away.
+  const kept: Downloaded[] = [];
+  const targets: typeof all = [];
+  for (const t of all) {
+    if (!existsSync(t.file)) {
+      targets.push(t);
+      continue;
+    }
+    const have = await fileDigest(t.file);
+    if (have.sha256 === t.artifact.checksum_sha256.toLowerCase() && have.bytes === t.artifact.file_size) {
+      kept.push({ artifact_id: t.artifact.id, file: t.file, bytes: have.bytes, checksum_sha256: have.sha256 });
+      continue;
+    }
+    throw usageError(`${t.file} already exists and is not this artifact (its checksum differs); downloads never overwrite a file: move it away or pass --out`, { file: t.file });
   }
-  const dispatcher = await createDispatcher({ timeoutMs: 30_000, ...(ctx.config.proxy.value === undefined ? {} : { proxy: ctx.config.proxy.value }) });
+  const dispatcher = await createDispatcher({ timeoutMs: ctx.requestTimeoutMs, ...(ctx.config.proxy.value === undefined ? {} : { proxy: ctx.config.proxy.value }) });
   const done: Downloaded[] = [];
   try {
     for (const t of targets) {
       if (signal.aborted) break;
-      const link = await client.builds.download(buildId, t.artifact.id);
-      done.push(await fetchVerified(ctx, link.url, t.artifact, t.file, dispatcher, signal));
+      try {
+        const link = await client.builds.download(buildId, t.artifact.id);
+        done.push(await fetchVerified(ctx, link.url, t.artifact, t.file, dispatcher, signal));
+      } catch (err) {
+        // Interrupted: the partial file is gone; what was fetched and kept is still reported.
+        if (signal.aborted) break;
+        throw err;
+      }
     }
   } finally {
-    await dispatcher.close();
+    await closeDispatcher(dispatcher);
   }
   const interrupted = done.length < targets.length;
-  if (ctx.out.json) ctx.out.document({ build_id: buildId, downloaded: done, interrupted });
-  else for (const d of done) ctx.out.line(`${d.file}  ${formatBytes(d.bytes)}  sha256 ${d.checksum_sha256} ok`);
-  if (interrupted) ctx.out.note(`interrupted: ${done.length} of ${targets.length} artifacts downloaded`);
+  if (ctx.out.json) ctx.out.document({ build_id: buildId, downloaded: done, kept, interrupted });
+  else {
+    for (const d of kept) ctx.out.line(`${d.file}  ${formatBytes(d.bytes)}  sha256 ${d.checksum_sha256} kept (already here)`);
+    for (const d of done) ctx.out.line(`${d.file}  ${formatBytes(d.bytes)}  sha256 ${d.checksum_sha256} ok`);
+  }
+  if (interrupted) ctx.out.note(`interrupted: ${done.length} of ${targets.length} artifacts downloaded${kept.length ? `, ${kept.length} already here` : ''}; run the same command again for the rest`);
   return interrupted ? EXIT.interrupted : EXIT.ok;
 }
 
 async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file: string, dispatcher: Dispatcher, signal: AbortSignal): Promise<Downloaded> {
+  /** The longest a download may go without receiving anything. */
+  const DOWNLOAD_STALL_MS = 3 * ctx.requestTimeoutMs;
   const part = `${file}.part`;
   const hash = createHash('sha256');
   let bytes = 0;
   const progress = startProgress(ctx, artifact);
+  // A download has no end-to-end deadline (files are large), but it never stalls for longer than
+  // this, whatever carries it: connecting, a proxy's CONNECT, the headers, or a pause in the body.
+  const stall = new AbortController();
+  let stallTimer = setTimeout(() => stall.abort(), DOWNLOAD_STALL_MS);
+  const progressed = (): void => {
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(() => stall.abort(), DOWNLOAD_STALL_MS);
+  };
   try {
-    const res = await dispatcher.request({ ...requestOf(url), method: 'GET', signal });
+    const res = await dispatcher.request({ ...requestOf(url), method: 'GET', signal: AbortSignal.any([signal, stall.signal]) });
+    progressed();
     if (res.statusCode !== 200) {
       const text = await res.body.text().catch(() => '');
       const message = (() => {
@@ -234,6 +268,7 @@ async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file
     try {
       for await (const chunk of res.body) {
         const buf = chunk as Buffer;
+        progressed();
         hash.update(buf);
         bytes += buf.length;
         progress.update(bytes);
@@ -257,10 +292,25 @@ async function fetchVerified(ctx: Context, url: string, artifact: Artifact, file
   } catch (err) {
     rmSync(part, { force: true });
     if (signal.aborted && !(err instanceof CliError)) throw new CliError(EXIT.interrupted, 'interrupted', `interrupted while downloading ${artifact.file_name}; the partial file was deleted`);
+    if (stall.signal.aborted && !(err instanceof CliError)) {
+      throw new CliError(EXIT.failed, 'download_stalled', `downloading ${artifact.file_name} stalled: nothing arrived for ${DOWNLOAD_STALL_MS / 1000} s; the partial file was deleted; check the network or proxy, then run the same command again`);
+    }
     throw err;
   } finally {
+    clearTimeout(stallTimer);
     progress.stop();
   }
+}
+
+/** SHA-256 and size of a file on disk. */
+async function fileDigest(file: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), bytes };
 }
 
 function requestOf(url: string): { origin: string; path: string } {
@@ -303,7 +353,7 @@ export async function watchCommand(ctx: Context, id: string, o: { interval: numb
   }
   const finished = FINISHED.has(build.status);
   if (ctx.out.json) ctx.out.document({ build, changes: seen, finished });
-  else if (finished && build.status === 'success') ctx.out.note(`build ${build.build_number} succeeded; its artifacts: plugin-license builds artifacts ${build.id}`);
+  else if (finished && build.status === 'success') ctx.out.note(`build ${build.build_number} succeeded; its artifacts: ${nextCommand(ctx, 'here', 'builds', 'artifacts', build.id)}`);
   else if (finished) ctx.out.note(`build ${build.build_number} ${build.status}${build.status === 'failed' ? ` at ${build.metadata.current_step}` : ''}`);
   else ctx.out.note(`interrupted: build ${build.build_number} is still ${build.status}`);
   if (!finished) return EXIT.interrupted;
@@ -349,6 +399,6 @@ export async function triggerCommand(ctx: Context, rawProject: string, o: Trigge
     return EXIT.ok;
   }
   ctx.out.line(answer.build_id);
-  ctx.out.note(`build ${answer.status}; follow it with: plugin-license builds watch ${answer.build_id}`);
+  ctx.out.note(`build ${answer.status}; follow it with: ${nextCommand(ctx, 'here', 'builds', 'watch', answer.build_id)}`);
   return EXIT.ok;
 }

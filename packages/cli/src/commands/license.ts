@@ -29,18 +29,45 @@ export async function statusCommand(ctx: Context, rawCode: string): Promise<Exit
     ['available', s.available === 0 ? ctx.out.warn('0 (every slot is taken)') : String(s.available)],
     ['revoked', s.is_revoked ? ctx.out.bad('yes') : 'no'],
   ]);
+  if (s.activations > 0) ctx.out.note("which machines hold the slots is not something the service can say: a machine's id is in its doctor report, or printed by machine-id on it");
   return exit;
 }
 
-/** `activate <code> --project ID [--machine-id ID]`. */
+/**
+ * `activate <code> --project ID [--machine-id ID]`. For another machine, the service is asked and
+ * its answer printed: nothing is stored here, since this home holds this machine's licenses only
+ * (a state stored for another machine id would set this machine's own license aside).
+ */
 export async function activateCommand(ctx: Context, rawCode: string, o: { project: string; machineId?: string }): Promise<ExitCode> {
   const code = ctx.code(rawCode);
   const projectId = ctx.projectId(o.project);
-  const agent = o.machineId === undefined ? await ctx.agent() : undefined;
+  if (o.machineId !== undefined && o.machineId !== (await thisMachineId(ctx))) {
+    const machineId = o.machineId;
+    const r = await ctx.out.spin('asking the service', () => ctx.client(false).activation.activate({ code, machine_id: machineId, plugin_id: projectId }));
+    if (ctx.out.json) {
+      const { success: _success, ...rest } = r;
+      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, activated: r.success, ...rest });
+    } else {
+      ctx.out.fields([
+        ['license', r.success ? ctx.out.ok('activated') : ctx.out.bad('not activated')],
+        ['code', codeHint(code)],
+        ['machine id', machineId],
+        ['activations', `${r.activations} of ${r.max_activations}`],
+      ]);
+      ctx.out.note('for that machine: nothing was stored on this computer');
+    }
+    return r.success ? EXIT.ok : EXIT.negative;
+  }
+  const agent = await ctx.agent();
   const via: Via = agent ? 'agent' : 'library';
-  const state = await ctx.out.spin('activating', () => (agent ? agent.activate(projectId, code) : ctx.license(projectId, o.machineId).activate(code)));
+  const state = await ctx.out.spin('activating', () => (agent ? agent.activate(projectId, code) : ctx.license(projectId).activate(code)));
   await report(ctx, 'activated', state, via);
   return validity(state);
+}
+
+async function thisMachineId(ctx: Context): Promise<string> {
+  const config = ctx.inspectionConfig;
+  return (await getMachineId({ namespace: config.namespace.value, ...(config.home.value === undefined ? {} : { home: config.home.value }) })).id;
 }
 
 /** `validate --project ID [--code CODE --machine-id ID]`. */
@@ -62,7 +89,7 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
     return exit;
   }
   const license = ctx.license(projectId);
-  const state = await ctx.out.spin('validating', () => license.validate({ force: true }));
+  const state = await ctx.out.spin('validating', () => license.validate({ force: true, slots: true }));
   await report(ctx, 'validated', state, 'library');
   return validity(state);
 }
@@ -136,12 +163,13 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
 
 /** `machine-id`: this machine's id as the service sees it, and where it comes from. */
 export async function machineIdCommand(ctx: Context): Promise<ExitCode> {
-  const { id, source } = await getMachineId({ namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) });
-  if (ctx.out.json) ctx.out.document({ machine_id: id, source, namespace: ctx.config.namespace.value });
+  const config = ctx.inspectionConfig;
+  const { id, source } = await getMachineId({ namespace: config.namespace.value, ...(config.home.value === undefined ? {} : { home: config.home.value }) });
+  if (ctx.out.json) ctx.out.document({ machine_id: id, source, namespace: config.namespace.value });
   else ctx.out.fields([
     ['machine id', id],
     ['source', source === 'os' ? 'os (derived from the operating system id)' : source === 'generated' ? 'generated (the OS gives none; kept in the data folder)' : source],
-    ['namespace', ctx.config.namespace.value],
+    ['namespace', config.namespace.value],
   ]);
   return EXIT.ok;
 }
@@ -177,7 +205,7 @@ export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, st
     ['code', s.codeHint ?? '-'],
     ['activations', s.activations === null ? '-' : `${s.activations} of ${s.maxActivations}`],
     ['source', s.source],
-    ['last online check', when(s.validatedAt)],
+    ['last online check', when(s.checkedAt)],
     [s.source === 'offline' ? 'valid until' : 'valid offline until', when(s.graceUntil)],
     ['next check', when(s.nextCheckAt)],
   ];

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fstatSync, fsyncSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, existsSync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { resolve } from 'node:path';
 import { codeHint } from '@plugin-license/api';
 import {
@@ -14,7 +15,8 @@ import {
   type OfflineDocument,
 } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
-import { EXIT, usageError, type ExitCode } from '../exit.js';
+import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
+import { carried, nextCommand, shellWord } from '../next-step.js';
 import { openOutFile } from '../out-file.js';
 import { when } from '../output.js';
 import { licenseFields, report, validity } from './license.js';
@@ -42,24 +44,30 @@ export async function requestCommand(ctx: Context, o: Destination & { project: s
     ctx.out.document({ type: request.type, project_id: projectId, machine_id: request.machine_id, machine_name: request.machine_name, renew: request.renew, has_code: request.code !== null, ...where });
     return EXIT.ok;
   }
+  const answer = where.file ? responseName(where.file) : undefined;
+  const code = request.code === null ? ['--code', 'YOUR-CODE'] : [];
   ctx.out.note(
     `${request.renew ? 'Renewal request' : 'Request'} for project ${projectId} from ${request.machine_name || 'this machine'} (${request.machine_id}) ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
-      `Next, on a computer that is online: plugin-license offline activate ${where.file ? quote(where.file) : '<the line>'}${request.code === null ? ' --code CODE' : ''}\n` +
-      'then bring the response back here: plugin-license offline import RESPONSE',
+      (where.file && answer
+        ? `Next, on a computer that is online, with this file: ${nextCommand(ctx, 'elsewhere', 'offline', 'activate', carried(where.file), ...code, '--out', answer)}\n` +
+          `then bring ${answer} back here: ${nextCommand(ctx, 'here', 'offline', 'import', answer)}`
+        : `Next, on a computer that is online, paste the line into: ${nextCommand(ctx, 'elsewhere', 'offline', 'activate', '-', ...code, '--text')}\n` +
+          `then paste the line it prints into this, here: ${nextCommand(ctx, 'here', 'offline', 'import', '-')}`),
   );
   return EXIT.ok;
 }
 
 /** `offline activate REQUEST [--code] [--valid-days N] [--sign-key KEYFILE]`: step 2, on any computer that is online. */
 export async function answerCommand(ctx: Context, input: string, o: Destination & { code?: string; validDays?: number; signKey?: string }): Promise<ExitCode> {
-  const text = readInput(input, 'request');
+  const text = await readInput(ctx, input, 'request');
   const key = o.signKey === undefined ? undefined : readPrivateKey(o.signKey);
   // The destination is opened before the service is asked, so a bad --out costs no slot.
-  const sink = destination(ctx, o, 'response');
+  const sink = destination(ctx, o, 'response', 'the service has answered (the slot is taken); answering the same request again takes no second slot, so run the same command again once that is fixed');
   const response = await sink.during(() =>
     ctx.out.spin('asking the service', () =>
       answerOfflineRequest(text, {
         client: ctx.client(false),
+        offlineMaxDays: ctx.config.offlineMaxDays.value,
         ...(o.validDays === undefined ? {} : { validDays: o.validDays }),
         ...(o.code === undefined ? {} : { code: ctx.code(o.code) }),
         ...(key === undefined ? {} : { signingKeyPem: key.pem, signingKeyName: key.path }),
@@ -91,13 +99,17 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
     ['valid until', when(response.valid_until)],
     ['signed', response.signature ? `yes, key ${response.signature.key_id}` : 'no'],
   ], where.text === null ? 'stdout' : 'stderr');
-  ctx.out.note(`Response ${where.file ? `written to ${where.file}` : 'printed above'}. Next, on the offline machine: plugin-license offline import ${where.file ? quote(where.file) : '<the line>'}`);
+  ctx.out.note(
+    where.file
+      ? `Response written to ${where.file}. Next, on the offline machine, with this file: ${nextCommand(ctx, 'elsewhere', 'offline', 'import', carried(where.file))}`
+      : `Response printed above. Next, on the offline machine, paste the line into: ${nextCommand(ctx, 'elsewhere', 'offline', 'import', '-')}`,
+  );
   return EXIT.ok;
 }
 
 /** `offline import RESPONSE [--project ID]`: step 3, on the offline machine. */
 export async function importCommand(ctx: Context, input: string, o: { project?: string }): Promise<ExitCode> {
-  const text = readInput(input, 'response');
+  const text = await readInput(ctx, input, 'response');
   const state = await importOfflineResponse(text, {
     ...machineOptions(ctx),
     ...(o.project === undefined ? {} : { projectId: ctx.projectId(o.project) }),
@@ -116,7 +128,7 @@ export async function importCommand(ctx: Context, input: string, o: { project?: 
 /** `offline deactivate --project ID`: release, on the offline machine (it forgets first). */
 export async function releaseCommand(ctx: Context, o: Destination & { project: string }): Promise<ExitCode> {
   const projectId = ctx.projectId(o.project);
-  const sink = destination(ctx, o, 'release proof');
+  const sink = destination(ctx, o, 'release proof', 'this machine has already forgotten the license; asked again, offline deactivate gives the same proof, so run it again once that is fixed');
   const proof = await sink.during(() => releaseOffline({ projectId, ...machineOptions(ctx) }));
   const where = sink.write(proof);
   if (ctx.out.json) {
@@ -125,14 +137,16 @@ export async function releaseCommand(ctx: Context, o: Destination & { project: s
   }
   ctx.out.note(
     `This machine no longer holds the license of project ${projectId} (${codeHint(proof.code)}). Release proof ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
-      `Next, on a computer that is online, free the slot: plugin-license offline confirm ${where.file ? quote(where.file) : '<the line>'}`,
+      (where.file
+        ? `Next, on a computer that is online, with this file, free the slot: ${nextCommand(ctx, 'elsewhere', 'offline', 'confirm', carried(where.file))}`
+        : `Next, on a computer that is online, free the slot by pasting the line into: ${nextCommand(ctx, 'elsewhere', 'offline', 'confirm', '-')}`),
   );
   return EXIT.ok;
 }
 
 /** `offline confirm PROOF`: release, on any computer that is online. */
 export async function confirmCommand(ctx: Context, input: string): Promise<ExitCode> {
-  const text = readInput(input, 'release proof');
+  const text = await readInput(ctx, input, 'release proof');
   const r = await ctx.out.spin('asking the service', () => confirmOfflineRelease(text, { client: ctx.client(false) }));
   if (ctx.out.json) {
     ctx.out.document({
@@ -176,7 +190,7 @@ export async function keygenCommand(ctx: Context, o: { out: string }): Promise<E
     ['public key', pair.publicKey],
     ['key id', pair.keyId],
   ]);
-  ctx.out.note(`Put the public key in your apps' configuration ("offline_public_keys": ["${pair.publicKey}"] in config.json, or offlinePublicKeys), then sign responses with: plugin-license offline activate REQUEST --sign-key ${quote(path)}`);
+  ctx.out.note(`Put the public key in your apps' configuration ("offline_public_keys": ["${pair.publicKey}"] in config.json, or offlinePublicKeys), then sign responses with: ${nextCommand(ctx, 'here', 'offline', 'activate', 'request.json', '--sign-key', path, '--out', 'response.json')}`);
   return EXIT.ok;
 }
 
@@ -207,15 +221,31 @@ interface Sink {
 }
 
 /** Opens the destination before anything happens, so a bad --out path changes nothing. */
-function destination(ctx: Context, o: Destination, what: string): Sink {
+/** Room reserved in an --out file before the step that fills it: an offline document is a few KiB. */
+const RESERVED_BYTES = 16 * 1024;
+
+/**
+ * Where a document goes. An --out file is created and given room before the step that makes the
+ * document (which may take a slot), so a bad path or a full disk costs nothing; the document then
+ * fills that room. `done` says what already happened, for a write that fails after the step.
+ */
+function destination(ctx: Context, o: Destination, what: string, done?: string): Sink {
   if (o.out !== undefined && o.text) throw usageError(`--out and --text exclude each other: the ${what} goes either to a file or on one line of text`);
   if (o.out === undefined && !o.text) throw usageError(`say where the ${what} goes: --out FILE (a file to carry) or --text (one line to copy and paste)`);
+  const after = (err: unknown, where: string): never => {
+    const code = (err as CliError).details?.system_code ?? (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new CliError(EXIT.failed, 'output_failed', `could not write the ${what} to ${where} (${String(code)})${done ? `; ${done}` : ''}`, { system_code: code });
+  };
   if (o.text) {
     return {
       write: (doc) => {
         // The line alone on stdout (inside the one document with --json), so it can be copied or piped.
         const text = offlineText(doc);
-        if (!ctx.out.json) ctx.out.line(text);
+        try {
+          if (!ctx.out.json) ctx.out.line(text);
+        } catch (err) {
+          return after(err, 'standard output');
+        }
         return { file: null, text };
       },
       during: (step) => step(),
@@ -224,50 +254,107 @@ function destination(ctx: Context, o: Destination, what: string): Sink {
   const path = resolve(o.out as string);
   const fd = openOutFile(path);
   let open = true;
+  const discard = (): void => {
+    if (!open) return;
+    open = false;
+    closeSync(fd);
+    rmSync(path, { force: true });
+  };
+  try {
+    writeAll(fd, Buffer.alloc(RESERVED_BYTES, 0x20), 0);
+    fsyncSync(fd);
+  } catch (err) {
+    discard();
+    throw usageError(`cannot write ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); free some space or choose another --out file (nothing was done)`);
+  }
   return {
     write: (doc) => {
-      writeSync(fd, offlineJson(doc));
-      fsyncSync(fd);
-      closeSync(fd);
-      open = false;
+      try {
+        const bytes = Buffer.from(offlineJson(doc));
+        writeAll(fd, bytes, 0);
+        ftruncateSync(fd, bytes.length);
+        fsyncSync(fd);
+        closeSync(fd);
+        open = false;
+      } catch (err) {
+        discard();
+        return after(err, path);
+      }
       return { file: path, text: null };
     },
     during: async (step) => {
       try {
         return await step();
       } catch (err) {
-        if (open) {
-          closeSync(fd);
-          open = false;
-          rmSync(path, { force: true });
-        }
+        discard();
         throw err;
       }
     },
   };
 }
 
+/** Writes all of `bytes` at `position` (a write may take fewer bytes than asked). */
+function writeAll(fd: number, bytes: Buffer, position: number): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
+}
+
 
 /** A file path, `-` for standard input, or the line itself. */
-function readInput(input: string, what: string): string {
-  if (input === '-') return readFileSync(0, 'utf8');
+/**
+ * An offline document given as a file, the line itself, or - (standard input). Bounded by what
+ * is read, not by what the file system says (a device or a pipe has no size): reading stops past
+ * the largest offline document. A wait for input (a pipe with no writer yet, a terminal) ends on
+ * Ctrl-C.
+ */
+async function readInput(ctx: Context, input: string, what: string): Promise<string> {
   // Not a file, and long and made of base64url: the line itself (whole or not: parsing says which).
-  if (/^[A-Za-z0-9_.\s-]{40,}$/.test(input) && !existsSync(input)) return input;
-  const path = resolve(input);
-  try {
-    const fd = openSync(path, 'r');
+  if (input !== '-' && /^[A-Za-z0-9_.\s-]{40,}$/.test(input) && !existsSync(input)) return input;
+  const path = input === '-' ? 'standard input' : resolve(input);
+  let source: NodeJS.ReadableStream & { destroy(): void } | undefined;
+  const read = async (): Promise<string> => {
+    const chunks: Buffer[] = [];
+    let size = 0;
     try {
-      if (fstatSync(fd).size > MAX_OFFLINE_FILE_BYTES) throw usageError(`${path} is far larger than an offline ${what}; give the ${what} file`);
-      return readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
+      source = input === '-' ? process.stdin : openSource(path);
+      for await (const chunk of source as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > MAX_OFFLINE_FILE_BYTES) throw usageError(`${path} is far larger than an offline ${what} (over ${MAX_OFFLINE_FILE_BYTES / 1024} KiB read); give the ${what} file`);
+        chunks.push(chunk);
+      }
+    } catch (err) {
+      if ((err as { exit?: unknown }).exit !== undefined) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw usageError(`no such file ${path}; give the ${what} file, the line itself, or - to read it from standard input`);
+      throw usageError(`cannot read ${path} (${code ?? (err as Error).message})`);
     }
-  } catch (err) {
-    if ((err as { exit?: unknown }).exit !== undefined) throw err;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw usageError(`no such file ${path}; give the ${what} file, the line itself, or - to read it from standard input`);
-    throw usageError(`cannot read ${path} (${code ?? (err as Error).message})`);
+    return Buffer.concat(chunks).toString('utf8');
+  };
+  // Ctrl-C ends the wait at once, even while the system still waits for a writer.
+  let stop: () => void = () => undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => {
+    stop = () => reject(new CliError(EXIT.interrupted, 'interrupted', `interrupted while waiting for the ${what} from ${path}; nothing was done`));
+    if (ctx.signal.aborted) stop();
+    else ctx.signal.addEventListener('abort', stop, { once: true });
+  });
+  try {
+    return await Promise.race([read(), interrupted]);
+  } finally {
+    ctx.signal.removeEventListener('abort', stop);
+    interrupted.catch(() => undefined);
+    source?.destroy();
   }
+}
+
+/**
+ * A file to read: a named pipe is read through the event loop (opened without blocking), so a
+ * wait for its writer holds no thread and ends when the command does; anything else as a stream.
+ */
+function openSource(path: string): NodeJS.ReadableStream & { destroy(): void } {
+  if (process.platform !== 'win32' && statSync(path).isFIFO()) {
+    const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    return new Socket({ fd, readable: true, writable: false });
+  }
+  return createReadStream(path);
 }
 
 /** The signing key, refused when others can read it (as ssh does). */
@@ -277,7 +364,7 @@ function readPrivateKey(file: string): { pem: string; path: string } {
   try {
     const st = statSync(path);
     if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
-      throw usageError(`the signing key ${path} can be read by other users (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${quote(path)}`);
+      throw usageError(`the signing key ${path} can be read by other users (mode ${(st.mode & 0o777).toString(8)}); run chmod 600 ${shellWord(path)}`);
     }
     pem = readFileSync(path, 'utf8');
   } catch (err) {
@@ -287,6 +374,8 @@ function readPrivateKey(file: string): { pem: string; path: string } {
   return { pem, path };
 }
 
-function quote(path: string): string {
-  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+/** The response file to suggest for a request file: its name with "request" turned into "response". */
+function responseName(requestFile: string): string {
+  const name = carried(requestFile);
+  return /request/i.test(name) ? name.replace(/request/i, (m) => (m === 'REQUEST' ? 'RESPONSE' : m[0] === 'R' ? 'Response' : 'response')) : 'response.json';
 }
