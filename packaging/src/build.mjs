@@ -28,7 +28,21 @@ let inProgress;
 export function abandonRelease() {
   // The tools first: one still running would write into the folder again after it is removed.
   stopTools();
-  if (inProgress !== undefined) rmSync(inProgress, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  if (inProgress === undefined) return;
+  // A tool just killed may still hold a file for a moment: try for up to a second, never throw
+  // (this runs in a signal handler, whose exit code must stay 130).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(inProgress, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      if (attempt >= 20) {
+        process.stderr.write(`pnpm package: could not remove ${inProgress} (${err.code ?? err.message}); remove it by hand\n`);
+        return;
+      }
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
 }
 
 export const USAGE = `Usage: pnpm package [options]

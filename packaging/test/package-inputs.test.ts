@@ -94,14 +94,16 @@ describe('pnpm package: bad input', () => {
     const out = join(dir, 'interrupted', 'release');
     mkdirSync(out, { recursive: true });
     writeFileSync(join(out, 'SHA256SUMS'), 'the previous release\n');
-    const child = spawn(process.execPath, [MAIN, '--targets', 'linux-x64', '--out', out], { stdio: 'ignore' });
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+    const child = spawn(process.execPath, [MAIN, '--targets', 'linux-x64', '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
     // Interrupted once the build is under way: its partial folder exists.
     const until = Date.now() + 60_000;
     while (leftovers(out).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
     expect(leftovers(out)).not.toEqual([]);
     child.kill('SIGINT');
-    expect(await exited).toBe(130);
+    expect(await exited, stderr).toBe(130);
     expect(leftovers(out)).toEqual([]);
     expect(readFileSync(join(out, 'SHA256SUMS'), 'utf8')).toBe('the previous release\n');
   }, 120_000);
