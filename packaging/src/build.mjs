@@ -26,11 +26,12 @@ let inProgress;
 
 /** Removes the folder a run was building: for a signal, which ends the process without a catch. */
 export function abandonRelease() {
-  // The tools first: one still running would write into the folder again after it is removed.
+  // All of it synchronously, in the signal handler: the tools first, until they are dead (one
+  // still running would write into the folder again), and no turn for the build's own code
+  // (which would go on creating folders) before the process exits.
   stopTools();
   if (inProgress === undefined) return;
-  // A tool just killed may still hold a file for a moment: try for up to a second, never throw
-  // (this runs in a signal handler, whose exit code must stay 130).
+  // Never throw: the handler's exit code must stay 130.
   for (let attempt = 0; ; attempt++) {
     try {
       rmSync(inProgress, { recursive: true, force: true });
