@@ -1,4 +1,4 @@
-import { openSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { usageError } from './exit.js';
 
 /**
@@ -14,4 +14,12 @@ export function openOutFile(path: string, options: { append?: boolean; offersApp
     if (code === 'EEXIST') throw usageError(`${path} exists; ${options.offersAppend ? 'pass --append to add to it, or choose' : 'choose'} another --out file (nothing is overwritten)`);
     throw usageError(`cannot write ${path} (${code ?? (err as Error).message}); choose a writable --out file`);
   }
+}
+
+/**
+ * Writes all of `bytes` at `position`: a write may take fewer bytes than asked (a disk with a
+ * few bytes left), and a row or a document must never be left half written by this loop alone.
+ */
+export function writeAllAt(fd: number, bytes: Buffer, position: number): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }

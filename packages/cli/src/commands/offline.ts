@@ -17,7 +17,7 @@ import {
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { carried, nextCommand, shellWord } from '../next-step.js';
-import { openOutFile } from '../out-file.js';
+import { openOutFile, writeAllAt } from '../out-file.js';
 import { when } from '../output.js';
 import { licenseFields, report, validity } from './license.js';
 
@@ -261,7 +261,7 @@ function destination(ctx: Context, o: Destination, what: string, done?: string):
     rmSync(path, { force: true });
   };
   try {
-    writeAll(fd, Buffer.alloc(RESERVED_BYTES, 0x20), 0);
+    writeAllAt(fd, Buffer.alloc(RESERVED_BYTES, 0x20), 0);
     fsyncSync(fd);
   } catch (err) {
     discard();
@@ -271,7 +271,7 @@ function destination(ctx: Context, o: Destination, what: string, done?: string):
     write: (doc) => {
       try {
         const bytes = Buffer.from(offlineJson(doc));
-        writeAll(fd, bytes, 0);
+        writeAllAt(fd, bytes, 0);
         ftruncateSync(fd, bytes.length);
         fsyncSync(fd);
         closeSync(fd);
@@ -293,10 +293,6 @@ function destination(ctx: Context, o: Destination, what: string, done?: string):
   };
 }
 
-/** Writes all of `bytes` at `position` (a write may take fewer bytes than asked). */
-function writeAll(fd: number, bytes: Buffer, position: number): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-}
 
 
 /** A file path, `-` for standard input, or the line itself. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, readFileSync, writeSync } from 'node:fs';
-import { openOutFile } from '../out-file.js';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, readFileSync } from 'node:fs';
+import { openOutFile, writeAllAt } from '../out-file.js';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
@@ -231,7 +231,7 @@ function openOut(ctx: Context, path: string, append: boolean, projectId: string)
   const write = (text: string): void => {
     const bytes = Buffer.from(text);
     try {
-      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, size + done);
+      writeAllAt(fd, bytes, size);
       fsyncSync(fd);
     } catch (err) {
       try {
