@@ -223,15 +223,19 @@ export async function packageRelease(options, io = {}) {
 async function makeBlob(scratch, info, cache, log) {
   const sea = join(scratch, 'sea');
   mkdirSync(sea);
-  await esbuild({
+  // In memory, written here: esbuild's own process would write the file (and make its folder)
+  // whenever it finished, even into a partial folder an interrupted build has just removed.
+  const bundled = await esbuild({
     entryPoints: [join(here, 'sea-main.cjs')],
     outfile: join(sea, 'main.cjs'),
+    write: false,
     bundle: true,
     platform: 'node',
     format: 'cjs',
     target: 'node22',
     logLevel: 'silent',
   });
+  for (const file of bundled.outputFiles) writeFileSync(file.path, file.contents);
   const files = {};
   const assets = {};
   for (const f of FILES) {
