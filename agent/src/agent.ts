@@ -5,6 +5,7 @@ import { createLicenseClient, listCachedProjects, listIntentProjects, resolvePat
 import { resolveAgentConfig, type AgentConfig, type AgentFlags, type AgentLimits, type LogLevel } from './config.js';
 import { AgentError, isAgentError } from './errors.js';
 import { LicenseRegistry, type LicenseDefaults } from './license-registry.js';
+import { OfflineExchange } from './offline.js';
 import { LicenseWatch } from './license-watch.js';
 import { LicenseService, describeError } from './license-service.js';
 import { createFileLogger, SecretScrubber, silentLogger, type FileLogger } from './logger.js';
@@ -129,6 +130,13 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   const budget = new ServiceBudget({ perMinute: config.limits.serviceBudgetPerMinute, reserve: config.limits.serviceReserve, now: () => scheduler.now() });
   const registry = new LicenseRegistry({ licenseOptions: licenseOptions(), logger });
   const service = new LicenseService({ registry, budget, scheduler, logger, client: () => client, budgetPerMinute: () => config.limits.serviceBudgetPerMinute });
+  const offline = new OfflineExchange({
+    registry,
+    logger,
+    paths: () => pathOptions,
+    rules: () => ({ offlinePublicKeys: config.offlinePublicKeys, offlineMaxDays: config.offlineMaxDays }),
+    now: () => scheduler.now(),
+  });
   const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id) => service.background(id) });
   const server = new SocketServer({
     socketPath: config.socketPath,
@@ -136,7 +144,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     limits: () => config.limits,
     scheduler,
     logger,
-    dispatch: createDispatcher({ registry, service, logger, namespace: () => config.namespace, dataDir: () => dataDir, secret: addSecret }),
+    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, secret: addSecret }),
     toError: (err) => {
       const known = isAgentError(err) || (typeof err === 'object' && err !== null && (err as Error).name === 'LicenseError');
       if (!known) logger.error({ err: describeError(err) }, 'unexpected error while handling a request');

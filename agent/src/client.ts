@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
-import { AgentError } from './errors.js';
+import { AgentError, isAgentError } from './errors.js';
 import { LineSplitter } from './framing.js';
 import { fromWireState, type LicenseState } from './license-state.js';
-import { PROTOCOL_VERSION, type HelloResult, type RpcErrorObject } from './protocol.js';
+import { PROTOCOL_VERSION, type HelloResult, type OfflineRequestResult, type RpcErrorObject } from './protocol.js';
 import { fromRpcError } from './rpc-errors.js';
 import { agentCommandHint, resolveConfig } from '@plugin-license/licensing';
 import { resolveSocketPath } from './socket-path.js';
@@ -205,6 +205,21 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     return fromWireState(await this.request('refresh', { project_id: projectId }));
   }
 
+  /**
+   * `offline_request` (added to protocol 1): the offline request as its text line, its nonce
+   * stored as pending by the agent, and a file name to suggest. An agent without it throws
+   * `agent_outdated`.
+   */
+  async offlineRequest(projectId: string, code?: string): Promise<OfflineRequestResult> {
+    const r = (await this.newMethod('offline_request', { project_id: projectId, ...(code === undefined ? {} : { code }) })) as OfflineRequestResult;
+    return { document: r.document, file_name: r.file_name };
+  }
+
+  /** `offline_import` (added to protocol 1): imports a response (file contents or its text line); the state after it. */
+  async offlineImport(document: string): Promise<LicenseState> {
+    return fromWireState(await this.newMethod('offline_import', { document }));
+  }
+
   /** `list`: every project the agent holds. */
   async list(): Promise<LicenseState[]> {
     const r = (await this.request('list', {})) as { licenses?: unknown[] };
@@ -226,6 +241,18 @@ export class AgentClient extends EventEmitter<ClientEvents> {
       throw err;
     }
     return sub;
+  }
+
+  /** A method added to protocol 1 later: an agent that answers -32601 predates it and needs an update. */
+  private async newMethod(method: string, params: Record<string, unknown>): Promise<unknown> {
+    try {
+      return await this.request(method, params);
+    } catch (err) {
+      if (isAgentError(err) && err.code === 'method_not_found') {
+        throw new AgentError('agent_outdated', `the license agent needs an update: it does not know '${method}' (install the vendor's current version)`, { rpcCode: err.rpcCode, cause: err });
+      }
+      throw err;
+    }
   }
 
   /**

@@ -47,6 +47,8 @@ export interface AgentConfig {
   proxy: string | false | undefined;
   /** From config.json (`offline_public_keys`): keys an offline activation must be signed by; empty: unsigned ones are accepted. */
   offlinePublicKeys: string[];
+  /** From config.json (`offline_max_days`, default 365): the longest validity an imported offline response may have. */
+  offlineMaxDays: number;
   /** The config file read (whether or not it existed). */
   configFile: string;
   /** Resolved with `fileProblems: 'report'`: why the config file was not used. */
@@ -137,6 +139,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     limits,
     proxy: shared.proxy.value,
     offlinePublicKeys: shared.offlinePublicKeys.value,
+    offlineMaxDays: shared.offlineMaxDays.value,
     configFile,
     ...(fileProblem === undefined ? {} : { configProblem: fileProblem }),
   };

@@ -5,6 +5,7 @@ export type AgentErrorCode =
   | 'parse_error'
   | 'invalid_request'
   | 'method_not_found'
+  | 'agent_outdated'
   | 'invalid_params'
   | 'service_refused'
   | 'service_unavailable'

@@ -5,12 +5,28 @@ import type { Connection } from './connection.js';
 import type { LicenseRegistry } from './license-registry.js';
 import type { LicenseService } from './license-service.js';
 import { hintOf } from './logger.js';
-import { ActivateParams, HelloParams, ListParams, METHODS, PROTOCOL_VERSION, ProjectParams, RpcErrorCode, SubscribeParams, describeIssues, type HelloResult, type RpcRequest } from './protocol.js';
+import type { OfflineExchange } from './offline.js';
+import {
+  ActivateParams,
+  HelloParams,
+  ListParams,
+  METHODS,
+  OfflineImportParams,
+  OfflineRequestParams,
+  PROTOCOL_VERSION,
+  ProjectParams,
+  RpcErrorCode,
+  SubscribeParams,
+  describeIssues,
+  type HelloResult,
+  type RpcRequest,
+} from './protocol.js';
 import { AGENT_VERSION } from './version.js';
 
 export interface MethodDeps {
   registry: LicenseRegistry;
   service: LicenseService;
+  offline: OfflineExchange;
   logger: Logger;
   namespace: () => string;
   /** The data folder of the licenses served (reported by `hello`). */
@@ -85,6 +101,16 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
     }),
     deactivate: method({ params: ProjectParams, slow: true, run: (p: ProjectParams) => service.deactivate(p.project_id.toLowerCase()) }),
     refresh: method({ params: ProjectParams, slow: true, run: (p: ProjectParams) => service.refresh(p.project_id.toLowerCase()) }),
+    // Local files under the cache lock, no network; slow only in that the lock may be waited on.
+    offline_request: method({
+      params: OfflineRequestParams,
+      slow: true,
+      run(p: OfflineRequestParams) {
+        if (p.code != null) deps.secret(p.code);
+        return deps.offline.request(p.project_id.toLowerCase(), p.code ?? undefined);
+      },
+    }),
+    offline_import: method({ params: OfflineImportParams, slow: true, run: (p: OfflineImportParams) => deps.offline.import(p.document) }),
   };
 
   // Project ids already validated: `check` is the hot path and sees the same few ids.

@@ -34,14 +34,25 @@ export const ActivateParams = z.looseObject({
 });
 export const ListParams = z.looseObject({});
 export const SubscribeParams = z.looseObject({ project_id: ProjectId.optional() });
+/** `offline_request`: the code is optional (the online step may give it), as in `plugin-license offline request`. */
+export const OfflineRequestParams = z.looseObject({
+  project_id: ProjectId,
+  code: z.string().trim().min(1, 'code must not be empty').max(256, 'code is too long (at most 256 characters)').nullish(),
+});
+/** `offline_import`: a response file's contents or its text line (the line limit bounds it first). */
+export const OfflineImportParams = z.looseObject({
+  document: z.string().trim().min(1, 'document must not be empty: give the response file\'s contents or its text line'),
+});
 
 export type HelloParams = z.infer<typeof HelloParams>;
 export type ProjectParams = z.infer<typeof ProjectParams>;
 export type ActivateParams = z.infer<typeof ActivateParams>;
 export type SubscribeParams = z.infer<typeof SubscribeParams>;
+export type OfflineRequestParams = z.infer<typeof OfflineRequestParams>;
+export type OfflineImportParams = z.infer<typeof OfflineImportParams>;
 
-/** The methods of protocol 1. */
-export const METHODS = ['hello', 'check', 'activate', 'deactivate', 'refresh', 'list', 'subscribe'] as const;
+/** The methods of protocol 1 (`offline_request` and `offline_import` were added to it: plugin-integration.md). */
+export const METHODS = ['hello', 'check', 'activate', 'deactivate', 'refresh', 'list', 'subscribe', 'offline_request', 'offline_import'] as const;
 export type MethodName = (typeof METHODS)[number];
 
 export interface HelloResult {
@@ -50,6 +61,12 @@ export interface HelloResult {
   namespace: string;
   /** Additive: the data folder whose licenses this agent serves (so a tool can tell which home answers). */
   data_dir?: string;
+}
+
+/** What `offline_request` answers: the request as its text line, and a file name to suggest. */
+export interface OfflineRequestResult {
+  document: string;
+  file_name: string;
 }
 
 export interface RpcErrorObject {

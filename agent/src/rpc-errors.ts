@@ -7,7 +7,8 @@ import { RpcErrorCode, type RpcErrorObject } from './protocol.js';
  * A licensing error: `cache_io` -> -32004 {code, path} (nothing was asked of the service, or it is
  * settled at the next start); `unavailable` (network, time-out, 5xx) -> -32002 {retry_at?}; any
  * other error the service sent -> -32001 {code, status, message} with the service's own code;
- * a refusal before any request (a code that can't be one, a bad argument) -> -32602. Agent limits
+ * a refusal before any request (a code that can't be one, a bad argument, an offline document
+ * refused or unreadable) -> -32602 {code} with the licensing code (`offline_refused`, …). Agent limits
  * -> -32003 {limit}; anything else is a bug -> -32603. `scrub` removes secrets from messages.
  */
 export function toRpcError(err: unknown, scrub: (s: string) => string = (s) => s): RpcErrorObject {
@@ -24,7 +25,8 @@ export function toRpcError(err: unknown, scrub: (s: string) => string = (s) => s
       if (err.retryAt) data.retry_at = err.retryAt.toISOString();
       return { code: RpcErrorCode.serviceRefused, message, data };
     }
-    return { code: RpcErrorCode.invalidParams, message: `invalid params: ${message}` };
+    // data.code says which refusal (an offline response refused, a file that is not one, a code that can't be one).
+    return { code: RpcErrorCode.invalidParams, message: `invalid params: ${message}`, data: { code: err.code } };
   }
   if (isAgentError(err)) {
     if (err.code === 'over_limit') {
