@@ -25,6 +25,7 @@ interface CliOptions {
   downloadRedirect?: boolean;
   deliveryTimeoutMs?: number;
   quiet?: boolean;
+  projectId?: string;
 }
 
 const perMinute = wholeNumber(1, 1_000_000_000);
@@ -34,6 +35,7 @@ const program = new Command()
   .description('Local emulator of the plugin build and license service. Prints one JSON line {base_url, token, project_id, webhook_secret} on stdout once it listens, then logs to stderr.')
   .option('--host <host>', 'loopback address to listen on (127.0.0.1, ::1 or localhost)', '127.0.0.1')
   .option('--port <port>', 'port to listen on; 0 picks a free one', wholeNumber(0, 65535), 0)
+  .option('--project-id <uuid>', "the demo project's id, e.g. the one compiled into a plugin (default: a random UUID)")
   .option('--data <file>', 'keep codes, activations, builds, token and project in this JSON file across restarts')
   .option('--rate-limit-activation <n>', 'activation requests per minute per client (default 60)', perMinute)
   .option('--rate-limit-builds <n>', 'builds requests per minute per client (default 10)', perMinute)
@@ -53,6 +55,7 @@ const program = new Command()
         logger: !opts.quiet,
         downloadRedirect: opts.downloadRedirect ?? false,
         tls: opts.tls ?? false,
+        ...(opts.projectId === undefined ? {} : { projectId: opts.projectId }),
         ...(opts.deliveryTimeoutMs === undefined ? {} : { deliveryTimeoutMs: opts.deliveryTimeoutMs }),
         rateLimits: {
           ...(opts.rateLimitActivation === undefined ? {} : { activation: opts.rateLimitActivation }),
@@ -63,7 +66,7 @@ const program = new Command()
       });
     } catch (error) {
       process.stderr.write(`plugin-license-emulator: ${isEmulatorError(error) ? error.message : String(error)}\n`);
-      process.exitCode = isEmulatorError(error) && error.code === 'host_not_loopback' ? 2 : 1;
+      process.exitCode = isEmulatorError(error) && (error.code === 'host_not_loopback' || error.code === 'invalid_option') ? 2 : 1;
       return;
     }
     let stopping = false;

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import * as z from 'zod';
 import { buildApp, SERVICE_PREFIX } from './app.js';
 import { decodeKey } from './auth.js';
 import { EmulatorClock } from './clock.js';
@@ -34,6 +35,8 @@ export interface EmulatorOptions {
   tls?: boolean;
   /** Real time an outgoing notification may take before the attempt counts as failed. Default 10 000 ms. */
   deliveryTimeoutMs?: number;
+  /** The demo project's id (a vendor's fixed project id, compiled into a plugin); default a random UUID. */
+  projectId?: string;
 }
 
 /** A running emulator. */
@@ -99,8 +102,17 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const clock = new EmulatorClock(options.now ?? Date.now);
   const dataFile = options.dataFile === undefined ? undefined : resolve(options.dataFile);
 
+  const projectId = options.projectId?.toLowerCase();
+  if (projectId !== undefined && !z.uuid().safeParse(projectId).success) {
+    throw new EmulatorError('invalid_option', `projectId must be a UUID such as 123e4567-e89b-12d3-a456-426614174000 (got '${String(options.projectId).slice(0, 64)}')`, { context: { projectId: options.projectId } });
+  }
   const loaded = dataFile === undefined ? undefined : await loadDataFile(dataFile);
-  const data = loaded ?? createStartState(await createIdentity(clock.now()), clock.now());
+  if (loaded && projectId !== undefined && loaded.identity.project_id !== projectId) {
+    throw new EmulatorError('invalid_option', `the data file ${dataFile} holds project ${loaded.identity.project_id}, not ${projectId}; use another --data file for that project id, or leave --project-id out`, {
+      context: { projectId, dataFile },
+    });
+  }
+  const data = loaded ?? createStartState(await createIdentity(clock.now(), projectId), clock.now());
   const store = new EmulatorStore(data, dataFile);
   if (!loaded) await store.commit();
 

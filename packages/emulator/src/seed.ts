@@ -5,15 +5,15 @@ import { DEFAULT_BUILD_SETTINGS, type ArtifactRecord, type BuildRecord, type Emu
 export const ACCOUNT_LOGIN = 'emulator-dev';
 export const SDK_VERSION = '1.4.0';
 
-/** A fresh demo account: signing key, token, the demo project and another owner's project. */
-export async function createIdentity(nowMs: number): Promise<Identity> {
+/** A fresh demo account: signing key, token, the demo project (`projectId` when given) and another owner's project. */
+export async function createIdentity(nowMs: number, projectId: string = randomUUID()): Promise<Identity> {
   const signingKey = randomBytes(32).toString('base64url');
   const ownerId = randomUUID();
   return {
     signing_key: signingKey,
     token: await issueToken(decodeKey(signingKey), ownerId, nowMs),
     owner_id: ownerId,
-    project_id: randomUUID(),
+    project_id: projectId,
     webhook_secret: `whsec_${randomBytes(24).toString('hex')}`,
     other_owner_id: randomUUID(),
     other_project_id: randomUUID(),

@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_CLI, generateCode, startEmulatorProcess, type EmulatorProcess } from '@plugin-license/test-utils';
 import { call } from './http.js';
@@ -83,6 +86,37 @@ describe('plugin-license-emulator (CLI)', () => {
     const limit = await runToExit(['--rate-limit-builds', '0']);
     expect(limit.code).not.toBe(0);
     expect(limit.stdout).toBe('');
+  });
+
+  it("takes a fixed --project-id (a plugin's compiled-in id): codes and activations work for it", async () => {
+    const fixed = '7F3C2A10-5B6D-4E8F-9A1B-2C3D4E5F6071';
+    const dir = mkdtempSync(join(tmpdir(), 'emu-project-'));
+    const data = join(dir, 'state.json');
+    try {
+      const child = await startEmulatorProcess({ args: ['--project-id', fixed, '--data', data, '--quiet'] });
+      try {
+        expect(child.info.project_id).toBe(fixed.toLowerCase());
+        const c = { baseUrl: child.info.base_url, origin: child.origin, token: child.info.token };
+        const code = await generateCode(c.baseUrl, c.token, fixed.toLowerCase());
+        const res = await call(c, 'POST', '/plugin-activation/activate', { body: { code, machine_id: 'studio-1', plugin_id: fixed.toLowerCase() } });
+        expect(res.status).toBe(200);
+      } finally {
+        await child.stop();
+      }
+      // The data file is that project's: another id is refused, the same one (or none) is accepted.
+      const other = await runToExit(['--project-id', '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b', '--data', data]);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain(`holds project ${fixed.toLowerCase()}, not 0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b; use another --data file`);
+      const again = await startEmulatorProcess({ args: ['--data', data, '--quiet'] });
+      expect(again.info.project_id).toBe(fixed.toLowerCase());
+      await again.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const bad = await runToExit(['--project-id', 'plugin-1']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toContain("projectId must be a UUID such as 123e4567-e89b-12d3-a456-426614174000 (got 'plugin-1')");
   });
 
   it('answers downloads with a 302 under --download-redirect', async () => {
