@@ -17,6 +17,7 @@ import { NODE_ECHO_SERVER } from './node-echo.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const sources = join(root, 'examples', 'plugin-host-c');
+const plc = join(root, 'plugin', 'plugin_license', 'plc');
 const agentCli = join(root, 'agent', 'bin', 'plugin-license-agent.js');
 
 const ROUNDS = 5;
@@ -37,8 +38,8 @@ export async function run() {
   const children = [];
   let emulator;
   try {
-    const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2'];
-    cc([...flags, '-c', join(sources, 'plc.c'), '-o', join(build, 'plc.o')]);
+    const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', `-I${plc}`];
+    cc([...flags, '-c', join(plc, 'plc.c'), '-o', join(build, 'plc.o')]);
     cc([...flags, join(sources, 'bench-check.c'), join(build, 'plc.o'), '-o', join(build, 'bench-check')]);
     cc([...flags, join(sources, 'echo-server.c'), '-o', join(build, 'echo-server')]);
 

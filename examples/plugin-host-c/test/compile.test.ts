@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { C_FLAGS, compile, CXX_FLAGS, exampleDir, hasCc, hasCxx, hasMingw, hasTool, MINGW } from './helpers/toolchain.js';
+import { C_FLAGS, compile, CXX_FLAGS, exampleDir, hasCc, hasCxx, hasMingw, hasTool, MINGW, PLC_C, PLC_DIR } from './helpers/toolchain.js';
 
 const hasMake = hasTool('make');
 const hasNm = hasTool('nm');
@@ -26,20 +26,20 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
 
   it('compiles plc.c as C99 and C11 with -Wpedantic, and every C program, without a warning', () => {
     for (const std of ['-std=c99', '-std=c11']) {
-      compile('cc', [std, '-Wall', '-Wextra', '-Werror', '-Wpedantic', '-O2', '-c', 'plc.c', '-o', join(dir, `plc${std}.o`)]);
+      compile('cc', [std, '-Wall', '-Wextra', '-Werror', '-Wpedantic', '-O2', `-I${PLC_DIR}`, '-c', PLC_C, '-o', join(dir, `plc${std}.o`)]);
     }
-    compile('cc', [...C_FLAGS, '-Wpedantic', '-pthread', 'host-example.c', 'plc.c', '-o', join(dir, 'host-example')]);
-    compile('cc', [...C_FLAGS, '-Wpedantic', 'plc-check.c', 'plc.c', '-o', join(dir, 'plc-check')]);
-    compile('cc', [...C_FLAGS, 'bench-check.c', 'plc.c', '-o', join(dir, 'bench-check')]);
+    compile('cc', [...C_FLAGS, '-Wpedantic', '-pthread', 'host-example.c', PLC_C, '-o', join(dir, 'host-example')]);
+    compile('cc', [...C_FLAGS, '-Wpedantic', 'plc-check.c', PLC_C, '-o', join(dir, 'plc-check')]);
+    compile('cc', [...C_FLAGS, 'bench-check.c', PLC_C, '-o', join(dir, 'bench-check')]);
     compile('cc', [...C_FLAGS, 'echo-server.c', '-o', join(dir, 'echo-server')]);
   });
 
   it('keeps a bigger buffer when PLC_BUFFER_SIZE is set for the build', () => {
-    compile('cc', [...C_FLAGS, '-DPLC_BUFFER_SIZE=65536', 'plc-check.c', 'plc.c', '-o', join(dir, 'plc-check-64k')]);
+    compile('cc', [...C_FLAGS, '-DPLC_BUFFER_SIZE=65536', 'plc-check.c', PLC_C, '-o', join(dir, 'plc-check-64k')]);
   });
 
   it.skipIf(!hasNm)('links no allocator and installs no signal handler', () => {
-    compile('cc', [...C_FLAGS, '-c', 'plc.c', '-o', join(dir, 'plc-nm.o')]);
+    compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc-nm.o')]);
     const r = spawnSync('nm', ['-u', join(dir, 'plc-nm.o')], { encoding: 'utf8' });
     expect(r.status).toBe(0);
     const undefinedSymbols = r.stdout.split('\n').map((l) => l.trim().split(/\s+/).pop() ?? '');
@@ -51,7 +51,7 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
   });
 
   it.skipIf(!hasCxx)('compiles the C++ wrapper example with -Wall -Wextra -Werror, with and without exceptions', () => {
-    compile('cc', [...C_FLAGS, '-c', 'plc.c', '-o', join(dir, 'plc-cxx.o')]);
+    compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc-cxx.o')]);
     compile('c++', [...CXX_FLAGS, '-Wpedantic', '-pthread', 'wrapper-example.cpp', join(dir, 'plc-cxx.o'), '-o', join(dir, 'wrapper-example')]);
     compile('c++', [...CXX_FLAGS, '-fno-exceptions', '-pthread', 'wrapper-example.cpp', join(dir, 'plc-cxx.o'), '-o', join(dir, 'wrapper-noexc')]);
   });
@@ -68,7 +68,7 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
 
   it.skipIf(!hasMingw)('cross-compiles the Windows named-pipe branch with mingw-w64', () => {
     const win = (name: string) => join(dir, name);
-    compile(MINGW, [...C_FLAGS, '-Wpedantic', '-c', 'plc.c', '-o', win('plc-win.o')]);
+    compile(MINGW, [...C_FLAGS, '-Wpedantic', '-c', PLC_C, '-o', win('plc-win.o')]);
     compile(MINGW, [...C_FLAGS, 'host-example.c', win('plc-win.o'), '-o', win('host-example.exe')]);
     compile(MINGW, [...C_FLAGS, 'plc-check.c', win('plc-win.o'), '-o', win('plc-check.exe')]);
     for (const exe of ['host-example.exe', 'plc-check.exe']) {

@@ -7,8 +7,12 @@ import { fileURLToPath } from 'node:url';
 /** The example's folder (sources, Makefile). */
 export const exampleDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export const C_FLAGS = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2'];
-export const CXX_FLAGS = ['-std=c++17', '-Wall', '-Wextra', '-Werror', '-O2'];
+/** The C client's own folder: it lives in the JUCE module (plugin/plugin_license/plc), its one copy. */
+export const PLC_DIR = join(exampleDir, '..', '..', 'plugin', 'plugin_license', 'plc');
+export const PLC_C = join(PLC_DIR, 'plc.c');
+
+export const C_FLAGS = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', `-I${PLC_DIR}`];
+export const CXX_FLAGS = ['-std=c++17', '-Wall', '-Wextra', '-Werror', '-O2', `-I${PLC_DIR}`];
 
 /** True when `tool --version` runs: the compiler is installed. */
 export function hasTool(tool: string): boolean {
@@ -45,7 +49,7 @@ export interface Binaries {
 export function buildAll(): Binaries {
   const dir = mkdtempSync(join(tmpdir(), 'plc-build-'));
   const out = (name: string) => join(dir, name);
-  compile('cc', [...C_FLAGS, '-c', 'plc.c', '-o', out('plc.o')]);
+  compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', out('plc.o')]);
   compile('cc', [...C_FLAGS, 'plc-check.c', out('plc.o'), '-o', out('plc-check')]);
   compile('cc', [...C_FLAGS, '-pthread', 'host-example.c', out('plc.o'), '-o', out('host-example')]);
   compile('cc', [...C_FLAGS, 'bench-check.c', out('plc.o'), '-o', out('bench-check')]);
