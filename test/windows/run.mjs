@@ -267,6 +267,14 @@ await check('a revocation reaches host-example.exe and a subscriber after a refr
   return 'changed: code_revoked';
 });
 
+await check('plc-check.exe: an offline request through the agent, and a wait for a change ended by the interrupt event', async () => {
+  const made = jsonLine((await finished(winSpawn(plcCheck, ['offline-request', '-', projectId, '-']))).stdout);
+  expectThat(made.status === 'ok' && /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8}$/.test(made.document) && made.file_name.endsWith('.txt'), JSON.stringify(made));
+  const waited = jsonLine((await finished(winSpawn(plcCheck, ['interrupt', '-', projectId, '300']))).stdout);
+  expectThat(waited.status === 'interrupted' && waited.connected === true && waited.elapsed_ms < 30_000, JSON.stringify(waited));
+  return `${made.file_name}; interrupted after ${waited.elapsed_ms} ms`;
+});
+
 async function agentPipeName() {
   return jsonLine((await finished(winSpawn(plcCheck, ['--default-path']))).stdout).path.replace('\\\\.\\pipe\\', '');
 }

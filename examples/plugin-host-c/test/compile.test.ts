@@ -76,7 +76,7 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
     }
     const nm = spawnSync(`x86_64-w64-mingw32-nm`, ['-u', win('plc-win.o')], { encoding: 'utf8' });
     expect(nm.status).toBe(0);
-    for (const api of ['CreateFileA', 'ReadFile', 'WriteFile', 'WaitForSingleObject', 'CancelIoEx', 'GetOverlappedResult']) {
+    for (const api of ['CreateFileA', 'ReadFile', 'WriteFile', 'WaitForMultipleObjects', 'CancelIoEx', 'GetOverlappedResult']) {
       expect(nm.stdout).toContain(api);
     }
   });

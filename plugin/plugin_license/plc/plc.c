@@ -1,6 +1,6 @@
 /*
  * plc: C client of the plugin-license agent. See plc.h for the contract.
- * No heap: requests are built on the stack, answers land in plc_client.buf.
+ * No heap: requests are streamed through a small buffer on the stack, answers land in plc_client.buf.
  */
 #if !defined(_WIN32) && !defined(__APPLE__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE /* SOCK_CLOEXEC, SOCK_NONBLOCK, MSG_NOSIGNAL with -std=c11 */
@@ -34,7 +34,6 @@
 #include <unistd.h>
 #endif
 
-#define PLC_REQUEST_CAP 512
 #define PLC_MAX_DEPTH 32
 
 /* ---------------------------------------------------------------- small string helpers */
@@ -57,29 +56,6 @@ static int append_ulong(char *dst, size_t cap, size_t *pos, unsigned long v) {
     v /= 10;
   } while (v != 0 && i > 0);
   return append(dst, cap, pos, tmp + i);
-}
-
-static int append_json_string(char *dst, size_t cap, size_t *pos, const char *src) {
-  static const char hex[] = "0123456789abcdef";
-  if (append(dst, cap, pos, "\"") != 0) return -1;
-  for (const unsigned char *p = (const unsigned char *)src; *p != '\0'; p++) {
-    char esc[7];
-    if (*p == '"' || *p == '\\') {
-      esc[0] = '\\';
-      esc[1] = (char)*p;
-      esc[2] = '\0';
-    } else if (*p < 0x20) {
-      memcpy(esc, "\\u00", 4);
-      esc[4] = hex[*p >> 4];
-      esc[5] = hex[*p & 15];
-      esc[6] = '\0';
-    } else {
-      esc[0] = (char)*p;
-      esc[1] = '\0';
-    }
-    if (append(dst, cap, pos, esc) != 0) return -1;
-  }
-  return append(dst, cap, pos, "\"");
 }
 
 /* ---------------------------------------------------------------- clock */
@@ -191,6 +167,8 @@ const char *plc_strerror(plc_status status) {
     case PLC_ERR_PROTOCOL: return "the agent's answer is not a valid protocol message";
     case PLC_ERR_AGENT: return "the agent answered with an error";
     case PLC_ERR_FOREIGN_AGENT: return "another user's program answers on the agent's pipe; nothing was sent to it (start your own agent, or ask your administrator)";
+    case PLC_ERR_INTERRUPTED: return "the call was interrupted";
+    case PLC_ERR_AGENT_OUTDATED: return "the license agent needs an update: it does not know this request";
   }
   return "unknown status";
 }
@@ -582,19 +560,53 @@ static int parse_error(scan *s, plc_license *out) {
   return r == 0 && have_code ? 0 : -1;
 }
 
-typedef enum line_kind { LINE_SKIP, LINE_RESULT, LINE_ERROR, LINE_BAD } line_kind;
+/* Parses an answer's `result` into `out`: 0, -1 when malformed, 1 when it does not fit. */
+typedef int (*result_parser)(scan *s, void *out);
 
-/* Classifies one answer line for request `id` and fills out when it is ours. */
-static line_kind handle_line(const char *line, size_t len, unsigned long id, plc_license *out) {
+static int parse_license_result(scan *s, void *out) { return parse_license(s, (plc_license *)out); }
+
+static int parse_subscribed(scan *s, void *out) {
+  (void)out;
+  return peek(s) == '{' ? skip_value(s, 1) : -1;
+}
+
+static int parse_document(scan *s, void *out) {
+  plc_document *doc = (plc_document *)out;
+  char key[16];
+  int first = 1, r, cut = 0, have_text = 0;
+  if (expect(s, '{') != 0) return -1;
+  while ((r = next_member(s, &first, key, sizeof key)) == 1) {
+    int got;
+    if (strcmp(key, "document") == 0) {
+      got = scan_string(s, doc->text, sizeof doc->text, NULL);
+      have_text = got >= 0;
+    } else if (strcmp(key, "file_name") == 0) {
+      got = scan_text_or_null(s, doc->file_name, sizeof doc->file_name);
+    } else {
+      got = skip_value(s, 1);
+    }
+    if (got < 0) return -1;
+    if (got == 1) cut = 1;
+  }
+  if (r != 0 || !have_text || doc->text[0] == '\0') return -1;
+  return cut;
+}
+
+typedef enum line_kind { LINE_SKIP, LINE_RESULT, LINE_ERROR, LINE_CHANGED, LINE_BAD } line_kind;
+
+/* Classifies one line: the answer to request `id` (its result or error), a `changed`
+ * notification, something else to skip, or not a JSON-RPC 2.0 message. `*at` points at the
+ * result, error or params value. */
+static line_kind classify(const char *line, size_t len, unsigned long id, const char **at) {
   scan s = {line, line + len};
-  char key[16], version[8];
-  int first = 1, r, is_ours = 0, id_null = 0, is_notification = 0, have_version = 0;
-  const char *result_at = NULL, *error_at = NULL;
+  char key[16], text[16];
+  int first = 1, r, is_ours = 0, id_null = 0, is_notification = 0, is_changed = 0, have_version = 0;
+  const char *result_at = NULL, *error_at = NULL, *params_at = NULL;
   if (expect(&s, '{') != 0) return LINE_BAD;
   while ((r = next_member(&s, &first, key, sizeof key)) == 1) {
     int bad;
     if (strcmp(key, "jsonrpc") == 0) {
-      bad = scan_string(&s, version, sizeof version, NULL) != 0 || strcmp(version, "2.0") != 0;
+      bad = scan_string(&s, text, sizeof text, NULL) != 0 || strcmp(text, "2.0") != 0;
       have_version = !bad;
     } else if (strcmp(key, "id") == 0) {
       int ch = peek(&s);
@@ -609,7 +621,12 @@ static line_kind handle_line(const char *line, size_t len, unsigned long id, plc
         bad = skip_value(&s, 1);
       }
     } else if (strcmp(key, "method") == 0) {
+      int got = scan_string(&s, text, sizeof text, NULL);
       is_notification = 1;
+      is_changed = got == 0 && strcmp(text, "changed") == 0;
+      bad = got < 0;
+    } else if (strcmp(key, "params") == 0) {
+      params_at = s.p;
       bad = skip_value(&s, 1);
     } else if (strcmp(key, "result") == 0) {
       result_at = s.p;
@@ -623,17 +640,22 @@ static line_kind handle_line(const char *line, size_t len, unsigned long id, plc
     if (bad) return LINE_BAD;
   }
   if (r != 0 || peek(&s) != -1 || !have_version) return LINE_BAD;
-  if (is_notification) return LINE_SKIP;
+  if (is_notification) {
+    if (!is_changed) return LINE_SKIP;
+    if (params_at == NULL) return LINE_BAD;
+    *at = params_at;
+    return LINE_CHANGED;
+  }
   /* An error with a null id answers a line the agent could not parse: with one request in
    * flight, that line was ours. */
   if (!is_ours && !(id_null && error_at != NULL)) return LINE_SKIP;
   if (error_at != NULL) {
-    s.p = error_at;
-    return parse_error(&s, out) == 0 ? LINE_ERROR : LINE_BAD;
+    *at = error_at;
+    return LINE_ERROR;
   }
   if (result_at != NULL) {
-    s.p = result_at;
-    return parse_license(&s, out) == 0 ? LINE_RESULT : LINE_BAD;
+    *at = result_at;
+    return LINE_RESULT;
   }
   return LINE_BAD;
 }
@@ -726,12 +748,18 @@ static plc_status overlapped_io(plc_client *c, int writing, void *data, DWORD n,
   ok = writing ? WriteFile(h, data, n, NULL, &ov) : ReadFile(h, data, n, NULL, &ov);
   if (!ok) {
     DWORD e = GetLastError();
+    HANDLE events[2];
+    DWORD count = 1, w;
     if (e != ERROR_IO_PENDING) return map_pipe_error(e);
-    DWORD w = WaitForSingleObject(ov.hEvent, (DWORD)remaining_ms(deadline));
+    events[0] = ov.hEvent;
+    if (c->interrupt != PLC_NO_INTERRUPT) events[count++] = (HANDLE)c->interrupt;
+    w = WaitForMultipleObjects(count, events, FALSE, (DWORD)remaining_ms(deadline));
     if (w != WAIT_OBJECT_0) {
       CancelIoEx(h, &ov);
-      GetOverlappedResult(h, &ov, done, TRUE); /* the OVERLAPPED lives on this stack: wait for the cancel */
-      return w == WAIT_TIMEOUT ? PLC_ERR_TIMEOUT : PLC_ERR_IO;
+      /* The OVERLAPPED lives on this stack: wait for the cancel. A read that completed in the
+       * meantime keeps its bytes (a waiting plc_wait_change must not lose a line). */
+      if (GetOverlappedResult(h, &ov, done, TRUE) && *done > 0 && !writing) return PLC_OK;
+      return w == WAIT_TIMEOUT ? PLC_ERR_TIMEOUT : w == WAIT_OBJECT_0 + 1 ? PLC_ERR_INTERRUPTED : PLC_ERR_IO;
     }
   }
   if (!GetOverlappedResult(h, &ov, done, FALSE)) return map_pipe_error(GetLastError());
@@ -773,14 +801,23 @@ static void transport_close(plc_client *c) {
   c->fd = -1;
 }
 
-/* Waits until fd is ready for events or the deadline passes. */
-static plc_status wait_fd(int fd, short events, int64_t deadline) {
+/* Waits until fd is ready for events, the client's interrupt descriptor is readable, or the
+ * deadline passes. */
+static plc_status wait_fd(const plc_client *c, int fd, short events, int64_t deadline) {
   for (;;) {
-    struct pollfd pfd;
-    pfd.fd = fd;
-    pfd.events = events;
-    pfd.revents = 0;
-    int r = poll(&pfd, 1, remaining_ms(deadline));
+    struct pollfd pfd[2];
+    nfds_t n = 1;
+    pfd[0].fd = fd;
+    pfd[0].events = events;
+    pfd[0].revents = 0;
+    if (c->interrupt != PLC_NO_INTERRUPT) {
+      pfd[1].fd = (int)c->interrupt;
+      pfd[1].events = POLLIN;
+      pfd[1].revents = 0;
+      n = 2;
+    }
+    int r = poll(pfd, n, remaining_ms(deadline));
+    if (r > 0 && n == 2 && pfd[1].revents != 0) return PLC_ERR_INTERRUPTED;
     if (r > 0) return PLC_OK; /* errors and hang-ups surface in the following call */
     if (r == 0) return PLC_ERR_TIMEOUT;
     if (errno != EINTR) return PLC_ERR_IO;
@@ -829,7 +866,7 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     if (e == EINPROGRESS || e == EINTR) {
       int err = 0;
       socklen_t len = sizeof err;
-      plc_status st = wait_fd(fd, POLLOUT, deadline);
+      plc_status st = wait_fd(c, fd, POLLOUT, deadline);
       if (st == PLC_OK && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
       if (st == PLC_OK && err != 0) st = map_connect_error(err);
       if (st != PLC_OK) {
@@ -865,7 +902,7 @@ static plc_status transport_send_all(plc_client *c, const char *data, size_t n, 
     }
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      plc_status st = wait_fd(c->fd, POLLOUT, deadline);
+      plc_status st = wait_fd(c, c->fd, POLLOUT, deadline);
       if (st != PLC_OK) return st;
       continue;
     }
@@ -884,7 +921,7 @@ static plc_status transport_recv(plc_client *c, char *dst, size_t cap, size_t *g
     if (r == 0) return PLC_ERR_CLOSED;
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      plc_status st = wait_fd(c->fd, POLLIN, deadline);
+      plc_status st = wait_fd(c, c->fd, POLLIN, deadline);
       if (st != PLC_OK) return st;
       continue;
     }
@@ -905,6 +942,7 @@ void plc_init(plc_client *client, const char *socket_path) {
 #else
   client->fd = -1;
 #endif
+  client->interrupt = PLC_NO_INTERRUPT;
   if (socket_path != NULL && socket_path[0] != '\0') {
     size_t n = strlen(socket_path);
     client->path_status = fit_path(socket_path, n, client->path, sizeof client->path);
@@ -912,6 +950,10 @@ void plc_init(plc_client *client, const char *socket_path) {
     client->path_status = plc_default_socket_path(NULL, client->path, sizeof client->path);
   }
   if (client->path_status != PLC_OK) client->path[0] = '\0';
+}
+
+void plc_set_interrupt(plc_client *client, intptr_t handle) {
+  if (client != NULL) client->interrupt = handle;
 }
 
 void plc_close(plc_client *client) {
@@ -964,58 +1006,273 @@ static void reset_license(plc_license *out) {
   out->max_activations = -1;
 }
 
-/* Sends one request and waits for its answer. */
-static plc_status exchange(plc_client *c, const char *request, size_t request_len, unsigned long id, plc_license *out,
-                           int64_t deadline, int *answered_bytes) {
-  plc_status st = transport_send_all(c, request, request_len, deadline);
-  if (st != PLC_OK) return st;
+/* ---------------------------------------------------------------- requests */
+
+/* One request's params: string members, in order; a NULL value is left out. */
+typedef struct field {
+  const char *key;
+  const char *value;
+} field;
+
+/* Streams a request line through a small buffer: a document of any size is sent without a copy
+ * of it, and the check path makes one send() as before. */
+typedef struct writer {
+  plc_client *c;
+  int64_t deadline;
+  plc_status st;
+  size_t len;
+  char buf[512];
+} writer;
+
+static void w_flush(writer *w) {
+  if (w->st == PLC_OK && w->len > 0) w->st = transport_send_all(w->c, w->buf, w->len, w->deadline);
+  w->len = 0;
+}
+
+static void w_bytes(writer *w, const char *p, size_t n) {
+  while (n > 0 && w->st == PLC_OK) {
+    size_t room = sizeof w->buf - w->len;
+    size_t k = n < room ? n : room;
+    memcpy(w->buf + w->len, p, k);
+    w->len += k;
+    p += k;
+    n -= k;
+    if (w->len == sizeof w->buf) w_flush(w);
+  }
+}
+
+static void w_text(writer *w, const char *text) { w_bytes(w, text, strlen(text)); }
+
+/* Bytes of `text` as a JSON string's contents (quotes, backslashes and control bytes escaped). */
+static size_t json_escaped_size(const char *text) {
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) n += *p == '"' || *p == '\\' ? 2 : *p < 0x20 ? 6 : 1;
+  return n;
+}
+
+static void w_json_string(writer *w, const char *text) {
+  static const char hex[] = "0123456789abcdef";
+  const char *run = text;
+  w_bytes(w, "\"", 1);
+  for (const char *p = text; *p != '\0'; p++) {
+    unsigned char ch = (unsigned char)*p;
+    char esc[6];
+    size_t n;
+    if (ch == '"' || ch == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)ch;
+      n = 2;
+    } else if (ch < 0x20) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[ch >> 4];
+      esc[5] = hex[ch & 15];
+      n = 6;
+    } else {
+      continue;
+    }
+    w_bytes(w, run, (size_t)(p - run));
+    w_bytes(w, esc, n);
+    run = p + 1;
+  }
+  w_bytes(w, run, strlen(run));
+  w_bytes(w, "\"", 1);
+}
+
+static plc_status send_request(plc_client *c, unsigned long id, const char *method, const field *fields, size_t count,
+                               int64_t deadline) {
+  writer w;
+  char number[24];
+  size_t pos = 0;
+  int first = 1;
+  w.c = c;
+  w.deadline = deadline;
+  w.st = PLC_OK;
+  w.len = 0;
+  number[0] = '\0';
+  append_ulong(number, sizeof number, &pos, id);
+  w_text(&w, "{\"jsonrpc\":\"2.0\",\"id\":");
+  w_text(&w, number);
+  w_text(&w, ",\"method\":\"");
+  w_text(&w, method);
+  w_text(&w, "\",\"params\":{");
+  for (size_t i = 0; i < count; i++) {
+    if (fields[i].value == NULL) continue;
+    if (!first) w_bytes(&w, ",", 1);
+    first = 0;
+    w_json_string(&w, fields[i].key);
+    w_bytes(&w, ":", 1);
+    w_json_string(&w, fields[i].value);
+  }
+  w_text(&w, "}}\n");
+  w_flush(&w);
+  return w.st;
+}
+
+/* Reads lines until the answer to `id`: its result parsed by `parse` into `out`, or its error
+ * into `err`. Notifications and answers to other ids are skipped. */
+static plc_status await_answer(plc_client *c, unsigned long id, result_parser parse, void *out, plc_license *err,
+                               int64_t deadline, int *answered_bytes) {
   for (;;) {
     size_t line_len = 0;
-    st = next_line(c, &line_len, deadline);
+    const char *at = NULL;
+    plc_status st = next_line(c, &line_len, deadline);
     if (c->len > 0) *answered_bytes = 1;
     if (st != PLC_OK) return st;
-    reset_license(out);
-    line_kind kind = handle_line(c->buf, line_len, id, out);
+    line_kind kind = classify(c->buf, line_len, id, &at);
+    if (kind == LINE_RESULT || kind == LINE_ERROR) {
+      scan s;
+      int r;
+      s.p = at;
+      s.end = c->buf + line_len;
+      if (kind == LINE_ERROR) {
+        reset_license(err);
+        r = parse_error(&s, err);
+        st = r != 0 ? PLC_ERR_PROTOCOL : err->error_code == -32601 ? PLC_ERR_AGENT_OUTDATED : PLC_ERR_AGENT;
+      } else {
+        r = parse(&s, out);
+        st = r == 0 ? PLC_OK : r == 1 ? PLC_ERR_TOO_LARGE : PLC_ERR_PROTOCOL;
+      }
+      drop_line(c, line_len);
+      return st;
+    }
     drop_line(c, line_len);
-    if (kind == LINE_RESULT) return PLC_OK;
-    if (kind == LINE_ERROR) return PLC_ERR_AGENT;
     if (kind == LINE_BAD) return PLC_ERR_PROTOCOL;
     if (remaining_ms(deadline) == 0) return PLC_ERR_TIMEOUT; /* a flood of notifications */
   }
 }
 
-plc_status plc_check(plc_client *client, const char *project_id, plc_license *out, int timeout_ms) {
-  char request[PLC_REQUEST_CAP];
-  size_t pos = 0;
-  int64_t deadline;
-  int reused;
-  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
-  reset_license(out);
-  if (project_id == NULL || project_id[0] == '\0' || strlen(project_id) >= sizeof out->project_id)
-    return PLC_ERR_INVALID_ARGUMENT;
-  if (timeout_ms <= 0) timeout_ms = PLC_DEFAULT_TIMEOUT_MS;
-  deadline = now_ms() + timeout_ms;
-
+/* One request and its answer over the client's connection, bounded by one time-out. */
+static plc_status call(plc_client *client, const char *method, const field *fields, size_t count, result_parser parse,
+                       void *out, plc_license *err, int timeout_ms, int default_timeout_ms) {
+  int64_t deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : default_timeout_ms);
+  int reused = is_open(client);
   if (++client->next_id == 0) client->next_id = 1;
-  if (append(request, sizeof request, &pos, "{\"jsonrpc\":\"2.0\",\"id\":") != 0 ||
-      append_ulong(request, sizeof request, &pos, client->next_id) != 0 ||
-      append(request, sizeof request, &pos, ",\"method\":\"check\",\"params\":{\"project_id\":") != 0 ||
-      append_json_string(request, sizeof request, &pos, project_id) != 0 ||
-      append(request, sizeof request, &pos, "}}\n") != 0)
-    return PLC_ERR_INVALID_ARGUMENT;
-
-  reused = is_open(client);
   for (int attempt = 0; attempt < 2; attempt++) {
     int answered = 0;
     plc_status st = PLC_OK;
     if (!is_open(client)) st = connect_until(client, deadline);
-    if (st == PLC_OK) st = exchange(client, request, pos, client->next_id, out, deadline, &answered);
-    if (st == PLC_OK || st == PLC_ERR_AGENT) return st;
+    if (st == PLC_OK) st = send_request(client, client->next_id, method, fields, count, deadline);
+    if (st == PLC_OK) st = await_answer(client, client->next_id, parse, out, err, deadline, &answered);
+    if (st == PLC_OK || st == PLC_ERR_AGENT || st == PLC_ERR_AGENT_OUTDATED) return st;
     plc_close(client);
     /* The agent closes idle connections: a kept connection found closed before any answer
      * byte is reopened once, within the same deadline. */
     if (!(reused && attempt == 0 && st == PLC_ERR_CLOSED && !answered)) return st;
-    reset_license(out);
   }
   return PLC_ERR_CLOSED;
+}
+
+static int valid_text(const char *text, size_t cap) { return text != NULL && text[0] != '\0' && strlen(text) < cap; }
+
+/* The project-and-code calls: check, activate, deactivate, refresh. */
+static plc_status license_call(plc_client *client, const char *method, const char *project_id, const char *code, int need_code,
+                               plc_license *out, int timeout_ms, int default_timeout_ms) {
+  field fields[2];
+  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  reset_license(out);
+  if (!valid_text(project_id, sizeof out->project_id)) return PLC_ERR_INVALID_ARGUMENT;
+  if (need_code && !valid_text(code, 257)) return PLC_ERR_INVALID_ARGUMENT;
+  fields[0].key = "project_id";
+  fields[0].value = project_id;
+  fields[1].key = "code";
+  fields[1].value = need_code ? code : NULL;
+  return call(client, method, fields, 2, parse_license_result, out, out, timeout_ms, default_timeout_ms);
+}
+
+plc_status plc_check(plc_client *client, const char *project_id, plc_license *out, int timeout_ms) {
+  return license_call(client, "check", project_id, NULL, 0, out, timeout_ms, PLC_DEFAULT_TIMEOUT_MS);
+}
+
+plc_status plc_activate(plc_client *client, const char *project_id, const char *code, plc_license *out, int timeout_ms) {
+  return license_call(client, "activate", project_id, code, 1, out, timeout_ms, PLC_SERVICE_TIMEOUT_MS);
+}
+
+plc_status plc_deactivate(plc_client *client, const char *project_id, plc_license *out, int timeout_ms) {
+  return license_call(client, "deactivate", project_id, NULL, 0, out, timeout_ms, PLC_SERVICE_TIMEOUT_MS);
+}
+
+plc_status plc_refresh(plc_client *client, const char *project_id, plc_license *out, int timeout_ms) {
+  return license_call(client, "refresh", project_id, NULL, 0, out, timeout_ms, PLC_SERVICE_TIMEOUT_MS);
+}
+
+plc_status plc_offline_request(plc_client *client, const char *project_id, const char *code, plc_document *out, int timeout_ms) {
+  field fields[2];
+  plc_license err;
+  plc_status st;
+  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  if (!valid_text(project_id, sizeof err.project_id)) return PLC_ERR_INVALID_ARGUMENT;
+  if (code != NULL && !valid_text(code, 257)) return PLC_ERR_INVALID_ARGUMENT;
+  fields[0].key = "project_id";
+  fields[0].value = project_id;
+  fields[1].key = "code";
+  fields[1].value = code;
+  st = call(client, "offline_request", fields, 2, parse_document, out, &err, timeout_ms, PLC_SERVICE_TIMEOUT_MS);
+  if (st == PLC_ERR_AGENT || st == PLC_ERR_AGENT_OUTDATED) {
+    out->error_code = err.error_code;
+    memcpy(out->error_message, err.error_message, sizeof out->error_message);
+    memcpy(out->error_detail, err.error_detail, sizeof out->error_detail);
+  } else if (st != PLC_OK) {
+    out->text[0] = '\0';
+    out->file_name[0] = '\0';
+  }
+  return st;
+}
+
+plc_status plc_offline_import(plc_client *client, const char *document, plc_license *out, int timeout_ms) {
+  field fields[1];
+  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  reset_license(out);
+  if (document == NULL || document[0] == '\0' || json_escaped_size(document) > PLC_IMPORT_MAX_BYTES) return PLC_ERR_INVALID_ARGUMENT;
+  fields[0].key = "document";
+  fields[0].value = document;
+  return call(client, "offline_import", fields, 1, parse_license_result, out, out, timeout_ms, PLC_SERVICE_TIMEOUT_MS);
+}
+
+plc_status plc_subscribe(plc_client *client, const char *project_id, plc_license *error_out, int timeout_ms) {
+  field fields[1];
+  plc_license ignored;
+  plc_license *err = error_out != NULL ? error_out : &ignored;
+  if (client == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  reset_license(err);
+  if (project_id != NULL && !valid_text(project_id, sizeof err->project_id)) return PLC_ERR_INVALID_ARGUMENT;
+  fields[0].key = "project_id";
+  fields[0].value = project_id;
+  return call(client, "subscribe", fields, 1, parse_subscribed, NULL, err, timeout_ms, PLC_DEFAULT_TIMEOUT_MS);
+}
+
+plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms) {
+  int64_t deadline;
+  if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  if (!is_open(client)) return PLC_ERR_CLOSED;
+  deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+  for (;;) {
+    size_t line_len = 0;
+    const char *at = NULL;
+    plc_status st = next_line(client, &line_len, deadline);
+    if (st == PLC_ERR_TIMEOUT || st == PLC_ERR_INTERRUPTED) return st;
+    if (st != PLC_OK) {
+      plc_close(client);
+      return st;
+    }
+    /* No request is waiting: id 0 is never one (ids start at 1). */
+    line_kind kind = classify(client->buf, line_len, 0, &at);
+    if (kind == LINE_CHANGED) {
+      scan s;
+      s.p = at;
+      s.end = client->buf + line_len;
+      reset_license(out);
+      int r = parse_license(&s, out);
+      drop_line(client, line_len);
+      if (r == 0) return PLC_OK;
+      reset_license(out);
+      plc_close(client);
+      return PLC_ERR_PROTOCOL;
+    }
+    drop_line(client, line_len);
+    if (kind == LINE_BAD) {
+      plc_close(client);
+      return PLC_ERR_PROTOCOL;
+    }
+  }
 }

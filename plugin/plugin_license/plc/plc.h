@@ -6,7 +6,10 @@
  * close-on-exec. Windows: a named pipe with overlapped I/O.
  *
  * Call it from a background thread, never from the audio thread: a call may wait up to its
- * time-out (200 ms by default). A plc_client is not thread-safe; give each thread its own.
+ * time-out (200 ms by default for check; PLC_SERVICE_TIMEOUT_MS for activate and the other calls
+ * that wait on the service or the disk, so never call those on the message thread either).
+ * A plc_client is not thread-safe; give each thread its own. The one exception: the handle given
+ * to plc_set_interrupt may be signalled from any thread.
  *
  *   plc_client client;
  *   plc_license lic;
@@ -27,6 +30,13 @@ extern "C" {
 
 #define PLC_PROTOCOL_VERSION 1
 #define PLC_DEFAULT_TIMEOUT_MS 200
+/* activate, deactivate, refresh, offline_request, offline_import: the agent's own service
+ * time-out (10 s for a call, one retry inside it) and a slot-count query (3 s), plus a margin. */
+#define PLC_SERVICE_TIMEOUT_MS 20000
+/* Room for an offline request as its text line (a request is about 600 bytes as text). */
+#define PLC_DOCUMENT_CAP 2048
+/* The longest document plc_offline_import sends (the agent's line limit is 65,536 bytes). */
+#define PLC_IMPORT_MAX_BYTES 60000
 #define PLC_DEFAULT_APP "plugin-license"
 
 /* Bytes kept for one answer line. A LicenseState line is about 400 bytes; a longer line is
@@ -52,7 +62,9 @@ typedef enum plc_status {
   PLC_ERR_TOO_LARGE,        /* an answer line longer than PLC_BUFFER_SIZE */
   PLC_ERR_PROTOCOL,         /* an answer that is not a JSON-RPC 2.0 LicenseState */
   PLC_ERR_AGENT,            /* the agent answered an error object: see plc_license.error_* */
-  PLC_ERR_FOREIGN_AGENT     /* Windows: the pipe is served by another user's program; nothing was sent */
+  PLC_ERR_FOREIGN_AGENT,    /* Windows: the pipe is served by another user's program; nothing was sent */
+  PLC_ERR_INTERRUPTED,      /* the handle given to plc_set_interrupt was signalled */
+  PLC_ERR_AGENT_OUTDATED    /* the agent does not know the request (-32601): the license agent needs an update */
 } plc_status;
 
 typedef enum plc_reason {
@@ -91,11 +103,21 @@ typedef struct plc_license {
   int64_t validated_at_s;
   int64_t grace_until_s;
   int64_t next_check_at_s;
-  /* Filled when plc_check returns PLC_ERR_AGENT. */
+  /* Filled when a call returns PLC_ERR_AGENT (or PLC_ERR_AGENT_OUTDATED). */
   long error_code;         /* JSON-RPC code, e.g. -32602 invalid params, -32003 over a limit */
   char error_message[160]; /* the agent's message, cut to fit */
   char error_detail[48];   /* data.code when given (the service's error code) */
 } plc_license;
+
+/* What plc_offline_request returns: the request to carry to a computer that is online. */
+typedef struct plc_document {
+  char text[PLC_DOCUMENT_CAP]; /* the offline request as one line of text (base64url and a checksum) */
+  char file_name[96];          /* a file name to suggest when saving it, e.g. acme-audio-request-123e4567.txt */
+  /* Filled when the call returns PLC_ERR_AGENT, as in plc_license. */
+  long error_code;
+  char error_message[160];
+  char error_detail[48];
+} plc_document;
 
 typedef struct plc_client {
 #ifdef _WIN32
@@ -104,6 +126,7 @@ typedef struct plc_client {
 #else
   int fd; /* -1 when closed */
 #endif
+  intptr_t interrupt;      /* plc_set_interrupt's handle (a descriptor, or an event HANDLE), PLC_NO_INTERRUPT: none */
   unsigned long next_id;
   size_t len;              /* bytes held in buf */
   plc_status path_status;  /* why path is empty, when plc_init could not make one */
@@ -123,6 +146,58 @@ plc_status plc_connect(plc_client *client, int timeout_ms);
  * (<= 0: PLC_DEFAULT_TIMEOUT_MS). After any error other than PLC_ERR_AGENT the connection is
  * closed, and the next call reconnects. */
 plc_status plc_check(plc_client *client, const char *project_id, plc_license *out, int timeout_ms);
+
+/* The calls below use the same connection as plc_check and follow its rules: connect on demand,
+ * one time-out for the whole call (<= 0: the default named), the connection closed after any error
+ * other than PLC_ERR_AGENT and PLC_ERR_AGENT_OUTDATED. On PLC_ERR_AGENT, `out` holds error_code,
+ * error_message (the agent's words, for the user: "the service refused: code_revoked", ...) and
+ * error_detail (data.code: the service's code, or offline_refused / invalid_offline_file).
+ * An agent that predates a method answers PLC_ERR_AGENT_OUTDATED. Never on the audio or message
+ * thread: they wait on the service or the disk. */
+
+/* `activate`: activates `code` online for this machine (default time-out PLC_SERVICE_TIMEOUT_MS). */
+plc_status plc_activate(plc_client *client, const char *project_id, const char *code, plc_license *out, int timeout_ms);
+
+/* `deactivate`: frees this machine's slot ("move the license to another computer"). */
+plc_status plc_deactivate(plc_client *client, const char *project_id, plc_license *out, int timeout_ms);
+
+/* `refresh`: asks the service now; offline it answers from the cache. */
+plc_status plc_refresh(plc_client *client, const char *project_id, plc_license *out, int timeout_ms);
+
+/* `offline_request`: the offline request (step 1 of the offline exchange) for this machine, as a
+ * line of text and a file name to suggest; code may be NULL (the online step then gives it). The
+ * agent stores the request's nonce before answering. */
+plc_status plc_offline_request(plc_client *client, const char *project_id, const char *code, plc_document *out, int timeout_ms);
+
+/* `offline_import`: imports an offline response (a response file's contents or its line of text,
+ * at most PLC_IMPORT_MAX_BYTES); `out` is the state after it. A response the import rules refuse
+ * is PLC_ERR_AGENT with error_detail "offline_refused" and the reason in error_message. */
+plc_status plc_offline_import(plc_client *client, const char *document, plc_license *out, int timeout_ms);
+
+/* `subscribe`: from now on the agent sends this connection a `changed` notification whenever
+ * project_id's state changes (NULL: any project's). Read them with plc_wait_change. Default
+ * time-out PLC_DEFAULT_TIMEOUT_MS. A subscription lives as long as the connection: after any
+ * error that closed it, connect and subscribe again (then plc_check, since changes were missed).
+ * Calls on a subscribed connection skip the notifications that arrive before their answer (the
+ * answer about the project is newer than them): subscribe a connection to one project. */
+plc_status plc_subscribe(plc_client *client, const char *project_id, plc_license *error_out, int timeout_ms);
+
+/* Waits up to timeout_ms (0: only what has arrived) for the next `changed` notification of a
+ * subscribed connection: PLC_OK with `out` the new state. PLC_ERR_TIMEOUT (nothing came) and
+ * PLC_ERR_INTERRUPTED leave the connection open; any other error closes it. PLC_ERR_CLOSED when
+ * the client is not connected. */
+plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms);
+
+/* Lets another thread end a call that waits on this client: pass the read end of a pipe (POSIX)
+ * or an event HANDLE (Windows, cast to intptr_t); the call returns PLC_ERR_INTERRUPTED as soon as
+ * it is readable or signalled (it is not drained or reset: the owner does that).
+ * PLC_NO_INTERRUPT removes it. The handle stays yours; set it after plc_init. */
+void plc_set_interrupt(plc_client *client, intptr_t handle);
+#ifdef _WIN32
+#define PLC_NO_INTERRUPT ((intptr_t)0)
+#else
+#define PLC_NO_INTERRUPT ((intptr_t)-1)
+#endif
 
 /* Closes the connection; the client can be used again. Safe to call twice. */
 void plc_close(plc_client *client);
