@@ -138,13 +138,13 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     now: () => scheduler.now(),
   });
   const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id) => service.background(id) });
-  const server = new SocketServer({
+  const server: SocketServer = new SocketServer({
     socketPath: config.socketPath,
     namespace: config.namespace,
     limits: () => config.limits,
     scheduler,
     logger,
-    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, secret: addSecret }),
+    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret }),
     toError: (err) => {
       const known = isAgentError(err) || (typeof err === 'object' && err !== null && (err as Error).name === 'LicenseError');
       if (!known) logger.error({ err: describeError(err) }, 'unexpected error while handling a request');

@@ -29,6 +29,8 @@ export interface MethodDeps {
   offline: OfflineExchange;
   logger: Logger;
   namespace: () => string;
+  /** Connections open now, the asking one included (reported by `hello`). */
+  connections: () => number;
   /** The data folder of the licenses served (reported by `hello`). */
   dataDir: () => string;
   /** Registers a code seen on the socket, so no log line or error message shows it in full. */
@@ -64,7 +66,7 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
       run(p: HelloParams, connection): HelloResult {
         // A client name is free text: a code pasted into it must not reach the log.
         if (p.client) logger.debug({ connection: connection.id, client: maskCodes(p.client.slice(0, 80)) }, 'hello');
-        return { protocol: PROTOCOL_VERSION, agent: AGENT_VERSION, namespace: deps.namespace(), data_dir: deps.dataDir() };
+        return { protocol: PROTOCOL_VERSION, agent: AGENT_VERSION, namespace: deps.namespace(), data_dir: deps.dataDir(), connections: deps.connections() };
       },
     }),
     check: method({ params: ProjectParams, run: (p: ProjectParams) => registry.state(p.project_id) }),

@@ -61,6 +61,8 @@ export interface HelloResult {
   namespace: string;
   /** Additive: the data folder whose licenses this agent serves (so a tool can tell which home answers). */
   data_dir?: string;
+  /** Additive: connections open now, the asking one included (plugin instances share one per process and project). */
+  connections?: number;
 }
 
 /** What `offline_request` answers: the request as its text line, and a file name to suggest. */

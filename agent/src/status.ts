@@ -14,6 +14,8 @@ export interface AgentStatusReport {
   data_dir: string;
   /** The running agent's version (when running). */
   version?: string;
+  /** Connections open to the running agent besides this one (plugin processes, apps), when it says. */
+  connections?: number;
   /** `agent`: answered by the running agent; `cache`: read from the cache files, without changing them. */
   from: 'agent' | 'cache';
   /** Set when an agent answers on the socket but serves another data folder: its folder. */
@@ -46,7 +48,8 @@ export async function agentStatus(config: AgentConfig, timeoutMs = 1000): Promis
       version = hello.agent;
       if (hello.data_dir === undefined || hello.data_dir === dataDir) {
         const list = (await client.request('list', {})) as { licenses?: unknown[] };
-        return { running, ...base, ...(version ? { version } : {}), from: 'agent', licenses: (list.licenses ?? []).map((l) => LicenseStateWire.parse(l)) };
+        const others = typeof hello.connections === 'number' ? { connections: hello.connections - 1 } : {};
+        return { running, ...base, ...(version ? { version } : {}), ...others, from: 'agent', licenses: (list.licenses ?? []).map((l) => LicenseStateWire.parse(l)) };
       }
       other = hello.data_dir;
     } finally {
@@ -71,7 +74,10 @@ export async function agentStatus(config: AgentConfig, timeoutMs = 1000): Promis
 export function formatStatus(report: AgentStatusReport): string {
   const where = `socket ${report.socket_path}, namespace ${report.namespace}, data ${report.data_dir}`;
   let head: string;
-  if (report.from === 'agent') head = `agent running (version ${report.version ?? '?'}): ${where}`;
+  if (report.from === 'agent') {
+    const clients = report.connections === undefined ? '' : `, ${report.connections} other connection${report.connections === 1 ? '' : 's'}`;
+    head = `agent running (version ${report.version ?? '?'}${clients}): ${where}`;
+  }
   else if (report.other_agent_data_dir) head = `an agent runs on this socket but serves ${report.other_agent_data_dir}; showing the cache files of ${report.data_dir} (${where})`;
   else head = `agent not running (${where}); states read from the cache files, unchanged`;
   const lines = [head];

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, parseOfflineDocument } from '@plugin-license/licensing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
+import { agentCli, codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
 import { answer, requestId, SAMPLE_STATE, startFixtureServer, type FixtureServer } from './helpers/fixture-server.js';
 import { run, spawnLines } from './helpers/run.js';
-import { buildAll, hasCc, socketDir, type Binaries } from './helpers/toolchain.js';
+import { buildAll, hasCc, hasCxx, socketDir, type Binaries } from './helpers/toolchain.js';
 
 type Answer = Record<string, unknown>;
 
@@ -87,6 +87,59 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
     // Bounded by the interrupt, not by the minute the wait was given.
     expect(r.answers[0]!.elapsed_ms as number).toBeLessThan(30_000);
     expect(r.code).toBe(0);
+  });
+
+  it.skipIf(!hasCxx)('plc::Monitor: 50 instances are one connection, follow an activation and a revocation, and keep a revoked license silent when the agent goes away', async () => {
+    const socket = sockets.path('follow.sock');
+    const own = await startAgent({ socket, baseUrl: emulator.baseUrl });
+    const watch = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '50', 'keep', '60000']);
+    try {
+      expect(await watch.waitFor(/^connections=/, 'the connection count')).toBe('connections=1');
+      await watch.waitFor(/^state=invalid licensed=false reason=not_activated agree=true$/, 'not activated');
+      // The agent counts the clients: the 50 instances are one (the status command asks on a second).
+      const status = await run(process.execPath, [agentCli, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_HOME: own.home });
+      expect(JSON.parse(status.stdout)).toMatchObject({ running: true, connections: 1 });
+
+      const code = await generateCode(emulator);
+      expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+      await watch.waitFor(/^state=valid licensed=true reason=- agree=true$/, 'the activation');
+      await fetch(`${emulator.origin}/__emulator/codes/${code}/revoke`, { method: 'POST' });
+      await rpc(socket, 'refresh', { project_id: emulator.projectId });
+      await watch.waitFor(/^state=invalid licensed=false reason=code_revoked agree=true$/, 'the revocation');
+      // The agent stops: unknown, and a license known to be revoked stays silent (keepPlaying or not).
+      await own.stop();
+      await watch.waitFor(/^state=unknown licensed=false reason=- agree=true$/, 'unknown after a revocation');
+      expect(watch.lines.filter((l) => l.startsWith('state=') && !l.endsWith('agree=true'))).toEqual([]);
+    } finally {
+      await watch.stop();
+      await own.stop();
+    }
+  });
+
+  it.skipIf(!hasCxx)('the unknown policy: keep playing by default; silentAfter(1) goes silent a second into unknown, and plays again when the agent answers', async () => {
+    const socket = sockets.path('policy.sock');
+    const code = await generateCode(emulator);
+    const own = await startAgent({ socket, baseUrl: emulator.baseUrl });
+    expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+    const keep = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '3', 'keep', '60000']);
+    const strict = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '3', '1', '60000']);
+    let again: RunningAgent | undefined;
+    try {
+      for (const p of [keep, strict]) await p.waitFor(/^state=valid licensed=true/, 'valid');
+      await own.stop('keep-home');
+      await keep.waitFor(/^state=unknown licensed=true/, 'unknown, still playing');
+      await strict.waitFor(/^state=unknown licensed=true/, 'unknown, playing for a second');
+      await strict.waitFor(/^state=unknown licensed=false/, 'unknown, silent after a second');
+      // The agent back on the same home: both play again, as soon as it answers.
+      again = await startAgent({ socket, baseUrl: emulator.baseUrl, home: own.home });
+      await strict.waitFor(/^state=valid licensed=true reason=- agree=true$/, 'valid again');
+      expect(keep.lines.filter((l) => l.includes('licensed=false'))).toEqual([]);
+    } finally {
+      await keep.stop();
+      await strict.stop();
+      await again?.stop();
+      await own.stop();
+    }
   });
 
   it('the offline exchange: a request line, answered elsewhere, imported through the agent; the same response twice is refused', async () => {

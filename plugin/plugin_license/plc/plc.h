@@ -199,6 +199,26 @@ void plc_set_interrupt(plc_client *client, intptr_t handle);
 #define PLC_NO_INTERRUPT ((intptr_t)-1)
 #endif
 
+/* A waker: what one thread signals to end another's wait (plc_set_interrupt takes its handle).
+ * POSIX: a non-blocking, close-on-exec pipe; Windows: a manual-reset event. */
+typedef struct plc_waker {
+  intptr_t wait_handle;   /* the pipe's read end, or the event */
+  intptr_t signal_handle; /* the pipe's write end, or the event again */
+} plc_waker;
+
+/* Opens a waker: PLC_OK, or PLC_ERR_IO when the system has no descriptor or event left. */
+plc_status plc_waker_open(plc_waker *waker);
+/* Signals it, from any thread; a waker already signalled stays so. */
+void plc_waker_signal(plc_waker *waker);
+/* Waits up to timeout_ms (0: a look) for the signal: 1 signalled, 0 not. It stays signalled. */
+int plc_waker_wait(plc_waker *waker, int timeout_ms);
+/* Takes the signal back (drains the pipe, resets the event). */
+void plc_waker_clear(plc_waker *waker);
+/* The handle to give plc_set_interrupt. */
+intptr_t plc_waker_handle(const plc_waker *waker);
+/* Closes it; safe on a waker that failed to open or was closed. */
+void plc_waker_close(plc_waker *waker);
+
 /* Closes the connection; the client can be used again. Safe to call twice. */
 void plc_close(plc_client *client);
 

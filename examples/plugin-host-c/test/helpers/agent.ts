@@ -12,15 +12,16 @@ export interface RunningAgent {
   socket: string;
   home: string;
   process: LineProcess;
-  stop(): Promise<number | null>;
+  /** Stops the agent (SIGTERM) and removes its home unless `keepHome`. */
+  stop(keepHome?: 'keep-home'): Promise<number | null>;
 }
 
 /** Starts `plugin-license-agent run` with an isolated home and socket; resolves once it prints ready. */
-export async function startAgent(options: { socket: string; baseUrl: string }): Promise<RunningAgent> {
+export async function startAgent(options: { socket: string; baseUrl: string; home?: string }): Promise<RunningAgent> {
   if (!existsSync(agentCli)) {
     throw new Error(`the agent is not built (${agentCli} is missing); run \`pnpm build\` at the repository root first`);
   }
-  const home = mkdtempSync(join(tmpdir(), 'plc-agent-home-'));
+  const home = options.home ?? mkdtempSync(join(tmpdir(), 'plc-agent-home-'));
   const proc = spawnLines(process.execPath, [agentCli, 'run'], {
     PLUGIN_LICENSE_HOME: home,
     PLUGIN_LICENSE_SOCKET: options.socket,
@@ -37,9 +38,9 @@ export async function startAgent(options: { socket: string; baseUrl: string }): 
     socket: options.socket,
     home,
     process: proc,
-    async stop() {
+    async stop(keepHome) {
       const code = await proc.stop('SIGTERM');
-      rmSync(home, { recursive: true, force: true });
+      if (keepHome === undefined) rmSync(home, { recursive: true, force: true });
       return code;
     },
   };
