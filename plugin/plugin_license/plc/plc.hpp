@@ -242,7 +242,9 @@ class Client {
 // What isLicensed() answers while the state is unknown (the agent not running, or not answering),
 // after a license that was valid, or when nothing was known yet in this process. A license known
 // to be invalid stays silent: stopping the agent never unlocks a plugin. Nothing is remembered
-// across a restart of the host.
+// across a restart of the host. Before the first try to reach the agent has ended (a few
+// milliseconds; at most the one-second connect time-out of an agent that hangs) isLicensed() is
+// false whatever the policy.
 class UnknownPolicy {
  public:
   // Keep playing however long the agent is away (the default: a musician is never stopped by our
@@ -269,11 +271,14 @@ struct MonitorOptions {
 namespace detail {
 
 // The published word, read by the audio thread with one load: bits 0-1 State, 2-3 the last known
-// State (unknown: none yet), 8-15 Reason, 16-31 whole seconds of unknown (saturating).
-constexpr std::uint32_t packWord(State state, State lastKnown, Reason reason, std::uint32_t unknownSeconds) noexcept {
-  return static_cast<std::uint32_t>(state) | static_cast<std::uint32_t>(lastKnown) << 2 | (static_cast<std::uint32_t>(reason) & 0xFFu) << 8 |
-         std::min<std::uint32_t>(unknownSeconds, 0xFFFFu) << 16;
+// State (unknown: none yet), bit 4 set once the first try to reach the agent has ended, 8-15
+// Reason, 16-31 whole seconds of unknown (saturating).
+constexpr std::uint32_t kSettled = 1u << 4;
+constexpr std::uint32_t packWord(State state, State lastKnown, Reason reason, std::uint32_t unknownSeconds, bool settled = true) noexcept {
+  return static_cast<std::uint32_t>(state) | static_cast<std::uint32_t>(lastKnown) << 2 | (settled ? kSettled : 0u) |
+         (static_cast<std::uint32_t>(reason) & 0xFFu) << 8 | std::min<std::uint32_t>(unknownSeconds, 0xFFFFu) << 16;
 }
+constexpr bool wordSettled(std::uint32_t w) noexcept { return (w & kSettled) != 0; }
 constexpr State wordState(std::uint32_t w) noexcept { return static_cast<State>(w & 3u); }
 constexpr State wordLastKnown(std::uint32_t w) noexcept { return static_cast<State>((w >> 2) & 3u); }
 constexpr Reason wordReason(std::uint32_t w) noexcept { return static_cast<Reason>((w >> 8) & 0xFFu); }
@@ -303,7 +308,7 @@ class Watch {
   static std::size_t alive() {
     std::lock_guard<std::mutex> lock(registryMutex());
     std::size_t n = 0;
-    for (auto &entry : registry()) n += entry.second.expired() ? 0 : 1;
+    for (auto &entry : registry()) n += entry.second.expired() ? 0u : 1u;
     return n;
   }
 
@@ -482,7 +487,7 @@ class Watch {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> checkRequested_{false};
-  std::atomic<std::uint32_t> word_{packWord(State::unknown, State::unknown, Reason::none, 0)};
+  std::atomic<std::uint32_t> word_{packWord(State::unknown, State::unknown, Reason::none, 0, false)};
   // Owned by the watch thread.
   State state_ = State::unknown;
   State lastKnown_ = State::unknown;
@@ -526,6 +531,9 @@ class Monitor {
       case State::invalid: return false;
       case State::unknown: break;
     }
+    // Before the first answer (or the first failure) nothing is known yet: silent for those few
+    // milliseconds, so an unlicensed plugin never plays its first blocks.
+    if (!detail::wordSettled(w)) return false;
     return detail::wordLastKnown(w) != State::invalid && policy_.allows(detail::wordUnknownSeconds(w));
   }
   // Whole seconds the state has been unknown (0 when known).

@@ -1,0 +1,45 @@
+#include "PluginProcessor.h"
+
+#include "PluginEditor.h"
+
+namespace {
+
+// Compiled in: the project id from the vendor dashboard and the vendor's namespace (the one its
+// installer and agent use). PLUGIN_LICENSE_PROJECT_ID and PLUGIN_LICENSE_APP override them at
+// run time, for tests and demos.
+plugin_license::Settings licenseSettings() {
+  plugin_license::Settings s;
+  s.projectId = PLUGIN_LICENSE_EXAMPLE_PROJECT_ID;
+  s.app = PLUGIN_LICENSE_EXAMPLE_APP;
+  s.vendorName = "the plugin-license example";
+  s.executableName = "plugin-license";
+  // Keep playing while the agent is away (the default); a stricter vendor writes, for example,
+  // plc::UnknownPolicy::silentAfter(std::chrono::minutes(10)).
+  s.unknown = plc::UnknownPolicy::keepPlaying();
+  return plugin_license::Settings::withOverrides(s);
+}
+
+}  // namespace
+
+ExampleProcessor::ExampleProcessor()
+    : AudioProcessor(BusesProperties().withInput("Input", juce::AudioChannelSet::stereo(), true).withOutput("Output", juce::AudioChannelSet::stereo(), true)),
+      license_(licenseSettings()) {}
+
+void ExampleProcessor::prepareToPlay(double sampleRate, int) { license_.prepare(sampleRate); }
+
+bool ExampleProcessor::isBusesLayoutSupported(const BusesLayout &layouts) const {
+  const auto out = layouts.getMainOutputChannelSet();
+  return (out == juce::AudioChannelSet::mono() || out == juce::AudioChannelSet::stereo()) && layouts.getMainInputChannelSet() == out;
+}
+
+void ExampleProcessor::processBlock(juce::AudioBuffer<float> &buffer, juce::MidiBuffer &) {
+  juce::ScopedNoDenormals noDenormals;
+  // The plugin's own processing goes here; the gate comes last.
+  license_.process(buffer);
+}
+
+void ExampleProcessor::processBlock(juce::AudioBuffer<double> &buffer, juce::MidiBuffer &) { license_.process(buffer); }
+
+juce::AudioProcessorEditor *ExampleProcessor::createEditor() { return new ExampleEditor(*this); }
+
+juce::AudioProcessor *JUCE_CALLTYPE createPluginFilter() { return new ExampleProcessor(); }

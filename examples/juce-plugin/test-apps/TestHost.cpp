@@ -1,0 +1,169 @@
+// plugin-license-test-host: a console plugin host for the tests. Loads a VST3 with JUCE's
+// AudioPluginFormatManager (no display), makes INSTANCES instances in this one process, and runs
+// processBlock on a 440 Hz test signal in real time (a block of 480 samples every 10 ms), as a
+// DAW would. Prints JSON lines:
+//
+//   {"event":"loaded","instances":50,"name":"…","load_ms":12}
+//   {"event":"audio","state":"silent|signal|fade","at_ms":<epoch ms>,"block":N,"agree":true}
+//   {"event":"fade","from":1,"to":0,"samples":480,"monotonic":true,"max_step":0.0021}
+//   {"event":"done","blocks":N}
+//
+// "fade" is a block whose gain moved: `monotonic` is true when the gain per sample never turned
+// back and `max_step` (the largest change between two samples) shows it had no jump: no click.
+//
+//   plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS]   (stops after SECONDS, or at "quit" on stdin)
+#include <JuceHeader.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr double kSampleRate = 48000.0;
+constexpr int kBlock = 480;
+constexpr double kFrequency = 440.0;
+constexpr float kAmplitude = 0.5f;
+
+void emit(const juce::String &json) {
+  std::printf("%s\n", json.toRawUTF8());
+  std::fflush(stdout);
+}
+
+// The gain of each sample of channel 0 against the input, where the input is far from zero.
+struct BlockGain {
+  const char *state = "silent";
+  double from = 0, to = 0, maxStep = 0;
+  bool monotonic = true;
+  int samples = 0;
+};
+
+BlockGain measure(const juce::AudioBuffer<float> &out, const juce::AudioBuffer<float> &in) {
+  BlockGain g;
+  double peak = 0;
+  bool first = true;
+  double previous = 0, direction = 0;
+  bool allOne = true;
+  for (int i = 0; i < out.getNumSamples(); ++i) peak = std::max(peak, std::abs(static_cast<double>(out.getSample(0, i))));
+  if (peak < 1e-6) return g;
+  for (int i = 0; i < out.getNumSamples(); ++i) {
+    const double x = in.getSample(0, i);
+    if (std::abs(x) < 0.05) continue;
+    const double gain = out.getSample(0, i) / x;
+    if (std::abs(gain - 1.0) > 1e-4) allOne = false;
+    if (first) {
+      g.from = gain;
+      first = false;
+    } else {
+      const double step = gain - previous;
+      g.maxStep = std::max(g.maxStep, std::abs(step) / 1.0);
+      if (std::abs(step) > 1e-6) {
+        if (direction != 0 && (step > 0) != (direction > 0)) g.monotonic = false;
+        direction = step;
+      }
+    }
+    previous = gain;
+    g.to = gain;
+    ++g.samples;
+  }
+  g.state = allOne ? "signal" : "fade";
+  return g;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PLUGIN.vst3 [INSTANCES] [SECONDS]\n", argv[0]);
+    return 64;
+  }
+  juce::ScopedJuceInitialiser_GUI juce;  // the message manager the plugin's classes expect
+  const int instances = argc >= 3 ? std::max(1, std::atoi(argv[2])) : 1;
+  const double seconds = argc >= 4 ? std::atof(argv[3]) : 60.0;
+
+  juce::AudioPluginFormatManager formats;
+  formats.addFormat(new juce::VST3PluginFormat());
+  juce::OwnedArray<juce::PluginDescription> found;
+  juce::VST3PluginFormat vst3;
+  vst3.findAllTypesForFile(found, juce::File::getCurrentWorkingDirectory().getChildFile(argv[1]).getFullPathName());
+  if (found.isEmpty()) {
+    emit("{\"event\":\"error\",\"message\":\"no VST3 plugin in " + juce::String(argv[1]).replace("\"", "'") + "\"}");
+    return 2;
+  }
+
+  const auto started = juce::Time::getMillisecondCounterHiRes();
+  std::vector<std::unique_ptr<juce::AudioPluginInstance>> plugins;
+  for (int i = 0; i < instances; ++i) {
+    juce::String error;
+    auto plugin = formats.createPluginInstance(*found[0], kSampleRate, kBlock, error);
+    if (plugin == nullptr) {
+      emit("{\"event\":\"error\",\"message\":\"" + error.replace("\"", "'") + "\"}");
+      return 2;
+    }
+    plugin->setPlayConfigDetails(2, 2, kSampleRate, kBlock);
+    plugin->prepareToPlay(kSampleRate, kBlock);
+    plugins.push_back(std::move(plugin));
+  }
+  emit("{\"event\":\"loaded\",\"instances\":" + juce::String(instances) + ",\"name\":\"" + found[0]->name + "\",\"load_ms\":" +
+       juce::String(juce::roundToInt(juce::Time::getMillisecondCounterHiRes() - started)) + "}");
+
+  std::atomic<bool> quit{false};
+  std::thread input([&quit] {
+    // Only "quit" stops early: a closed stdin means nobody sends commands.
+    std::string line;
+    while (std::getline(std::cin, line)) {
+      if (line == "quit") {
+        quit = true;
+        break;
+      }
+    }
+  });
+  input.detach();
+
+  juce::AudioBuffer<float> in(2, kBlock), buffer(2, kBlock);
+  juce::MidiBuffer midi;
+  std::string previous;
+  long long block = 0;
+  double phase = 0;
+  const double until = juce::Time::getMillisecondCounterHiRes() + seconds * 1000.0;
+  double next = juce::Time::getMillisecondCounterHiRes();
+  while (!quit && juce::Time::getMillisecondCounterHiRes() < until) {
+    for (int i = 0; i < kBlock; ++i) {
+      const float x = kAmplitude * static_cast<float>(std::sin(phase));
+      phase += 2.0 * juce::MathConstants<double>::pi * kFrequency / kSampleRate;
+      in.setSample(0, i, x);
+      in.setSample(1, i, x);
+    }
+    BlockGain first;
+    bool agree = true;
+    for (std::size_t p = 0; p < plugins.size(); ++p) {
+      buffer.makeCopyOf(in, true);
+      plugins[p]->processBlock(buffer, midi);
+      const BlockGain g = measure(buffer, in);
+      if (p == 0) first = g;
+      else agree = agree && std::string(g.state) == first.state;
+    }
+    if (first.state != previous) {
+      emit(juce::String("{\"event\":\"audio\",\"state\":\"") + first.state + "\",\"at_ms\":" + juce::String(juce::Time::currentTimeMillis()) +
+           ",\"block\":" + juce::String(block) + ",\"agree\":" + (agree ? "true" : "false") + "}");
+      previous = first.state;
+    }
+    if (std::string(first.state) == "fade") {
+      emit("{\"event\":\"fade\",\"from\":" + juce::String(first.from, 4) + ",\"to\":" + juce::String(first.to, 4) + ",\"samples\":" +
+           juce::String(first.samples) + ",\"monotonic\":" + (first.monotonic ? "true" : "false") + ",\"max_step\":" + juce::String(first.maxStep, 6) + "}");
+    }
+    ++block;
+    next += 1000.0 * kBlock / kSampleRate;
+    const double wait = next - juce::Time::getMillisecondCounterHiRes();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::microseconds(static_cast<long long>(wait * 1000.0)));
+  }
+  for (auto &p : plugins) p->releaseResources();
+  plugins.clear();
+  emit("{\"event\":\"done\",\"blocks\":" + juce::String(block) + "}");
+  return 0;
+}

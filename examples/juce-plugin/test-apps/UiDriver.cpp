@@ -1,0 +1,139 @@
+// plugin-license-ui-driver: shows the ActivationComponent in a window, as a plugin editor would,
+// and drives it from commands on stdin, one per line (the tests run it under Xvfb):
+//
+//   type TEXT          types TEXT into the code field, key by key
+//   click ID           clicks the control with that component ID (activate, deactivate, …)
+//   save-request PATH  saves the offline request into PATH (what the save chooser does)
+//   load-response PATH imports the response in PATH (what the open chooser does)
+//   screenshot PATH    writes the window's content as PNG
+//   close              destroys the panel (an editor closed in the middle of a call)
+//   open               makes a new panel
+//   quit
+//
+// Prints JSON lines: {"event":"panel","state":"…","message":"…","busy":false} whenever what the
+// panel shows changes, and {"event":"done","command":"…"} after each command.
+#include <JuceHeader.h>
+
+#include <iostream>
+#include <string>
+#include <thread>
+
+namespace {
+
+juce::String json(const juce::String &text) { return juce::JSON::toString(juce::var(text)); }
+
+void emit(const juce::String &line) {
+  std::printf("%s\n", line.toRawUTF8());
+  std::fflush(stdout);
+}
+
+class DriverWindow : public juce::DocumentWindow, private juce::Timer {
+ public:
+  explicit DriverWindow(plugin_license::LicenseGate &gate)
+      : DocumentWindow("plugin-license panel", juce::Colours::darkgrey, juce::DocumentWindow::closeButton), gate_(gate) {
+    setUsingNativeTitleBar(false);
+    open();
+    setVisible(true);
+    startTimer(20);
+  }
+
+  void closeButtonPressed() override { juce::JUCEApplication::getInstance()->systemRequestedQuit(); }
+
+  void run(const juce::String &line) {
+    const juce::String verb = line.upToFirstOccurrenceOf(" ", false, false);
+    const juce::String arg = line.fromFirstOccurrenceOf(" ", false, false);
+    juce::String error;
+    if (verb == "open") {
+      open();
+    } else if (verb == "close") {
+      panel_.reset();
+      setContentNonOwned(nullptr, false);
+    } else if (verb == "quit") {
+      juce::JUCEApplication::getInstance()->systemRequestedQuit();
+      return;
+    } else if (panel_ == nullptr) {
+      error = "no panel: open one first";
+    } else if (verb == "type") {
+      auto *field = dynamic_cast<juce::TextEditor *>(panel_->findChildWithID(plugin_license::ActivationComponent::codeFieldId));
+      field->grabKeyboardFocus();
+      for (auto c : arg) field->keyPressed(juce::KeyPress(static_cast<int>(c), juce::ModifierKeys(), c));
+    } else if (verb == "click") {
+      auto *button = dynamic_cast<juce::Button *>(panel_->findChildWithID(arg));
+      if (button == nullptr) error = "no button " + arg;
+      else if (!button->isEnabled()) error = "button " + arg + " is disabled";
+      else button->triggerClick();
+    } else if (verb == "save-request") {
+      panel_->saveOfflineRequestTo(juce::File(arg));
+    } else if (verb == "load-response") {
+      panel_->loadOfflineResponseFrom(juce::File(arg));
+    } else if (verb == "screenshot") {
+      const juce::Image image = panel_->createComponentSnapshot(panel_->getLocalBounds());
+      juce::File file(arg);
+      file.deleteFile();
+      juce::FileOutputStream out(file);
+      if (!out.openedOk() || !juce::PNGImageFormat().writeImageToStream(image, out)) error = "could not write " + arg;
+    } else {
+      error = "unknown command " + verb;
+    }
+    emit("{\"event\":\"done\",\"command\":" + json(verb) + (error.isEmpty() ? juce::String() : ",\"error\":" + json(error)) + "}");
+  }
+
+ private:
+  void open() {
+    panel_ = std::make_unique<plugin_license::ActivationComponent>(gate_);
+    setContentNonOwned(panel_.get(), true);
+    centreWithSize(getWidth(), getHeight());
+  }
+
+  // What the panel shows, reported when it changes.
+  void timerCallback() override {
+    if (panel_ == nullptr) return;
+    const juce::String line = "{\"event\":\"panel\",\"state\":" + json(panel_->stateText()) + ",\"message\":" + json(panel_->messageText()) +
+                              ",\"busy\":" + (panel_->isBusy() ? "true" : "false") + ",\"licensed\":" + (gate_.isLicensed() ? "true" : "false") + "}";
+    if (line != last_) emit(line);
+    last_ = line;
+  }
+
+  plugin_license::LicenseGate &gate_;
+  std::unique_ptr<plugin_license::ActivationComponent> panel_;
+  juce::String last_;
+};
+
+class UiDriverApp : public juce::JUCEApplication {
+ public:
+  const juce::String getApplicationName() override { return "plugin-license-ui-driver"; }
+  const juce::String getApplicationVersion() override { return "0.1.0"; }
+  bool moreThanOneInstanceAllowed() override { return true; }
+
+  void initialise(const juce::String &) override {
+    plugin_license::Settings settings;
+    settings.projectId = "00000000-0000-4000-8000-000000000000";  // replaced by PLUGIN_LICENSE_PROJECT_ID
+    settings.vendorName = "the plugin-license example";
+    gate_ = std::make_unique<plugin_license::LicenseGate>(plugin_license::Settings::withOverrides(settings));
+    window_ = std::make_unique<DriverWindow>(*gate_);
+    // Commands arrive on a thread of their own and run on the message thread.
+    juce::Component::SafePointer<DriverWindow> safe(window_.get());
+    std::thread([safe] {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        juce::MessageManager::callAsync([safe, text = juce::String::fromUTF8(line.c_str())] {
+          if (auto *w = safe.getComponent()) w->run(text.trim());
+        });
+      }
+      juce::MessageManager::callAsync([] { juce::JUCEApplication::getInstance()->systemRequestedQuit(); });
+    }).detach();
+  }
+
+  void shutdown() override {
+    window_.reset();
+    gate_.reset();
+  }
+
+ private:
+  std::unique_ptr<plugin_license::LicenseGate> gate_;
+  std::unique_ptr<DriverWindow> window_;
+};
+
+}  // namespace
+
+START_JUCE_APPLICATION(UiDriverApp)

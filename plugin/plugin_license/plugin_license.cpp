@@ -1,0 +1,433 @@
+// The JUCE module plugin_license: LicenseGate and ActivationComponent (see plugin_license.h).
+// The C client itself is compiled by plugin_license_plc.c.
+#ifdef PLUGIN_LICENSE_H_INCLUDED
+#error "Include plugin_license.h before this file only through the module: add the module with juce_add_module"
+#endif
+
+#include "plugin_license.h"
+
+#include <thread>
+
+namespace plugin_license {
+
+namespace {
+
+const juce::String ellipsis = juce::String::fromUTF8("\xe2\x80\xa6");
+
+juce::String fromUtf8(const std::string &text) { return juce::String::fromUTF8(text.data(), static_cast<int>(text.size())); }
+
+juce::String vendorOf(const Settings &s) { return s.vendorName.isNotEmpty() ? s.vendorName : juce::String("the vendor"); }
+
+// "21 Feb 2027" from seconds since the epoch (0: unknown).
+juce::String dayOf(std::int64_t seconds) {
+  if (seconds <= 0) return "an unknown date";
+  return juce::Time(seconds * 1000).formatted("%d %b %Y");
+}
+
+juce::String slotsOf(const plc::License &l) {
+  if (l.activations < 0 || l.maxActivations < 0) return {};
+  return juce::String(l.activations) + " of " + juce::String(l.maxActivations) + " computers";
+}
+
+}  // namespace
+
+Settings Settings::withOverrides(Settings compiledIn) {
+  const auto project = juce::SystemStats::getEnvironmentVariable("PLUGIN_LICENSE_PROJECT_ID", {});
+  const auto app = juce::SystemStats::getEnvironmentVariable("PLUGIN_LICENSE_APP", {});
+  if (project.isNotEmpty()) compiledIn.projectId = project;
+  if (app.isNotEmpty()) compiledIn.app = app;
+  return compiledIn;
+}
+
+// ------------------------------------------------------------------------------ LicenseGate
+
+namespace {
+plc::MonitorOptions monitorOptions(const Settings &s) {
+  plc::MonitorOptions o;
+  o.app = s.app.toStdString();
+  o.unknown = s.unknown;
+  return o;
+}
+}  // namespace
+
+LicenseGate::LicenseGate(Settings settings, std::chrono::milliseconds fade)
+    : settings_(std::move(settings)), monitor_(settings_.projectId.toStdString(), monitorOptions(settings_)), fade_(fade) {}
+
+void LicenseGate::prepare(double sampleRate) noexcept {
+  const double samples = std::max(1.0, sampleRate * static_cast<double>(fade_.count()) / 1000.0);
+  step_ = 1.0 / samples;
+}
+
+template <typename T>
+void LicenseGate::apply(juce::AudioBuffer<T> &buffer) noexcept {
+  const double target = isLicensed() ? 1.0 : 0.0;
+  const int n = buffer.getNumSamples();
+  if (gain_ < 0.0) gain_ = target;  // the first block: no fade from an arbitrary start
+  if (gain_ == target) {
+    if (target == 0.0) buffer.clear();
+    return;
+  }
+  // A linear ramp of `step_` per sample toward the target; the rest of the block at the target.
+  const double distance = std::abs(target - gain_);
+  const int rampSamples = std::min(n, static_cast<int>(std::ceil(distance / step_)));
+  const double end = rampSamples >= static_cast<int>(std::ceil(distance / step_)) ? target : gain_ + (target > gain_ ? 1.0 : -1.0) * step_ * rampSamples;
+  if (rampSamples > 0) buffer.applyGainRamp(0, rampSamples, static_cast<T>(gain_), static_cast<T>(end));
+  if (rampSamples < n && end == 0.0) buffer.clear(rampSamples, n - rampSamples);
+  gain_ = end;
+}
+
+template void LicenseGate::apply(juce::AudioBuffer<float> &) noexcept;
+template void LicenseGate::apply(juce::AudioBuffer<double> &) noexcept;
+
+// ------------------------------------------------------------------------------ describeState
+
+juce::String describeState(const plc::CheckResult &result, const Settings &settings) {
+  if (!result.license) {
+    const plc::Status st = result.status;
+    if (st == plc::Status::notRunning)
+      return "The license agent is not running on this computer. Reinstall " + vendorOf(settings) + "'s software, or start its license agent.";
+    if (st == plc::Status::agentOutdated) return "The license agent needs an update: install " + vendorOf(settings) + "'s current version.";
+    if (st == plc::Status::foreignAgent) return fromUtf8(plc::describe(st)) + ".";
+    if (st == plc::Status::timeout) return "The license agent does not answer. It may be busy; this panel tries again by itself.";
+    return "The license agent cannot be reached (" + fromUtf8(plc::describe(st)) + ").";
+  }
+  const plc::License &l = *result.license;
+  const juce::String code = l.codeHint.empty() ? juce::String() : " with code " + fromUtf8(l.codeHint);
+  if (l.valid) {
+    if (l.source == plc::Source::offline) return "Licensed by an offline activation" + code + ", until " + dayOf(l.graceUntilSeconds) + ".";
+    const juce::String slots = slotsOf(l);
+    juce::String text = "Licensed on this computer" + code + (slots.isEmpty() ? juce::String() : " (" + slots + ")") + ".";
+    if (l.graceUntilSeconds > 0) text << " Works offline until " << dayOf(l.graceUntilSeconds) << ".";
+    return text;
+  }
+  switch (l.reason) {
+    case plc::Reason::notActivated: return "Not activated on this computer. Enter your activation code and press Activate.";
+    case plc::Reason::codeRevoked: return "This license" + code + " was revoked. Contact " + vendorOf(settings) + " for a new code.";
+    case plc::Reason::codeNotFound: return "The license service does not know this code" + code + ". Check it, or contact " + vendorOf(settings) + ".";
+    case plc::Reason::deactivated: return "This computer's activation was released. Activate again to use it here.";
+    case plc::Reason::graceExpired:
+      return "The license could not be checked online for too long. Connect this computer to the internet, then press Check now.";
+    case plc::Reason::clockTampered: return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
+    case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged. Activate again.";
+    case plc::Reason::none:
+    case plc::Reason::other: break;
+  }
+  return "Not licensed (" + fromUtf8(l.reasonText) + ").";
+}
+
+// ------------------------------------------------------------------------------ ActivationComponent
+
+// What an action found, handed from the worker thread to the message thread.
+struct ActivationComponent::Outcome {
+  juce::String done;     // words on success
+  juce::String failure;  // words on failure (empty: success)
+  plc::CheckResult state;
+  bool hasState = false;
+  juce::String requestDocument, requestFileName;
+  juce::File saveTo;  // where the request goes; none: ask with a file chooser
+};
+
+// One thread for the panel's calls, one at a time. Its wait is interruptible: destroying it
+// abandons the call at once and joins.
+class ActivationComponent::Worker {
+ public:
+  explicit Worker(const std::string &socketPath) : client_(socketPath.empty() ? nullptr : socketPath.c_str()) {
+    if (plc_waker_open(&waker_) == PLC_OK) plc_set_interrupt(client_.raw(), plc_waker_handle(&waker_));
+  }
+  ~Worker() {
+    plc_waker_signal(&waker_);
+    if (thread_.joinable()) thread_.join();
+    plc_waker_close(&waker_);
+  }
+
+  void start(std::function<void(plc::Client &)> job) {
+    if (thread_.joinable()) thread_.join();  // the previous call has posted its outcome already
+    thread_ = std::thread([this, job = std::move(job)] { job(client_); });
+  }
+
+ private:
+  plc::Client client_;
+  plc_waker waker_{PLC_NO_INTERRUPT, PLC_NO_INTERRUPT};
+  std::thread thread_;
+};
+
+namespace {
+
+// The agent's words for a failed call, with what it was.
+juce::String failureOf(const juce::String &what, plc::Status status, const std::optional<plc::AgentError> &error) {
+  if (status == plc::Status::agentOutdated) return what + " needs a newer license agent: install the current version.";
+  if (error) return what + " failed: " + fromUtf8(error->message);
+  return what + " failed: " + fromUtf8(plc::describe(status)) + ".";
+}
+
+}  // namespace
+
+ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worker_(std::make_unique<Worker>(gate.monitor().socketPath())) {
+  title_.setText("License", juce::dontSendNotification);
+  title_.setFont(title_.getFont().withHeight(18.0f).boldened());
+  state_.setJustificationType(juce::Justification::topLeft);
+  state_.setMinimumHorizontalScale(1.0f);
+  message_.setJustificationType(juce::Justification::topLeft);
+  message_.setMinimumHorizontalScale(1.0f);
+  message_.setColour(juce::Label::textColourId, juce::Colours::lightgrey);
+
+  code_.setTextToShowWhenEmpty("Activation code", juce::Colours::grey);
+  code_.setTitle("Activation code");
+  code_.setInputRestrictions(256);
+  code_.onReturnKey = [this] { activate(); };
+  saveRequest_.setButtonText("Save offline request" + ellipsis);
+  loadResponse_.setButtonText("Load offline response" + ellipsis);
+  manage_.setButtonText("Manage licenses" + ellipsis);
+
+  code_.setComponentID(codeFieldId);
+  activate_.setComponentID(activateId);
+  deactivate_.setComponentID(deactivateId);
+  checkNow_.setComponentID(checkNowId);
+  saveRequest_.setComponentID(saveRequestId);
+  loadResponse_.setComponentID(loadResponseId);
+  manage_.setComponentID(manageId);
+
+  activate_.onClick = [this] { activate(); };
+  deactivate_.onClick = [this] { deactivate(); };
+  checkNow_.onClick = [this] { checkNow(); };
+  saveRequest_.onClick = [this] { chooseRequestFile(); };
+  loadResponse_.onClick = [this] { chooseResponseFile(); };
+  manage_.onClick = [this] { manageLicenses(); };
+
+  for (juce::Component *c : std::initializer_list<juce::Component *>{&title_, &state_, &code_, &activate_, &deactivate_, &checkNow_, &saveRequest_, &loadResponse_, &manage_, &message_})
+    addAndMakeVisible(c);
+
+  showState(gate_.monitor().last());
+  // From the monitor's thread to the message thread; once onChange({}) returns in the
+  // destructor, no call is running or will run.
+  juce::Component::SafePointer<ActivationComponent> safe(this);
+  gate_.monitor().onChange([safe](const plc::CheckResult &r) {
+    juce::MessageManager::callAsync([safe, r] {
+      if (auto *self = safe.getComponent()) self->showState(r);
+    });
+  });
+  setSize(460, 250);
+}
+
+ActivationComponent::~ActivationComponent() {
+  gate_.monitor().onChange({});
+  worker_.reset();  // abandons a call in flight at once
+}
+
+void ActivationComponent::paint(juce::Graphics &g) { g.fillAll(getLookAndFeel().findColour(juce::ResizableWindow::backgroundColourId)); }
+
+void ActivationComponent::resized() {
+  auto area = getLocalBounds().reduced(12);
+  title_.setBounds(area.removeFromTop(24));
+  state_.setBounds(area.removeFromTop(48));
+  area.removeFromTop(4);
+  auto row = area.removeFromTop(28);
+  activate_.setBounds(row.removeFromRight(100));
+  row.removeFromRight(8);
+  code_.setBounds(row);
+  area.removeFromTop(8);
+  row = area.removeFromTop(28);
+  checkNow_.setBounds(row.removeFromRight(100));
+  row.removeFromRight(8);
+  deactivate_.setBounds(row);
+  area.removeFromTop(8);
+  row = area.removeFromTop(28);
+  const int half = (row.getWidth() - 8) / 2;
+  saveRequest_.setBounds(row.removeFromLeft(half));
+  row.removeFromLeft(8);
+  loadResponse_.setBounds(row);
+  area.removeFromTop(8);
+  row = area.removeFromTop(28);
+  manage_.setBounds(row.removeFromRight(160));
+  message_.setBounds(area.withTrimmedTop(4));
+}
+
+void ActivationComponent::showState(const plc::CheckResult &result) {
+  state_.setText(describeState(result, gate_.settings()), juce::dontSendNotification);
+  const bool known = result.license.has_value();
+  const bool licensed = known && result.license->valid;
+  const bool held = known && !result.license->codeHint.empty();
+  if (!busy_) {
+    activate_.setEnabled(known && !licensed);
+    code_.setEnabled(known && !licensed);
+    deactivate_.setEnabled(held && result.license->source != plc::Source::offline);
+    checkNow_.setEnabled(held);
+    saveRequest_.setEnabled(known && !licensed);
+    loadResponse_.setEnabled(known && !licensed);
+  }
+}
+
+void ActivationComponent::setBusy(bool busy) {
+  busy_ = busy;
+  for (juce::Component *c : std::initializer_list<juce::Component *>{&code_, &activate_, &deactivate_, &checkNow_, &saveRequest_, &loadResponse_})
+    c->setEnabled(!busy);
+  if (!busy) showState(gate_.monitor().last());
+}
+
+void ActivationComponent::run(juce::String working, std::function<Outcome(plc::Client &)> job) {
+  if (busy_) return;
+  setBusy(true);
+  message_.setText(working + ellipsis, juce::dontSendNotification);
+  juce::Component::SafePointer<ActivationComponent> safe(this);
+  worker_->start([safe, job = std::move(job)](plc::Client &client) {
+    Outcome outcome = job(client);
+    // An interrupted call belongs to a panel that is gone: nothing to tell.
+    if (outcome.state.status == plc::Status::interrupted) return;
+    juce::MessageManager::callAsync([safe, outcome] {
+      if (auto *self = safe.getComponent()) self->finished(outcome);
+    });
+  });
+}
+
+void ActivationComponent::finished(const Outcome &outcome) {
+  message_.setText(outcome.failure.isNotEmpty() ? outcome.failure : outcome.done, juce::dontSendNotification);
+  setBusy(false);
+  if (outcome.hasState) showState(outcome.state);
+  if (outcome.failure.isEmpty() && outcome.requestDocument.isNotEmpty()) {
+    pendingRequest_ = outcome.requestDocument;
+    if (outcome.saveTo != juce::File()) {
+      saveOfflineRequestTo(outcome.saveTo);
+      return;
+    }
+    chooser_ = std::make_unique<juce::FileChooser>("Save the offline request",
+                                                   juce::File::getSpecialLocation(juce::File::userDocumentsDirectory).getChildFile(outcome.requestFileName), "*.txt");
+    juce::Component::SafePointer<ActivationComponent> safe(this);
+    chooser_->launchAsync(juce::FileBrowserComponent::saveMode | juce::FileBrowserComponent::canSelectFiles | juce::FileBrowserComponent::warnAboutOverwriting,
+                          [safe](const juce::FileChooser &c) {
+                            if (auto *self = safe.getComponent(); self != nullptr && c.getResult() != juce::File()) self->saveOfflineRequestTo(c.getResult());
+                          });
+  }
+}
+
+void ActivationComponent::activate() {
+  const juce::String code = code_.getText().trim();
+  if (code.isEmpty()) {
+    message_.setText("Enter your activation code first.", juce::dontSendNotification);
+    return;
+  }
+  const std::string projectId = gate_.settings().projectId.toStdString();
+  run("Activating", [projectId, code = code.toStdString()](plc::Client &client) {
+    Outcome o;
+    o.state = client.activate(projectId, code);
+    o.hasState = o.state.status == plc::Status::ok;
+    if (o.hasState) o.done = "Activated.";
+    else o.failure = failureOf("Activation", o.state.status, o.state.agentError);
+    return o;
+  });
+  code_.clear();
+}
+
+void ActivationComponent::deactivate() {
+  const std::string projectId = gate_.settings().projectId.toStdString();
+  run("Deactivating", [projectId](plc::Client &client) {
+    Outcome o;
+    o.state = client.deactivate(projectId);
+    o.hasState = o.state.status == plc::Status::ok;
+    if (o.hasState) o.done = "Deactivated: the slot is free for another computer.";
+    else o.failure = failureOf("Deactivation", o.state.status, o.state.agentError);
+    return o;
+  });
+}
+
+void ActivationComponent::checkNow() {
+  const std::string projectId = gate_.settings().projectId.toStdString();
+  run("Checking with the license service", [projectId](plc::Client &client) {
+    Outcome o;
+    o.state = client.refresh(projectId);
+    o.hasState = o.state.status == plc::Status::ok;
+    if (o.hasState) o.done = "Checked.";
+    else o.failure = failureOf("The check", o.state.status, o.state.agentError);
+    return o;
+  });
+}
+
+void ActivationComponent::chooseRequestFile() { makeOfflineRequest({}); }
+
+// The request is made first (the agent stores its nonce), then saved: into `saveTo`, or where the
+// user chooses.
+void ActivationComponent::makeOfflineRequest(const juce::File &saveTo) {
+  const std::string projectId = gate_.settings().projectId.toStdString();
+  run("Making the offline request", [projectId, saveTo, code = code_.getText().trim().toStdString()](plc::Client &client) {
+    Outcome o;
+    const plc::OfflineRequest r = client.offlineRequest(projectId, code);
+    o.state.status = r.status;
+    o.saveTo = saveTo;
+    if (r.status == plc::Status::ok) {
+      o.requestDocument = fromUtf8(r.document);
+      o.requestFileName = fromUtf8(r.fileName);
+      o.done = "Choose where to save the offline request.";
+    } else {
+      o.failure = failureOf("The offline request", r.status, r.agentError);
+    }
+    return o;
+  });
+}
+
+void ActivationComponent::saveOfflineRequestTo(const juce::File &file) {
+  if (pendingRequest_.isEmpty()) {
+    makeOfflineRequest(file);
+    return;
+  }
+  if (!file.replaceWithText(pendingRequest_ + "\n")) {
+    message_.setText("Could not write " + file.getFullPathName() + ": choose a folder you can write to.", juce::dontSendNotification);
+    return;
+  }
+  pendingRequest_.clear();
+  message_.setText("Offline request saved to " + file.getFullPathName() +
+                       ". On a computer that is online, answer it with the license manager (or: " + gate_.settings().executableName +
+                       " offline activate " + file.getFileName() + "), then load the response here.",
+                   juce::dontSendNotification);
+}
+
+void ActivationComponent::chooseResponseFile() {
+  chooser_ = std::make_unique<juce::FileChooser>("Load the offline response", juce::File::getSpecialLocation(juce::File::userDocumentsDirectory), "*");
+  juce::Component::SafePointer<ActivationComponent> safe(this);
+  chooser_->launchAsync(juce::FileBrowserComponent::openMode | juce::FileBrowserComponent::canSelectFiles, [safe](const juce::FileChooser &c) {
+    if (auto *self = safe.getComponent(); self != nullptr && c.getResult() != juce::File()) self->loadOfflineResponseFrom(c.getResult());
+  });
+}
+
+void ActivationComponent::loadOfflineResponseFrom(const juce::File &file) {
+  // An offline response is a few KiB; anything far larger is not one (and must not be read whole).
+  if (!file.existsAsFile() || file.getSize() > PLC_IMPORT_MAX_BYTES) {
+    message_.setText(file.getFullPathName() + (file.existsAsFile() ? " is far larger than an offline response: choose the response file." : " does not exist."),
+                     juce::dontSendNotification);
+    return;
+  }
+  const std::string document = file.loadFileAsString().toStdString();
+  run("Importing the offline response", [document](plc::Client &client) {
+    Outcome o;
+    o.state = client.offlineImport(document);
+    o.hasState = o.state.status == plc::Status::ok;
+    if (o.hasState) o.done = "Offline response imported.";
+    else o.failure = failureOf("The import", o.state.status, o.state.agentError);
+    return o;
+  });
+}
+
+void ActivationComponent::manageLicenses() {
+  const Settings &s = gate_.settings();
+  juce::File exe(s.executable.isNotEmpty() ? s.executable : juce::SystemStats::getEnvironmentVariable("PLUGIN_LICENSE_EXECUTABLE", {}));
+  if (exe == juce::File()) {
+#if JUCE_WINDOWS
+    exe = juce::File::getSpecialLocation(juce::File::windowsLocalAppData).getChildFile("Programs").getChildFile(s.vendorName).getChildFile(s.executableName + ".exe");
+#elif JUCE_MAC
+    exe = juce::File::getSpecialLocation(juce::File::userApplicationDataDirectory).getChildFile("Application Support").getChildFile(s.vendorName).getChildFile(s.executableName);
+#else
+    exe = juce::File::getSpecialLocation(juce::File::userHomeDirectory).getChildFile(".local/bin").getChildFile(s.executableName);
+#endif
+  }
+  if (!exe.existsAsFile()) {
+    message_.setText("The license manager is not installed (" + exe.getFullPathName() + "). Reinstall " + vendorOf(s) + "'s software.", juce::dontSendNotification);
+    return;
+  }
+  juce::StringArray args{exe.getFullPathName()};
+  if (s.app.isNotEmpty()) args.addArray({"--app", s.app});
+  args.add("manager");
+  // The manager opens the page in the browser itself, and stops by itself when it is closed.
+  juce::ChildProcess process;
+  if (process.start(args, 0)) message_.setText("The license manager opens in your web browser.", juce::dontSendNotification);
+  else message_.setText("Could not start " + exe.getFullPathName() + ".", juce::dontSendNotification);
+}
+
+}  // namespace plugin_license
