@@ -206,7 +206,7 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
       if (auto *self = safe.getComponent()) self->showState(r);
     });
   });
-  setSize(460, 250);
+  setSize(460, 310);
 }
 
 ActivationComponent::~ActivationComponent() {
@@ -219,7 +219,7 @@ void ActivationComponent::paint(juce::Graphics &g) { g.fillAll(getLookAndFeel().
 void ActivationComponent::resized() {
   auto area = getLocalBounds().reduced(12);
   title_.setBounds(area.removeFromTop(24));
-  state_.setBounds(area.removeFromTop(48));
+  state_.setBounds(area.removeFromTop(52));
   area.removeFromTop(4);
   auto row = area.removeFromTop(28);
   activate_.setBounds(row.removeFromRight(100));
@@ -368,7 +368,7 @@ void ActivationComponent::saveOfflineRequestTo(const juce::File &file) {
     makeOfflineRequest(file);
     return;
   }
-  if (!file.replaceWithText(pendingRequest_ + "\n")) {
+  if (!file.replaceWithText(pendingRequest_ + "\n", false, false, "\n")) {
     message_.setText("Could not write " + file.getFullPathName() + ": choose a folder you can write to.", juce::dontSendNotification);
     return;
   }

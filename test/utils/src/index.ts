@@ -377,3 +377,4 @@ export async function startService<E extends ServiceEmulator>(
     },
   };
 }
+export * from './processes.js';

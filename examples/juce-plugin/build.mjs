@@ -1,0 +1,138 @@
+// pnpm build:plugin: configures and builds the example plugin (Release) with CMake and the JUCE
+// module plugin_license, and leaves the VST3 bundle and the Standalone under dist/plugin/.
+//
+//   pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR]
+//
+// --tests also builds the test apps (the console VST3 host, the activation panel's driver).
+// --project-id and --app set what is compiled in (PLUGIN_LICENSE_PROJECT_ID and
+// PLUGIN_LICENSE_APP override them at run time). --juce names a JUCE source tree instead of an
+// installed JUCE. Uses ccache when it is on PATH.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '..', '..');
+export const PRODUCT = 'plugin-license example';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+export const USAGE = `Usage: pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR]
+
+Builds the example plugin (Release): dist/plugin/${PRODUCT}.vst3 and the Standalone
+dist/plugin/${PRODUCT}. Needs CMake 3.22+, a C++17 compiler and JUCE 7.0.5 or later
+(Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools; or --juce DIR).`;
+
+class BuildError extends Error {}
+
+/** Where things go; the build folder persists, so a second build only compiles what changed. */
+export function paths(buildDir) {
+  const out = join(root, 'dist', 'plugin');
+  const build = buildDir ? resolve(buildDir) : join(out, 'build');
+  const artefacts = join(build, 'PluginLicenseExample_artefacts', 'Release');
+  return {
+    out,
+    build,
+    vst3: join(out, `${PRODUCT}.vst3`),
+    standalone: join(out, process.platform === 'win32' ? `${PRODUCT}.exe` : PRODUCT),
+    builtVst3: join(artefacts, 'VST3', `${PRODUCT}.vst3`),
+    builtStandalone: join(artefacts, 'Standalone', process.platform === 'win32' ? `${PRODUCT}.exe` : PRODUCT),
+    testHost: join(build, 'plugin-license-test-host_artefacts', 'Release', 'plugin-license-test-host'),
+    uiDriver: join(build, 'plugin-license-ui-driver_artefacts', 'Release', 'plugin-license-ui-driver'),
+  };
+}
+
+function has(tool) {
+  return spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs a tool: its output streams (unless quiet) and its end is kept, for the message if it fails. */
+function run(tool, args, { quiet }) {
+  return new Promise((done, fail) => {
+    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let kept = '';
+    const keep = (stream) => (d) => {
+      kept = (kept + d).slice(-20_000);
+      if (!quiet) stream.write(d);
+    };
+    child.stdout.on('data', keep(process.stdout));
+    child.stderr.on('data', keep(process.stderr));
+    child.once('error', (e) => fail(new BuildError(`cannot run ${tool}: ${e.message}`)));
+    child.once('close', (code) => (code === 0 ? done(kept) : fail(Object.assign(new BuildError(`${tool} failed (exit ${code})`), { output: kept }))));
+  });
+}
+
+/**
+ * Configures and builds; resolves to the paths. `quiet` keeps the tools' output unless they fail
+ * (tests); otherwise it streams.
+ */
+export async function buildPlugin(options = {}) {
+  const p = paths(options.buildDir);
+  if (!has('cmake')) throw new BuildError('CMake is not installed: install it (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools)');
+  if (options.projectId !== undefined && !UUID.test(options.projectId)) throw new BuildError(`--project-id must be a UUID, got '${options.projectId}'`);
+  if (options.app !== undefined && !NAME.test(options.app)) throw new BuildError(`--app must be a namespace such as acme-audio (lower-case letters, digits, . _ -), got '${options.app}'`);
+  mkdirSync(p.build, { recursive: true });
+  const launcher = has('ccache') ? ['-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache'] : [];
+  const configure = [
+    '-S', here, '-B', p.build, '-DCMAKE_BUILD_TYPE=Release', ...launcher,
+    `-DPLUGIN_LICENSE_TESTS=${options.tests ? 'ON' : 'OFF'}`,
+    ...(options.projectId ? [`-DPLUGIN_LICENSE_PROJECT_ID=${options.projectId.toLowerCase()}`] : []),
+    ...(options.app ? [`-DPLUGIN_LICENSE_APP=${options.app}`] : []),
+    ...(options.juce ? [`-DJUCE_SOURCE_DIR=${resolve(options.juce)}`] : []),
+  ];
+  try {
+    await run('cmake', configure, { quiet: options.quiet });
+  } catch (e) {
+    const output = e.output ?? '';
+    if (/JUCEConfig\.cmake|package configuration file provided by "JUCE"/.test(output)) {
+      throw new BuildError('JUCE is not installed: install it (Debian/Ubuntu: apt-get install juce-modules-source juce-tools) or pass --juce /path/to/JUCE');
+    }
+    throw new BuildError(`CMake could not configure the plugin${options.quiet ? `:\n${output}` : ' (its messages are above)'}`);
+  }
+  const jobs = String(Math.max(1, availableParallelism()));
+  await run('cmake', ['--build', p.build, '--config', 'Release', '--parallel', jobs], { quiet: options.quiet }).catch((e) => {
+    throw new BuildError(`the plugin did not build${options.quiet ? `:\n${e.output ?? ''}` : ' (the compiler\'s messages are above)'}`);
+  });
+  rmSync(p.vst3, { recursive: true, force: true });
+  cpSync(p.builtVst3, p.vst3, { recursive: true, verbatimSymlinks: true });
+  if (existsSync(p.builtStandalone)) cpSync(p.builtStandalone, p.standalone);
+  return p;
+}
+
+async function main() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        tests: { type: 'boolean' },
+        'project-id': { type: 'string' },
+        app: { type: 'string' },
+        juce: { type: 'string' },
+        'build-dir': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`pnpm build:plugin: ${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  try {
+    const p = await buildPlugin({ tests: values.tests, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'] });
+    const shown = (f) => relative(process.cwd(), f) || f;
+    process.stderr.write(`pnpm build:plugin: wrote ${shown(p.vst3)} and ${shown(p.standalone)}\n`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof BuildError)) throw e;
+    process.stderr.write(`pnpm build:plugin: ${e.message}\n`);
+    return 1;
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) process.exitCode = await main();

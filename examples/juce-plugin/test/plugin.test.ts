@@ -1,0 +1,314 @@
+// The example plugin, built with Debian's JUCE, against the real agent and the emulator: loaded as
+// a VST3 by a console host (silence, the signal after an activation, silence after a revocation,
+// the fade, 50 instances as one client), and its ActivationComponent driven under Xvfb (a code
+// typed and Activate clicked, errors in words, the offline exchange with real files, a panel
+// closed in the middle of an activation), with a screenshot of every state.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEmulator, type Emulator } from '@plugin-license/emulator';
+import { answerOfflineRequest, offlineText } from '@plugin-license/licensing';
+import { AGENT_CLI, agentRpc, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPlugin, PRODUCT } from '../build.mjs';
+
+const COMPILED_PROJECT_ID = '3f6c1b2a-8d4e-4f7a-9c2b-5e1d0a7b6c84';
+const required = process.env.PLUGIN_LICENSE_REQUIRE_JUCE === '1';
+const hasTool = (tool: string, args = ['--version']): boolean => spawnSync(tool, args, { stdio: 'ignore' }).status === 0;
+const hasJuce = existsSync('/usr/lib/x86_64-linux-gnu/cmake/JUCE-7.0.5') || existsSync('/usr/lib/cmake/JUCE-7.0.5') || process.env.JUCE_DIR !== undefined;
+const canBuild = process.platform === 'linux' && hasTool('cmake') && hasTool('c++') && hasJuce;
+const hasXvfb = hasTool('Xvfb', ['-help']);
+const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
+
+if (!canBuild) console.log('juce-plugin: skipping the plugin tests: they need Linux, cmake, a C++ compiler and JUCE (Debian: apt-get install cmake g++ juce-modules-source juce-tools)');
+
+interface Paths {
+  vst3: string;
+  testHost: string;
+  uiDriver: string;
+}
+
+type Event = Record<string, unknown> & { event: string };
+const events = (p: LineProcess): Event[] => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
+const waitEvent = async (p: LineProcess, match: RegExp, what: string): Promise<Event> => JSON.parse(await p.waitFor(match, what)) as Event;
+
+describe.runIf(required && !canBuild)('the plugin tests in CI', () => {
+  it('have what they need (PLUGIN_LICENSE_REQUIRE_JUCE=1)', () => {
+    expect({ linux: process.platform === 'linux', cmake: hasTool('cmake'), cxx: hasTool('c++'), juce: hasJuce }).toEqual({ linux: true, cmake: true, cxx: true, juce: true });
+  });
+});
+
+describe.skipIf(!canBuild)('the example plugin', () => {
+  let paths: Paths;
+  let emulator: Emulator;
+  const dirs: string[] = [];
+  const stops: Array<() => Promise<unknown>> = [];
+
+  const tempDir = (prefix: string): string => {
+    const d = mkdtempSync(join('/tmp', prefix));
+    dirs.push(d);
+    return d;
+  };
+  const agent = async (home?: string): Promise<RunningAgent> => {
+    const a = await startAgent({ socket: join(tempDir('plx-'), 'agent.sock'), baseUrl: emulator.baseUrl, ...(home ? { home } : {}) });
+    stops.push(() => a.stop());
+    return a;
+  };
+  const code = (): Promise<string> => generateCode(emulator.baseUrl, emulator.token, COMPILED_PROJECT_ID, 2);
+  const faults = async (body: Record<string, unknown>): Promise<void> => {
+    const res = await fetch(`${emulator.origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBeLessThan(300);
+  };
+
+  beforeAll(async () => {
+    paths = (await buildPlugin({ tests: true, quiet: true })) as Paths;
+    // The plugin's project id is compiled in: the emulator takes it.
+    emulator = await startEmulator({ projectId: COMPILED_PROJECT_ID });
+  }, 20 * 60_000);
+  afterAll(async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await emulator?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  describe('in a console VST3 host', () => {
+    const host = (socket: string, instances: number, env: NodeJS.ProcessEnv = {}): LineProcess => {
+      const p = spawnLines(paths.testHost, [paths.vst3, String(instances), '120'], { PLUGIN_LICENSE_SOCKET: socket, ...env });
+      stops.push(() => p.stop());
+      return p;
+    };
+
+    it('50 instances are one client: silent until activated, the signal after a fade in, silent after a revocation, with no click', async () => {
+      const a = await agent();
+      const h = host(a.socket, 50);
+      expect(await waitEvent(h, /"event":"loaded"/, 'the plugins loaded')).toMatchObject({ instances: 50, name: PRODUCT });
+      expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'silent', agree: true });
+      const status = await run(process.execPath, [AGENT_CLI, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: a.socket, PLUGIN_LICENSE_HOME: a.home });
+      expect(JSON.parse(status.stdout)).toMatchObject({ running: true, connections: 1 });
+
+      const c = await code();
+      const asked = Date.now();
+      expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: c })).error).toBeUndefined();
+      const signal = await waitEvent(h, /"state":"signal"/, 'the signal');
+      console.log(`juce-plugin: activation to audio: ${Number(signal.at_ms) - asked} ms (the activate call, the agent's notification, the next block)`);
+      const fadeIn = events(h).find((e) => e.event === 'fade')!;
+      expect(fadeIn).toMatchObject({ monotonic: true });
+      expect(Number(fadeIn.from)).toBeLessThan(0.05);
+      expect(Number(fadeIn.to)).toBeGreaterThan(0.95);
+      expect(Number(fadeIn.max_step)).toBeLessThan(0.05);
+      expect(signal.agree).toBe(true);
+
+      await fetch(`${emulator.origin}/__emulator/codes/${c}/revoke`, { method: 'POST' });
+      const revokedAt = Date.now();
+      await agentRpc(a.socket, 'refresh', { project_id: COMPILED_PROJECT_ID });
+      const silent = await waitEvent(h, /"state":"silent","at_ms":\d+,"block":[1-9]/, 'silence after the revocation');
+      console.log(`juce-plugin: revocation to silence: ${Number(silent.at_ms) - revokedAt} ms`);
+      const fadeOut = events(h).filter((e) => e.event === 'fade').at(-1)!;
+      expect(fadeOut).toMatchObject({ monotonic: true });
+      expect(Number(fadeOut.from)).toBeGreaterThan(0.95);
+      expect(Number(fadeOut.to)).toBeLessThan(0.05);
+      expect(events(h).filter((e) => e.event === 'audio').map((e) => [e.state, e.agree])).toEqual([
+        ['silent', true],
+        ['fade', true],
+        ['signal', true],
+        ['fade', true],
+        ['silent', true],
+      ]);
+    });
+
+    it('PLUGIN_LICENSE_PROJECT_ID overrides the compiled-in project id', async () => {
+      const a = await agent();
+      expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
+      const other = host(a.socket, 1, { PLUGIN_LICENSE_PROJECT_ID: '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b' });
+      const compiled = host(a.socket, 1);
+      await waitEvent(compiled, /"state":"signal"/, 'the compiled-in project playing');
+      expect(await waitEvent(other, /"event":"audio"/, 'the other project')).toMatchObject({ state: 'silent' });
+      // Given the time the compiled one took, the other one would have played by now if it could.
+      await waitEvent(compiled, /"state":"signal"/, 'still playing');
+      expect(events(other).filter((e) => e.event === 'audio').map((e) => e.state)).toEqual(['silent']);
+    });
+  });
+
+  describe.skipIf(!hasXvfb)('the activation panel, under Xvfb', () => {
+    let display: ChildProcess;
+    let displayName: string;
+    const shots = (): string => process.env.UPDATE_SCREENSHOTS === '1' ? SCREENSHOTS : tempDir('plshots-');
+    let shotDir: string;
+
+    beforeAll(async () => {
+      if (!hasXvfb && required) throw new Error('Xvfb is missing (Debian: apt-get install xvfb)');
+      shotDir = shots();
+      mkdirSync(shotDir, { recursive: true });
+      display = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+      displayName = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        (display.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+          got += d.toString();
+          if (got.includes('\n')) resolve(`:${got.trim()}`);
+        });
+        display.once('exit', (c) => reject(new Error(`Xvfb exited (${c})`)));
+      });
+    });
+    afterAll(() => {
+      display?.kill();
+    });
+
+    const driver = (socket: string, env: NodeJS.ProcessEnv = {}): LineProcess & { send(line: string): Promise<Event> } => {
+      const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID, ...env }, { stdin: true });
+      stops.push(() => p.stop());
+      let sent = 0;
+      return Object.assign(p, {
+        async send(line: string): Promise<Event> {
+          const n = ++sent;
+          p.child.stdin!.write(`${line}\n`);
+          // The nth "done" line answers the nth command.
+          for (;;) {
+            const done = p.lines.filter((l) => l.includes('"event":"done"'));
+            if (done.length >= n) return JSON.parse(done[n - 1]!) as Event;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        },
+      });
+    };
+    interface PanelMatch {
+      state?: RegExp;
+      message?: RegExp;
+      busy?: boolean;
+      licensed?: boolean;
+    }
+    /** The first panel report (seen or to come) that matches every field given. */
+    const panel = async (d: LineProcess, want: PanelMatch, what: string): Promise<Event> => {
+      const ok = (e: Event): boolean =>
+        e.event === 'panel' &&
+        (want.state === undefined || want.state.test(String(e.state))) &&
+        (want.message === undefined || want.message.test(String(e.message))) &&
+        (want.busy === undefined || e.busy === want.busy) &&
+        (want.licensed === undefined || e.licensed === want.licensed);
+      for (let i = 0; i < 1000; i++) {
+        const found = events(d).find(ok);
+        if (found) return found;
+        if (d.child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`the panel never showed ${what}; it showed:\n${events(d).filter((e) => e.event === 'panel').map((e) => JSON.stringify(e)).join('\n')}`);
+    };
+    const shot = async (d: ReturnType<typeof driver>, name: string): Promise<void> => {
+      expect(await d.send(`screenshot ${join(shotDir, `${name}.png`)}`)).not.toHaveProperty('error');
+      expect(readFileSync(join(shotDir, `${name}.png`)).subarray(1, 4).toString('latin1')).toBe('PNG');
+    };
+
+    it('types a code and clicks Activate; errors in words; deactivates; every state on a screenshot', { timeout: 120_000 }, async () => {
+      const dir = tempDir('plui-');
+      const socket = join(dir, 'agent.sock');
+      const d = driver(socket);
+      await panel(d, { state: /^The license agent is not running on this computer\. Reinstall the plugin-license example's software/ }, 'the agent not running');
+      await shot(d, 'agent-not-running');
+
+      const a = await startAgent({ socket, baseUrl: emulator.baseUrl });
+      stops.push(() => a.stop());
+      await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
+      await shot(d, 'not-activated');
+
+      await d.send('type AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE');
+      await d.send('click activate');
+      const refused = await panel(d, { message: /^Activation failed: / }, 'the refusal');
+      expect(refused.message).toMatch(/AAAA…EEEE/);
+      expect(refused.message).not.toContain('AAAAAAAA-BBBB');
+      await shot(d, 'activation-refused');
+
+      const c = await code();
+      await faults({ mode: 'latency', latency_ms: 1500 });
+      await d.send(`type ${c}`);
+      await d.send('click activate');
+      await panel(d, { message: /^Activating…$/, busy: true }, 'the activation under way');
+      await shot(d, 'activating');
+      await faults({ mode: 'none' });
+      const licensed = await panel(d, { state: /^Licensed on this computer with code /, message: /^Activated\.$/, licensed: true }, 'licensed');
+      expect(licensed.state).toContain(`${c.slice(0, 4)}…${c.slice(-4)}`);
+      expect(licensed.state).toMatch(/\(1 of 2 computers\)\. Works offline until \d\d \w\w\w \d{4}\./);
+      await shot(d, 'licensed');
+
+      await d.send('click deactivate');
+      await panel(d, { state: /^Not activated on this computer/, message: /^Deactivated: the slot is free for another computer\.$/ }, 'deactivated');
+      await shot(d, 'deactivated');
+
+      // The code again, then revoked on the service: Check now says so.
+      await d.send(`type ${c}`);
+      await d.send('click activate');
+      await panel(d, { licensed: true, busy: false }, 'licensed again');
+      await fetch(`${emulator.origin}/__emulator/codes/${c}/revoke`, { method: 'POST' });
+      await d.send('click check-now');
+      await panel(d, { state: /was revoked\. Contact the plugin-license example for a new code\.$/, licensed: false }, 'revoked');
+      await shot(d, 'revoked');
+    });
+
+    it('the offline exchange through the panel: the request saved to a file, answered elsewhere, the response loaded', { timeout: 60_000 }, async () => {
+      const dir = tempDir('ploff-');
+      const a = await agent();
+      const d = driver(a.socket);
+      await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
+      const c = await code();
+      await d.send(`type ${c}`);
+      const requestFile = join(dir, 'request.txt');
+      await d.send(`save-request ${requestFile}`);
+      await panel(d, { message: /^Offline request saved to .*request\.txt\. On a computer that is online, answer it with the license manager \(or: plugin-license offline activate request\.txt\), then load the response here\.$/ }, 'the request saved');
+      await shot(d, 'offline-request-saved');
+      const line = readFileSync(requestFile, 'utf8');
+      expect(line).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8}\n$/);
+
+      // The online step, on another computer (here: the library, as `plugin-license offline activate` runs it).
+      const response = await answerOfflineRequest(line, { baseUrl: emulator.baseUrl, validDays: 60, offlineMaxDays: 365 });
+      const responseFile = join(dir, 'response.txt');
+      writeFileSync(responseFile, `${offlineText(response)}\n`);
+      await d.send(`load-response ${responseFile}`);
+      const offline = await panel(d, { state: /^Licensed by an offline activation with code \S+…\S+, until \d\d \w\w\w \d{4}\.$/, licensed: true }, 'licensed offline');
+      expect(offline.message).toBe('Offline response imported.');
+      await shot(d, 'licensed-offline');
+
+      // The same response again: refused in the import's words.
+      await d.send(`load-response ${responseFile}`);
+      await panel(d, { message: /^The import failed: .*answers no pending request of this machine/ }, 'the repeat refused');
+      const huge = join(dir, 'huge.bin');
+      writeFileSync(huge, Buffer.alloc(200_000, 65));
+      await d.send(`load-response ${huge}`);
+      await panel(d, { message: /huge\.bin is far larger than an offline response: choose the response file\.$/ }, 'a huge file refused');
+    });
+
+    it('closing the panel in the middle of an activation is safe; the activation completes and a new panel shows it', async () => {
+      const a = await agent();
+      const d = driver(a.socket);
+      await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
+      await faults({ mode: 'latency', latency_ms: 1500 });
+      try {
+        await d.send(`type ${await code()}`);
+        await d.send('click activate');
+        await panel(d, { busy: true }, 'the activation under way');
+        expect(await d.send('close')).not.toHaveProperty('error');
+        expect(await d.send('open')).not.toHaveProperty('error');
+        await panel(d, { state: /^Licensed on this computer/, licensed: true }, 'the activation, finished by the agent');
+      } finally {
+        await faults({ mode: 'none' });
+      }
+      expect(d.child.exitCode).toBeNull();
+    });
+
+    it('Manage licenses starts the vendor\'s plugin-license manager', async () => {
+      const dir = tempDir('plmgr-');
+      const a = await agent();
+      const fake = join(dir, 'plugin-license');
+      const seen = join(dir, 'args.txt');
+      writeFileSync(fake, `#!/bin/sh\necho "$@" > '${seen}'\necho '{"url":"http://127.0.0.1:1/#token=x","pid":1}'\n`);
+      chmodSync(fake, 0o755);
+      const d = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: fake, PLUGIN_LICENSE_APP: 'plugin-license' });
+      await panel(d, { state: /^Not activated/ }, 'the panel');
+      await d.send('click manage');
+      await panel(d, { message: /^The license manager opens in your web browser\.$/ }, 'the manager started');
+      await expect.poll(() => (existsSync(seen) ? readFileSync(seen, 'utf8') : '')).toBe('--app plugin-license manager\n');
+
+      const missing = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: join(dir, 'nowhere') });
+      await panel(missing, { state: /^Not activated/ }, 'the panel');
+      await missing.send('click manage');
+      await panel(missing, { message: /^The license manager is not installed \(.*nowhere\)\. Reinstall the plugin-license example's software\.$/ }, 'the manager missing');
+    });
+  });
+});
