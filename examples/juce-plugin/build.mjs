@@ -1,14 +1,16 @@
 // pnpm build:plugin: configures and builds the example plugin (Release) with CMake and the JUCE
 // module plugin_license, and leaves the VST3 bundle and the Standalone under dist/plugin/.
 //
-//   pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR]
+//   pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 //
-// --tests also builds the test apps (the console VST3 host, the activation panel's driver).
+// --tests also builds the test apps (the console VST3 host, the activation panel's driver);
+// --quiet shows the tools' output only when they fail; --if-available skips the build, saying why, where CMake, a compiler or JUCE is missing (pnpm
+// check uses it; PLUGIN_LICENSE_REQUIRE_JUCE=1 makes a missing one an error).
 // --project-id and --app set what is compiled in (PLUGIN_LICENSE_PROJECT_ID and
 // PLUGIN_LICENSE_APP override them at run time). --juce names a JUCE source tree instead of an
 // installed JUCE. Uses ccache when it is on PATH.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +22,7 @@ export const PRODUCT = 'plugin-license example';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
-export const USAGE = `Usage: pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR]
+export const USAGE = `Usage: pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 
 Builds the example plugin (Release): dist/plugin/${PRODUCT}.vst3 and the Standalone
 dist/plugin/${PRODUCT}. Needs CMake 3.22+, a C++17 compiler and JUCE 7.0.5 or later
@@ -49,6 +51,36 @@ function has(tool) {
   return spawnSync(tool, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
+/** An installed JUCE's CMake package (JUCEConfig.cmake), as find_package looks for it. */
+function installedJuce() {
+  const prefixes = ['/usr/lib', '/usr/local/lib', '/usr/lib64', ...(process.env.CMAKE_PREFIX_PATH ?? '').split(':').filter(Boolean).map((p) => join(p, 'lib'))];
+  if (process.env.JUCE_DIR && existsSync(join(process.env.JUCE_DIR, 'JUCEConfig.cmake'))) return process.env.JUCE_DIR;
+  for (const prefix of prefixes) {
+    for (const dir of [join(prefix, 'cmake'), ...listDirs(prefix).map((d) => join(prefix, d, 'cmake'))]) {
+      const found = listDirs(dir).find((d) => d.startsWith('JUCE-') && existsSync(join(dir, d, 'JUCEConfig.cmake')));
+      if (found) return join(dir, found);
+    }
+  }
+  return undefined;
+}
+
+function listDirs(dir) {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return [];
+  }
+}
+
+/** What building needs and lacks here, in words; empty when it can build (JUCE given, or installed). */
+export function missingForBuild(juceDir = undefined) {
+  const missing = [];
+  if (!has('cmake')) missing.push('cmake');
+  if (!has('c++')) missing.push('a C++ compiler (g++)');
+  if (juceDir === undefined && installedJuce() === undefined) missing.push('JUCE (juce-modules-source, juce-tools)');
+  return missing;
+}
+
 /** Runs a tool: its output streams (unless quiet) and its end is kept, for the message if it fails. */
 function run(tool, args, { quiet }) {
   return new Promise((done, fail) => {
@@ -71,7 +103,8 @@ function run(tool, args, { quiet }) {
  */
 export async function buildPlugin(options = {}) {
   const p = paths(options.buildDir);
-  if (!has('cmake')) throw new BuildError('CMake is not installed: install it (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools)');
+  const missing = missingForBuild(options.juce);
+  if (missing.length > 0) throw new BuildError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed: install ${missing.length === 1 ? 'it' : 'them'} (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools), or pass --juce /path/to/JUCE`);
   if (options.projectId !== undefined && !UUID.test(options.projectId)) throw new BuildError(`--project-id must be a UUID, got '${options.projectId}'`);
   if (options.app !== undefined && !NAME.test(options.app)) throw new BuildError(`--app must be a namespace such as acme-audio (lower-case letters, digits, . _ -), got '${options.app}'`);
   mkdirSync(p.build, { recursive: true });
@@ -112,6 +145,8 @@ async function main() {
         app: { type: 'string' },
         juce: { type: 'string' },
         'build-dir': { type: 'string' },
+        'if-available': { type: 'boolean' },
+        quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -123,8 +158,21 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (values['project-id'] !== undefined && !UUID.test(values['project-id'])) {
+    process.stderr.write(`pnpm build:plugin: --project-id must be a UUID such as 123e4567-e89b-12d3-a456-426614174000, got '${values['project-id']}'\n`);
+    return 2;
+  }
+  if (values.app !== undefined && !NAME.test(values.app)) {
+    process.stderr.write(`pnpm build:plugin: --app must be a namespace such as acme-audio (lower-case letters, digits, . _ -), got '${values.app}'\n`);
+    return 2;
+  }
+  const missing = missingForBuild(values.juce);
+  if (values['if-available'] && missing.length > 0 && process.env.PLUGIN_LICENSE_REQUIRE_JUCE !== '1') {
+    process.stderr.write(`pnpm build:plugin: skipped, ${missing.join(', ')} missing (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools)\n`);
+    return 0;
+  }
   try {
-    const p = await buildPlugin({ tests: values.tests, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'] });
+    const p = await buildPlugin({ tests: values.tests, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'], quiet: values.quiet });
     const shown = (f) => relative(process.cwd(), f) || f;
     process.stderr.write(`pnpm build:plugin: wrote ${shown(p.vst3)} and ${shown(p.standalone)}\n`);
     return 0;

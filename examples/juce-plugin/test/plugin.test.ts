@@ -4,23 +4,23 @@
 // typed and Activate clicked, errors in words, the offline exchange with real files, a panel
 // closed in the middle of an activation), with a screenshot of every state.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, offlineText } from '@plugin-license/licensing';
 import { AGENT_CLI, agentRpc, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPlugin, PRODUCT } from '../build.mjs';
+import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
 
 const COMPILED_PROJECT_ID = '3f6c1b2a-8d4e-4f7a-9c2b-5e1d0a7b6c84';
 const required = process.env.PLUGIN_LICENSE_REQUIRE_JUCE === '1';
 const hasTool = (tool: string, args = ['--version']): boolean => spawnSync(tool, args, { stdio: 'ignore' }).status === 0;
-const hasJuce = existsSync('/usr/lib/x86_64-linux-gnu/cmake/JUCE-7.0.5') || existsSync('/usr/lib/cmake/JUCE-7.0.5') || process.env.JUCE_DIR !== undefined;
-const canBuild = process.platform === 'linux' && hasTool('cmake') && hasTool('c++') && hasJuce;
+const missing = missingForBuild() as string[];
+const canBuild = process.platform === 'linux' && missing.length === 0;
 const hasXvfb = hasTool('Xvfb', ['-help']);
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
 
-if (!canBuild) console.log('juce-plugin: skipping the plugin tests: they need Linux, cmake, a C++ compiler and JUCE (Debian: apt-get install cmake g++ juce-modules-source juce-tools)');
+if (!canBuild) console.log(`juce-plugin: skipping the plugin tests: missing ${missing.join(', ') || 'Linux'} (Debian: apt-get install cmake g++ juce-modules-source juce-tools xvfb)`);
 
 interface Paths {
   vst3: string;
@@ -32,9 +32,33 @@ type Event = Record<string, unknown> & { event: string };
 const events = (p: LineProcess): Event[] => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
 const waitEvent = async (p: LineProcess, match: RegExp, what: string): Promise<Event> => JSON.parse(await p.waitFor(match, what)) as Event;
 
+describe('pnpm build:plugin without its tools', () => {
+  it('says what to install, and with --if-available skips, saying why', async () => {
+    // A PATH with node alone: no cmake, no compiler.
+    const bin = mkdtempSync(join('/tmp', 'plnode-'));
+    try {
+      symlinkSync(process.execPath, join(bin, 'node'));
+      const script = join(import.meta.dirname, '..', 'build.mjs');
+      const env = { PATH: bin, PLUGIN_LICENSE_REQUIRE_JUCE: '' };
+      const plain = await run(join(bin, 'node'), [script], env);
+      expect(plain.code).toBe(1);
+      expect(plain.stderr).toMatch(/^pnpm build:plugin: cmake, a C\+\+ compiler \(g\+\+\)(, JUCE \(juce-modules-source, juce-tools\))? are not installed: install them \(Debian\/Ubuntu: apt-get install cmake g\+\+ juce-modules-source juce-tools\), or pass --juce \/path\/to\/JUCE\n$/);
+      const skipped = await run(join(bin, 'node'), [script, '--if-available'], env);
+      expect(skipped.code).toBe(0);
+      expect(skipped.stderr).toMatch(/^pnpm build:plugin: skipped, cmake, a C\+\+ compiler \(g\+\+\).* missing/);
+      // A bad argument is said first, whatever is installed.
+      const bad = await run(join(bin, 'node'), [script, '--project-id', 'plugin-1'], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toBe("pnpm build:plugin: --project-id must be a UUID such as 123e4567-e89b-12d3-a456-426614174000, got 'plugin-1'\n");
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
+  });
+});
+
 describe.runIf(required && !canBuild)('the plugin tests in CI', () => {
   it('have what they need (PLUGIN_LICENSE_REQUIRE_JUCE=1)', () => {
-    expect({ linux: process.platform === 'linux', cmake: hasTool('cmake'), cxx: hasTool('c++'), juce: hasJuce }).toEqual({ linux: true, cmake: true, cxx: true, juce: true });
+    expect({ linux: process.platform === 'linux', missing }).toEqual({ linux: true, missing: [] });
   });
 });
 
@@ -129,7 +153,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     });
   });
 
-  describe.skipIf(!hasXvfb)('the activation panel, under Xvfb', () => {
+  describe.skipIf(!hasXvfb && !required)('the activation panel, under Xvfb', () => {
     let display: ChildProcess;
     let displayName: string;
     const shots = (): string => process.env.UPDATE_SCREENSHOTS === '1' ? SCREENSHOTS : tempDir('plshots-');
