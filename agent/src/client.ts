@@ -167,7 +167,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
         throw new AgentError('config_invalid', (err as Error).message, { cause: err });
       }
       namespace = config.namespace.value;
-      socketPath = resolveSocketPath({ namespace, env: { ...process.env, PLUGIN_LICENSE_SOCKET: config.socket.value } });
+      socketPath = resolveSocketPath({ namespace, env: { ...process.env, PLUGIN_LICENSE_SOCKET: config.socket.value, PLUGIN_LICENSE_APP_GROUP: config.appGroup.value } });
     }
     const client = new AgentClient(socketPath, options, namespace);
     await client.open();

@@ -238,7 +238,8 @@ function serviceSpec(flags: AgentFlags, prefix: string[]): ServiceSpec {
   const chosenNow = (v: ConfigValue<string | undefined>): string | undefined => (v.source === 'flag' || v.source === 'environment' ? v.value : undefined);
   const runArgs: string[] = [];
   const home = chosenNow(sources.home);
-  const socket = chosenNow(sources.socket);
+  // An app group chosen now (macOS) is written as the socket path it gives.
+  const socket = chosenNow(sources.socket) ?? (chosenNow(sources.appGroup) ? config.socketPath : undefined);
   const baseUrl = chosenNow(sources.baseUrl);
   if (home) runArgs.push('--home', resolve(home));
   if (socket) runArgs.push('--socket', socket);

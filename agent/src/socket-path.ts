@@ -15,12 +15,15 @@ export interface SocketPathInput {
   uid?: number;
   username?: string;
   homedir?: string;
+  /** macOS: the vendor's app group; default `PLUGIN_LICENSE_APP_GROUP` in `env`. */
+  appGroup?: string;
 }
 
 /**
  * The agent socket path (or Windows pipe name) per protocol 1: `PLUGIN_LICENSE_SOCKET` when set,
  * else `$XDG_RUNTIME_DIR/APP/agent.sock` or `/tmp/APP-UID/agent.sock` on Linux,
- * `~/Library/Application Support/APP/agent.sock` on macOS, `\\.\pipe\APP-agent-USERNAME` on Windows.
+ * `~/Library/Application Support/APP/agent.sock` on macOS (with an app group, for sandboxed
+ * plugins: `~/Library/Group Containers/GROUP/APP/agent.sock`), `\\.\pipe\APP-agent-USERNAME` on Windows.
  * Pure: every input can be given, so every OS's answer is testable anywhere.
  *
  * @example
@@ -44,6 +47,9 @@ function defaultPath(input: SocketPathInput, platform: NodeJS.Platform, env: Rec
   }
   if (platform === 'darwin') {
     const home = input.homedir ?? os.homedir();
+    const group = input.appGroup ?? env.PLUGIN_LICENSE_APP_GROUP;
+    // A sandboxed plugin may reach a socket only inside an app group container of its team.
+    if (group) return posix.join(home, 'Library', 'Group Containers', group, app, 'agent.sock');
     return posix.join(home, 'Library', 'Application Support', app, 'agent.sock');
   }
   const runtime = env.XDG_RUNTIME_DIR;

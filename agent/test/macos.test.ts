@@ -29,6 +29,17 @@ describe('macOS', () => {
     expect(String(parsed.StandardErrorPath ?? parsed.StandardOutPath ?? '')).toMatch(/^\/Users\/ann\/Library\/Logs\/acme/);
   });
 
+  it('with an app group, the socket lives in its Group Container, where sandboxed plugins (AUv3, a sandboxing host) may connect', () => {
+    const env = { PLUGIN_LICENSE_APP_GROUP: 'ABCDE12345.com.acme.audio' };
+    expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env, homedir: '/Users/ann' })).toBe('/Users/ann/Library/Group Containers/ABCDE12345.com.acme.audio/acme/agent.sock');
+    expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: {}, appGroup: 'ABCDE12345.com.acme.audio', homedir: '/Users/ann' })).toBe(
+      '/Users/ann/Library/Group Containers/ABCDE12345.com.acme.audio/acme/agent.sock',
+    );
+    // PLUGIN_LICENSE_SOCKET still wins; other systems have no app groups.
+    expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: { ...env, PLUGIN_LICENSE_SOCKET: '/tmp/a.sock' }, homedir: '/Users/ann' })).toBe('/tmp/a.sock');
+    expect(resolveSocketPath({ namespace: 'acme', platform: 'linux', env: { ...env, XDG_RUNTIME_DIR: '/run/user/1000' } })).toBe('/run/user/1000/acme/agent.sock');
+  });
+
   it('the socket lives in Application Support; a user name long enough to pass 104 bytes is a clear error naming the way out', () => {
     const fits = '/Users/' + 'n'.repeat(50);
     expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: {}, homedir: fits })).toBe(`${fits}/Library/Application Support/acme/agent.sock`);

@@ -4,6 +4,7 @@
  *
  *   plc-check SOCKET PROJECT_ID [TIMEOUT_MS] [REPEAT]      SOCKET "-" means the default path
  *   plc-check --default-path [APP]                         prints the default socket path
+ *   plc-check --app-group-path GROUP [APP]                 prints the app-group socket path (macOS)
  *   plc-check activate SOCKET PROJECT_ID CODE [TIMEOUT_MS]
  *   plc-check deactivate|refresh SOCKET PROJECT_ID [TIMEOUT_MS]
  *   plc-check offline-request SOCKET PROJECT_ID CODE|- [TIMEOUT_MS]   "-": no code
@@ -106,13 +107,14 @@ static int usage(const char *argv0) {
   fprintf(stderr,
           "usage: %s SOCKET|- PROJECT_ID [TIMEOUT_MS] [REPEAT]\n"
           "       %s --default-path [APP]\n"
+          "       %s --app-group-path GROUP [APP]\n"
           "       %s activate SOCKET PROJECT_ID CODE [TIMEOUT_MS]\n"
           "       %s deactivate|refresh SOCKET PROJECT_ID [TIMEOUT_MS]\n"
           "       %s offline-request SOCKET PROJECT_ID CODE|- [TIMEOUT_MS]\n"
           "       %s offline-import SOCKET FILE|- [TIMEOUT_MS]\n"
           "       %s watch SOCKET PROJECT_ID|- COUNT WAIT_MS\n"
           "       %s interrupt SOCKET PROJECT_ID AFTER_MS\n",
-          argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
+          argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
   return 64;
 }
 
@@ -245,9 +247,11 @@ static int interrupt_wait(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   plc_license lic;
-  if (argc >= 2 && strcmp(argv[1], "--default-path") == 0) {
+  if (argc >= 2 && (strcmp(argv[1], "--default-path") == 0 || strcmp(argv[1], "--app-group-path") == 0)) {
     char path[PLC_PATH_CAP];
-    plc_status st = plc_default_socket_path(argc >= 3 ? argv[2] : NULL, path, sizeof path);
+    plc_status st = strcmp(argv[1], "--default-path") == 0 ? plc_default_socket_path(argc >= 3 ? argv[2] : NULL, path, sizeof path)
+                    : argc >= 3 ? plc_app_group_socket_path(argv[2], argc >= 4 ? argv[3] : NULL, path, sizeof path)
+                                : PLC_ERR_INVALID_ARGUMENT;
     if (st != PLC_OK) {
       printf("{\"status\":\"%s\",\"message\":", status_name(st));
       print_json_string(plc_strerror(st));

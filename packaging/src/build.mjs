@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { EXECUTABLE_INFO_ASSET, normalizeBaseUrl } from '@plugin-license/licensing';
+import { checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
 import { ROOT } from './root.mjs';
 import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
@@ -55,6 +55,8 @@ dist/release/ with SHA256SUMS and manifest.json.
 Options:
   --app NAME          namespace baked in as the default (one per vendor), e.g. acme-audio
   --base-url URL      service base URL baked in as the default (ends in /functions/v1)
+  --app-group GROUP   macOS: the vendor's app group, e.g. ABCDE12345.com.acme.audio; the agent's
+                      socket then lives in its Group Container, where sandboxed plugins connect
   --name FILE_NAME    the executable's file name (default plugin-license), e.g. acme-license
   --targets LIST      comma-separated: linux-x64, win-x64, darwin-x64, darwin-arm64 (default: all)
   --product TEXT      product name in the Windows version resource and the installer (default: the name)
@@ -77,6 +79,7 @@ export function parseOptions(argv, env = process.env) {
       options: {
         app: { type: 'string' },
         'base-url': { type: 'string' },
+        'app-group': { type: 'string' },
         name: { type: 'string' },
         targets: { type: 'string' },
         product: { type: 'string' },
@@ -105,6 +108,13 @@ export function parseOptions(argv, env = process.env) {
       throw new PackageError(`--base-url: ${err.message}`, { usage: true });
     }
   }
+  if (values['app-group'] !== undefined) {
+    try {
+      checkAppGroup(values['app-group'], '--app-group');
+    } catch (err) {
+      throw new PackageError(err.message, { usage: true });
+    }
+  }
   const targets = values.targets === undefined ? Object.keys(TARGETS) : values.targets.split(',').map((t) => t.trim()).filter(Boolean);
   if (targets.length === 0) throw new PackageError('--targets is empty; give one or more of ' + Object.keys(TARGETS).join(', '), { usage: true });
   for (const t of targets) {
@@ -127,6 +137,7 @@ export function parseOptions(argv, env = process.env) {
     name,
     app: values.app,
     baseUrl,
+    appGroup: values['app-group'],
     targets: [...new Set(targets)],
     product,
     company: values.company ?? product,
@@ -182,7 +193,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -199,7 +210,7 @@ export async function packageRelease(options, io = {}) {
       installers.push({ file, bytes: statSync(join(work, file)).size, sha256: await sha256File(join(work, file)) });
     }
     rmSync(scratch, { recursive: true, force: true });
-    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, name: options.name, targets, installers };
+    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, name: options.name, targets, installers };
     writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
     writeFileSync(join(work, 'SHA256SUMS'), sums);
@@ -242,7 +253,7 @@ async function makeBlob(scratch, info, cache, log) {
     files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
     assets[f] = join(CLI_BUILD, f);
   }
-  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), files };
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), files };
   // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
   writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
   assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);

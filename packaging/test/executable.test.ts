@@ -34,7 +34,7 @@ beforeAll(async () => {
   service = await startService(startEmulator);
   dir = mkdtempSync(join(tmpdir(), 'plc-exe-'));
   release = join(dir, 'release');
-  const options = parseOptions(['--targets', 'linux-x64', '--app', 'acme-audio', '--base-url', service.emulator.baseUrl, '--name', 'acme-license', '--out', release]);
+  const options = parseOptions(['--targets', 'linux-x64', '--app', 'acme-audio', '--base-url', service.emulator.baseUrl, '--app-group', 'ABCDE12345.com.acme.audio', '--name', 'acme-license', '--out', release]);
   manifest = await packageRelease(options, { log: () => {} });
   exe = join(release, manifest.targets[0]!.file);
 }, 300_000);
@@ -76,7 +76,7 @@ function runExe(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number;
 
 describe('pnpm package: the release folder', () => {
   it('holds the executable, the Linux tarball, SHA256SUMS and manifest.json, all agreeing', () => {
-    expect(manifest).toMatchObject({ node: '22.23.2', app: 'acme-audio', targets: [{ target: 'linux-x64', file: `acme-license-${manifest.version}-linux-x64` }] });
+    expect(manifest).toMatchObject({ node: '22.23.2', app: 'acme-audio', app_group: 'ABCDE12345.com.acme.audio', targets: [{ target: 'linux-x64', file: `acme-license-${manifest.version}-linux-x64` }] });
     expect(manifest.installers.map((i) => i.file)).toEqual([`acme-license-${manifest.version}-linux-x64.tar.gz`]);
     const sums = readFileSync(join(release, 'SHA256SUMS'), 'utf8').trim().split('\n');
     for (const entry of [...manifest.targets, ...manifest.installers]) {

@@ -42,6 +42,7 @@ describe('pnpm package: bad input', () => {
     [['--targets', ','], /--targets is empty/],
     [['--name', 'acme license'], /--name 'acme license' is not usable as a file name/],
     [['--app', '../etc'], /--app '..\/etc' is not usable as a namespace/],
+    [['--app-group', 'group/../x'], /--app-group must be an app group id such as ABCDE12345\.com\.acme\.audio/],
     [['--base-url', 'http://10.1.2.3/functions/v1'], /--base-url: .*https:\/\//],
     [['--base-url', 'https://licenses.example.com/api'], /--base-url: .*functions\/v1/],
     [['--sign-cert', '/nonexistent/cert.pfx'], /--sign-cert .*cannot be read/],

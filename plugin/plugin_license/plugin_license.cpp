@@ -45,6 +45,7 @@ namespace {
 plc::MonitorOptions monitorOptions(const Settings &s) {
   plc::MonitorOptions o;
   o.app = s.app.toStdString();
+  o.appGroup = s.appGroup.toStdString();
   o.unknown = s.unknown;
   return o;
 }

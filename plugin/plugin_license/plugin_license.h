@@ -34,6 +34,9 @@ namespace plugin_license {
 struct Settings {
   juce::String projectId;  // the project (plugin) id from the vendor dashboard, a UUID
   juce::String app;        // the vendor's namespace (the agent's, the installer's): e.g. "acme-audio"
+  // macOS, for a sandboxed plugin (AUv3, or an AU in a sandboxing host): the vendor's app group,
+  // e.g. "ABCDE12345.com.acme.audio"; the plugin needs it in com.apple.security.application-groups.
+  juce::String appGroup;
   plc::UnknownPolicy unknown = plc::UnknownPolicy::keepPlaying();
   // The vendor's installed plugin-license executable, for "Manage licenses…"; empty: the
   // PLUGIN_LICENSE_EXECUTABLE variable, else the installers' place for executableName.

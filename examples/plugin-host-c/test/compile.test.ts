@@ -34,6 +34,10 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
     compile('cc', [...C_FLAGS, 'echo-server.c', '-o', join(dir, 'echo-server')]);
   });
 
+  it('has a macOS branch (the app-group socket path) that compiles; checked for syntax against this system\'s headers, as no Mac is here', () => {
+    compile('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D__APPLE__', '-D_DEFAULT_SOURCE', '-fsyntax-only', PLC_C]);
+  });
+
   it('keeps a bigger buffer when PLC_BUFFER_SIZE is set for the build', () => {
     compile('cc', [...C_FLAGS, '-DPLC_BUFFER_SIZE=65536', 'plc-check.c', PLC_C, '-o', join(dir, 'plc-check-64k')]);
   });

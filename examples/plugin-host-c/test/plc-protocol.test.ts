@@ -223,6 +223,16 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
       expect(await path({})).toMatchObject({ path: `/tmp/plugin-license-${process.getuid!()}/agent.sock` });
     });
 
+    it('the app-group form is macOS only: here the group is checked, then ignored (the default path)', async () => {
+      const group = async (args: string[], env: Record<string, string> = {}) => {
+        const r = await run(bin.plcCheck, ['--app-group-path', ...args], { ...base, XDG_RUNTIME_DIR: '/run/user/7', ...env });
+        return { code: r.code, ...(JSON.parse(r.stdout) as { status: string; path?: string }) };
+      };
+      expect(await group(['ABCDE12345.com.acme.audio', 'acme'])).toMatchObject({ code: 0, path: '/run/user/7/acme/agent.sock' });
+      expect(await group(['ABCDE12345.com.acme.audio'], { PLUGIN_LICENSE_APP_GROUP: 'x.y.z' })).toMatchObject({ path: '/run/user/7/plugin-license/agent.sock' });
+      for (const bad of ['../x', 'ab', 'a b.c', '.abc']) expect(await group([bad, 'acme'])).toMatchObject({ code: 2, status: 'invalid_argument' });
+    });
+
     it('refuses a path over the sun_path limit instead of cutting it', async () => {
       const fits = `/tmp/${'a'.repeat(102)}`; // 107 bytes: the Linux limit
       expect(await path({ PLUGIN_LICENSE_SOCKET: fits })).toMatchObject({ code: 0, path: fits });

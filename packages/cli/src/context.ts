@@ -117,7 +117,7 @@ export class Context {
   async socketPath(): Promise<string> {
     const { resolveSocketPath } = await import('@plugin-license/agent');
     const config = this.inspectionConfig;
-    return resolveSocketPath({ namespace: config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: config.socket.value } });
+    return resolveSocketPath({ namespace: config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: config.socket.value, PLUGIN_LICENSE_APP_GROUP: config.appGroup.value } });
   }
 
   /** The running agent of this namespace, or undefined when none answers. */

@@ -34,6 +34,12 @@ export interface ResolvedConfig {
   token: ConfigValue<string | undefined>;
   /** The agent socket path or pipe name when set; the agent derives the default. */
   socket: ConfigValue<string | undefined>;
+  /**
+   * macOS: the vendor's app group (`PLUGIN_LICENSE_APP_GROUP`, `app_group`, or baked in with
+   * `pnpm package --app-group`): the socket then lives in its container, where sandboxed plugins
+   * may connect (`~/Library/Group Containers/GROUP/APP/agent.sock`). Ignored elsewhere.
+   */
+  appGroup: ConfigValue<string | undefined>;
   /** A proxy URL, `false` for none (`"proxy": ""`), undefined: the standard proxy variables. */
   proxy: ConfigValue<string | false | undefined>;
   /** Ed25519 public keys an offline response must be signed by (`offline_public_keys`); empty: unsigned responses are accepted. */
@@ -61,6 +67,7 @@ const MISSPELLED: Record<string, string> = {
   logLevel: 'log_level',
   offlinePublicKeys: 'offline_public_keys',
   offlineMaxDays: 'offline_max_days',
+  appGroup: 'app_group',
 };
 /** How long an offline response may be valid by default: a year. */
 export const DEFAULT_OFFLINE_MAX_DAYS = 365;
@@ -134,6 +141,9 @@ function resolveFrom(
       throw new LicenseError('invalid_argument', (e as Error).message, { cause: e });
     }
   }
+  const bakedGroup = executableInfo()?.appGroup;
+  const appGroup = pick(undefined, env.PLUGIN_LICENSE_APP_GROUP, str(file, 'app_group', configFile)) ?? (bakedGroup === undefined ? { value: undefined, source: 'default' as const } : { value: bakedGroup, source: 'executable' as const });
+  if (appGroup.value !== undefined) checkAppGroup(appGroup.value, appGroup.source === 'environment' ? 'PLUGIN_LICENSE_APP_GROUP' : appGroup.source === 'executable' ? 'the app group built into this program' : `"app_group" in ${configFile}`);
   const keys = file.offline_public_keys;
   const offlinePublicKeys: ConfigValue<string[]> = keys === undefined ? { value: [], source: 'default' } : { value: keys as string[], source: 'config file' };
   if (keys !== undefined) parsePublicKeys(keys as string[], `"offline_public_keys" in ${configFile}`);
@@ -147,6 +157,7 @@ function resolveFrom(
     baseUrl,
     token: pick(flags.token, env.PLUGIN_LICENSE_TOKEN, str(file, 'token', configFile)) ?? { value: undefined, source: 'default' },
     socket: pick(flags.socket, env.PLUGIN_LICENSE_SOCKET, str(file, 'socket', configFile)) ?? { value: undefined, source: 'default' },
+    appGroup,
     proxy,
     offlinePublicKeys,
     offlineMaxDays: days === undefined ? { value: DEFAULT_OFFLINE_MAX_DAYS, source: 'default' } : { value: days as number, source: 'config file' },
@@ -155,6 +166,16 @@ function resolveFrom(
     configFileFound: found,
     file,
   };
+}
+
+/** An app group id as Apple's entitlement names it: `TEAMID.group.name` (macOS), letters, digits, `.` and `-`. */
+export const APP_GROUP_PATTERN = /^[A-Za-z0-9][A-Za-z0-9.-]{2,127}$/;
+
+/** Throws `invalid_argument` for an app group that can't be a folder name of Group Containers. */
+export function checkAppGroup(group: string, where: string): void {
+  if (!APP_GROUP_PATTERN.test(group)) {
+    throw new LicenseError('invalid_argument', `${where} must be an app group id such as ABCDE12345.com.acme.audio (letters, digits, . and -), got ${JSON.stringify(group.slice(0, 80))}`);
+  }
 }
 
 /**

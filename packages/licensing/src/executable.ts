@@ -20,6 +20,8 @@ export interface ExecutableInfo {
   app?: string;
   /** Baked service base URL (`--base-url`). */
   baseUrl?: string;
+  /** Baked macOS app group (`--app-group`): the agent's socket lives in its container. */
+  appGroup?: string;
 }
 
 let cached: ExecutableInfo | null | undefined;
@@ -50,7 +52,8 @@ function readInfo(): ExecutableInfo | undefined {
   const text = (key: string): string | undefined => (typeof raw[key] === 'string' && (raw[key] as string) !== '' ? (raw[key] as string) : undefined);
   const app = text('app');
   const baseUrl = text('base_url');
-  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}) };
+  const appGroup = text('app_group');
+  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}), ...(appGroup ? { appGroup } : {}) };
 }
 
 /** This process's platform as a target name (`linux-x64`, `win-x64`, `darwin-arm64`, …). */

@@ -17,7 +17,7 @@ export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider
 export { resolvePaths, listCachedProjects, cacheFilePath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
-export { resolveConfig } from './config.js';
+export { APP_GROUP_PATTERN, checkAppGroup, resolveConfig } from './config.js';
 export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig, ResolveOptions } from './config.js';
 export {
   createOfflineRequest,

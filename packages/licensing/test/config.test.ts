@@ -81,6 +81,15 @@ describe('resolveConfig', () => {
     }
     writeConfig('{"offline_max_days": 30, "offline_public_keys": []}');
     expect(resolveConfig({}, env)).toMatchObject({ offlineMaxDays: { value: 30, source: 'config file' }, offlinePublicKeys: { value: [], source: 'config file' } });
+    // macOS app group (sandboxed plugins): a folder name of Group Containers; the environment wins.
+    writeConfig('{"app_group": "ABCDE12345.com.acme.audio"}');
+    expect(resolveConfig({}, env).appGroup).toEqual({ value: 'ABCDE12345.com.acme.audio', source: 'config file' });
+    expect(resolveConfig({}, { ...env, PLUGIN_LICENSE_APP_GROUP: 'group.acme' }).appGroup).toEqual({ value: 'group.acme', source: 'environment' });
+    expect(failure(() => resolveConfig({}, { ...env, PLUGIN_LICENSE_APP_GROUP: '../escape' })).message).toBe(
+      'PLUGIN_LICENSE_APP_GROUP must be an app group id such as ABCDE12345.com.acme.audio (letters, digits, . and -), got "../escape"',
+    );
+    writeConfig('{"appGroup": "x"}');
+    expect(failure(() => resolveConfig({}, env)).message).toMatch(/"appGroup" .* did you mean "app_group"\?/);
     // The file is read whole, so a broken one is reported whatever the flags say.
     writeConfig('{');
     expect(failure(() => resolveConfig({ baseUrl: 'http://127.0.0.1:5/functions/v1' }, env)).path).toBe(join(home.dir, 'config', 'config.json'));

@@ -120,8 +120,10 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size) 
 #elif defined(__APPLE__)
   {
     const char *home = getenv("HOME");
+    const char *group = getenv("PLUGIN_LICENSE_APP_GROUP");
     char pwbuf[1024];
     struct passwd pw, *found = NULL;
+    if (group != NULL && group[0] != '\0') return plc_app_group_socket_path(group, app, out, out_size);
     if (home == NULL || home[0] == '\0') {
       if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
       home = found->pw_dir;
@@ -148,6 +150,45 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size) 
   }
 #endif
   return fit_path(path, pos, out, out_size);
+}
+
+static int valid_group(const char *group) {
+  size_t n = 0;
+  if (group == NULL) return 0;
+  for (const char *p = group; *p != '\0'; p++, n++) {
+    char ch = *p;
+    int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    if (!alnum && (n == 0 || (ch != '.' && ch != '-'))) return 0;
+  }
+  return n >= 3 && n <= 128;
+}
+
+plc_status plc_app_group_socket_path(const char *group, const char *app, char *out, size_t out_size) {
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+  if (!valid_group(group)) return PLC_ERR_INVALID_ARGUMENT;
+#if defined(__APPLE__)
+  {
+    char path[1024];
+    size_t pos = 0;
+    char pwbuf[1024];
+    struct passwd pw, *found = NULL;
+    const char *env = getenv("PLUGIN_LICENSE_SOCKET");
+    if (env != NULL && env[0] != '\0') return fit_path(env, strlen(env), out, out_size);
+    if (app == NULL || app[0] == '\0') app = getenv("PLUGIN_LICENSE_APP");
+    if (app == NULL || app[0] == '\0') app = PLC_DEFAULT_APP;
+    /* In a sandbox HOME is the container's; the group container is under the real home. */
+    if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
+    path[0] = '\0';
+    if (append(path, sizeof path, &pos, found->pw_dir) != 0 || append(path, sizeof path, &pos, "/Library/Group Containers/") != 0 ||
+        append(path, sizeof path, &pos, group) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
+        append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+    return fit_path(path, pos, out, out_size);
+  }
+#else
+  return plc_default_socket_path(app, out, out_size);
+#endif
 }
 
 /* ---------------------------------------------------------------- names */

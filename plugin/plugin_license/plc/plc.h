@@ -224,9 +224,20 @@ void plc_close(plc_client *client);
 
 /* Writes the agent's default socket path (or pipe name) for namespace app (NULL: the
  * PLUGIN_LICENSE_APP variable, else "plugin-license"), following the protocol: the
- * PLUGIN_LICENSE_SOCKET variable wins. A path over the platform's limit is PLC_ERR_PATH_TOO_LONG,
+ * PLUGIN_LICENSE_SOCKET variable wins; on macOS the PLUGIN_LICENSE_APP_GROUP variable gives the
+ * app-group form (see plc_app_group_socket_path). A path over the platform's limit is PLC_ERR_PATH_TOO_LONG,
  * never cut. */
 plc_status plc_default_socket_path(const char *app, char *out, size_t out_size);
+
+/* macOS, for sandboxed plugins (an AUv3, or an AU in a host that sandboxes it): the sandbox lets
+ * a plugin reach a socket only inside an app group container of its team, so the vendor's agent
+ * listens at ~/Library/Group Containers/GROUP/APP/agent.sock (the agent's PLUGIN_LICENSE_APP_GROUP,
+ * "app_group" in config.json, or pnpm package --app-group) and the plugin, entitled to that
+ * group (com.apple.security.application-groups), asks here. The home is the user's real one,
+ * not the sandbox's container. PLUGIN_LICENSE_SOCKET still wins. Elsewhere the group is ignored:
+ * the answer is plc_default_socket_path's. A group that is not letters, digits, '.' and '-' is
+ * PLC_ERR_INVALID_ARGUMENT. */
+plc_status plc_app_group_socket_path(const char *group, const char *app, char *out, size_t out_size);
 
 /* A short English text for a status, e.g. "the agent is not running". Never NULL. */
 const char *plc_strerror(plc_status status);

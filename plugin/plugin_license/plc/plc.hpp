@@ -155,12 +155,16 @@ bool copyText(std::string_view text, char (&out)[N], bool allowEmpty = false) no
 }  // namespace detail
 
 // The agent's socket path (or pipe name) for namespace `app` ("": PLUGIN_LICENSE_APP, else
-// plugin-license); PLUGIN_LICENSE_SOCKET wins. Empty when none can be made.
-inline std::string defaultSocketPath(std::string_view app = {}) {
+// plugin-license); PLUGIN_LICENSE_SOCKET wins. With `appGroup` (macOS, sandboxed plugins) the
+// app-group form: see plc_app_group_socket_path. Empty when none can be made.
+inline std::string defaultSocketPath(std::string_view app = {}, std::string_view appGroup = {}) {
   char name[128];
+  char group[129];
   char path[PLC_PATH_CAP];
-  if (!detail::copyText(app, name, true)) return {};
-  return plc_default_socket_path(name[0] ? name : nullptr, path, sizeof path) == PLC_OK ? std::string(path) : std::string();
+  if (!detail::copyText(app, name, true) || !detail::copyText(appGroup, group, true)) return {};
+  const plc_status st = group[0] ? plc_app_group_socket_path(group, name[0] ? name : nullptr, path, sizeof path)
+                                 : plc_default_socket_path(name[0] ? name : nullptr, path, sizeof path);
+  return st == PLC_OK ? std::string(path) : std::string();
 }
 
 // One connection to the agent. Not copyable or movable (it embeds its buffer); not thread-safe:
@@ -264,6 +268,7 @@ class UnknownPolicy {
 
 struct MonitorOptions {
   std::string app;         // the vendor's namespace; "": PLUGIN_LICENSE_APP, else plugin-license
+  std::string appGroup;    // macOS, sandboxed plugins: the vendor's app group (the agent's socket in its container)
   std::string socketPath;  // "": PLUGIN_LICENSE_SOCKET, else the namespace's default path
   UnknownPolicy unknown = UnknownPolicy::keepPlaying();
 };
@@ -512,7 +517,7 @@ class Monitor {
 
   explicit Monitor(std::string projectId, MonitorOptions options = {})
       : projectId_(std::move(projectId)),
-        socketPath_(options.socketPath.empty() ? defaultSocketPath(options.app) : options.socketPath),
+        socketPath_(options.socketPath.empty() ? defaultSocketPath(options.app, options.appGroup) : options.socketPath),
         policy_(options.unknown),
         watch_(detail::Watch::acquire(socketPath_, projectId_)) {}
   ~Monitor() {

@@ -1,6 +1,6 @@
 import { LOG_LEVELS } from '@plugin-license/agent';
 import { checkProxyUrl } from '@plugin-license/api';
-import { normalizeBaseUrl, resolveConfig, writeFileAtomic } from '@plugin-license/licensing';
+import { checkAppGroup, normalizeBaseUrl, resolveConfig, writeFileAtomic } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 
@@ -13,6 +13,10 @@ const SETTABLE: Record<string, (value: string) => unknown> = {
     return v;
   },
   token: (v) => v,
+  app_group: (v) => {
+    checkAppGroup(v, 'app_group');
+    return v;
+  },
   log_level: (v) => {
     if (!(LOG_LEVELS as readonly string[]).includes(v)) throw usageError(`log_level '${v}' is unknown; use one of ${LOG_LEVELS.join(', ')}`);
     return v;
