@@ -150,6 +150,9 @@ static DWORD WINAPI audio_thread(LPVOID arg) {
 #else
 static void *license_thread(void *arg) {
   (void)arg;
+#if defined(__linux__)
+  pthread_setname_np(pthread_self(), "plc-poll"); /* visible in top -H, gdb, /proc */
+#endif
   license_loop();
   return NULL;
 }

@@ -33,6 +33,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__linux__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
+
 namespace plc {
 
 enum class Status : int {
@@ -375,6 +379,12 @@ class Watch {
   }
 
   void run() {
+    // Named for top -H, debuggers and crash reports: which thread of the host is ours.
+#if defined(__linux__)
+    pthread_setname_np(pthread_self(), "plc-watch");
+#elif defined(__APPLE__)
+    pthread_setname_np("plc-watch");
+#endif
     bool subscribed = false;
     bool polling = false;  // an agent without `subscribe`
     int retryMs = 100;
