@@ -59,7 +59,7 @@ export interface ResolvedConfig {
 }
 
 /** Keys of `config.json` shared by every tool; tools read their own keys from `file`. */
-type SharedKey = 'base_url' | 'token' | 'socket' | 'proxy';
+type SharedKey = 'base_url' | 'token' | 'socket' | 'proxy' | 'app_group';
 /** Spellings people try, and the key they mean. */
 const MISSPELLED: Record<string, string> = {
   baseUrl: 'base_url',
