@@ -199,6 +199,8 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
     addAndMakeVisible(c);
 
   showState(gate_.monitor().last());
+  // Opened within milliseconds of the plugin's creation: nothing known yet, which is not "the agent is not running".
+  if (!gate_.monitor().settled()) state_.setText("Checking the license" + ellipsis, juce::dontSendNotification);
   // From the monitor's thread to the message thread; once onChange({}) returns in the
   // destructor, no call is running or will run.
   juce::Component::SafePointer<ActivationComponent> safe(this);

@@ -394,6 +394,10 @@ class Watch {
         const plc_status st = plc_subscribe(client_.raw(), projectId_.c_str(), &error, kConnectTimeoutMs);
         if (st == PLC_ERR_AGENT_OUTDATED) {
           polling = true;
+        } else if (st == PLC_ERR_INTERRUPTED) {
+          // Stopping, or checkNow() while connecting: nothing was learnt about the license.
+          plc_waker_clear(&waker_);
+          continue;
         } else if (st != PLC_OK) {
           lost(detail::toResult(st, error));
           pause(retryMs);
@@ -436,7 +440,12 @@ class Watch {
       publish(std::move(r));
       return true;
     }
-    if (r.status == Status::interrupted) plc_waker_clear(&waker_);
+    if (r.status == Status::interrupted) {
+      // Stopping, or checkNow() during this check: the connection was closed, the state stays.
+      plc_waker_clear(&waker_);
+      checkRequested_.store(true);
+      return false;
+    }
     lost(std::move(r));
     return false;
   }
@@ -553,6 +562,9 @@ class Monitor {
   }
   // Whole seconds the state has been unknown (0 when known).
   std::uint32_t unknownSeconds() const noexcept { return detail::wordUnknownSeconds(watch_->word()); }
+  // False until the first try to reach the agent has ended (a few milliseconds after the first
+  // Monitor of the project was made): "checking", not "unknown".
+  bool settled() const noexcept { return detail::wordSettled(watch_->word()); }
 
   // The last full answer (takes a lock: not for the audio thread).
   CheckResult last() const { return watch_->last(); }
