@@ -126,6 +126,7 @@ struct ActivationComponent::Outcome {
   bool hasState = false;
   juce::String requestDocument, requestFileName;
   juce::File saveTo;  // where the request goes; none: ask with a file chooser
+  bool clearCode = false;  // the code was used: empty the field (kept after a refusal, to correct it)
 };
 
 // One thread for the panel's calls, one at a time. Its wait is interruptible: destroying it
@@ -284,6 +285,7 @@ void ActivationComponent::run(juce::String working, std::function<Outcome(plc::C
 
 void ActivationComponent::finished(const Outcome &outcome) {
   message_.setText(outcome.failure.isNotEmpty() ? outcome.failure : outcome.done, juce::dontSendNotification);
+  if (outcome.clearCode) code_.clear();
   setBusy(false);
   if (outcome.hasState) showState(outcome.state);
   if (outcome.failure.isEmpty() && outcome.requestDocument.isNotEmpty()) {
@@ -313,11 +315,11 @@ void ActivationComponent::activate() {
     Outcome o;
     o.state = client.activate(projectId, code);
     o.hasState = o.state.status == plc::Status::ok;
+    o.clearCode = o.hasState;
     if (o.hasState) o.done = "Activated.";
     else o.failure = failureOf("Activation", o.state.status, o.state.agentError);
     return o;
   });
-  code_.clear();
 }
 
 void ActivationComponent::deactivate() {

@@ -1,7 +1,7 @@
 // plugin-license-ui-driver: shows the ActivationComponent in a window, as a plugin editor would,
 // and drives it from commands on stdin, one per line (the tests run it under Xvfb):
 //
-//   type TEXT          types TEXT into the code field, key by key
+//   type TEXT          selects the code field's text and types TEXT over it, key by key
 //   click ID           clicks the control with that component ID (activate, deactivate, …)
 //   save-request PATH  saves the offline request into PATH (what the save chooser does)
 //   load-response PATH imports the response in PATH (what the open chooser does)
@@ -55,8 +55,11 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
       error = "no panel: open one first";
     } else if (verb == "type") {
       auto *field = dynamic_cast<juce::TextEditor *>(panel_->findChildWithID(plugin_license::ActivationComponent::codeFieldId));
+      // As a person does: select what is there, then type over it.
       field->grabKeyboardFocus();
+      field->selectAll();
       for (auto c : arg) field->keyPressed(juce::KeyPress(static_cast<int>(c), juce::ModifierKeys(), c));
+      codeLength_ = field->getTotalNumChars();
     } else if (verb == "click") {
       auto *button = dynamic_cast<juce::Button *>(panel_->findChildWithID(arg));
       if (button == nullptr) error = "no button " + arg;
@@ -75,7 +78,8 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
     } else {
       error = "unknown command " + verb;
     }
-    emit("{\"event\":\"done\",\"command\":" + json(verb) + (error.isEmpty() ? juce::String() : ",\"error\":" + json(error)) + "}");
+    emit("{\"event\":\"done\",\"command\":" + json(verb) + (verb == "type" ? ",\"field_chars\":" + juce::String(codeLength_) : juce::String()) +
+         (error.isEmpty() ? juce::String() : ",\"error\":" + json(error)) + "}");
   }
 
  private:
@@ -97,6 +101,7 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
   plugin_license::LicenseGate &gate_;
   std::unique_ptr<plugin_license::ActivationComponent> panel_;
   juce::String last_;
+  int codeLength_ = 0;
 };
 
 class UiDriverApp : public juce::JUCEApplication {

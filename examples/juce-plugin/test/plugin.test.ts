@@ -242,7 +242,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
 
       const c = await code();
       await faults({ mode: 'latency', latency_ms: 1500 });
-      await d.send(`type ${c}`);
+      // The refused code stayed in the field, to be corrected; typing replaces it.
+      expect(await d.send(`type ${c}`)).toMatchObject({ field_chars: c.length });
       await d.send('click activate');
       await panel(d, { message: /^Activating…$/, busy: true }, 'the activation under way');
       await shot(d, 'activating');
