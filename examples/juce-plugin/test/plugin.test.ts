@@ -177,13 +177,17 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       display?.kill();
     });
 
-    const driver = (socket: string, env: NodeJS.ProcessEnv = {}): LineProcess & { send(line: string): Promise<Event> } => {
+    type Driver = LineProcess & { send(line: string): Promise<Event>; mark: number };
+    const driver = (socket: string, env: NodeJS.ProcessEnv = {}): Driver => {
       const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID, ...env }, { stdin: true });
       stops.push(() => p.stop());
       let sent = 0;
-      return Object.assign(p, {
+      const d: Driver = Object.assign(p, {
+        // Panel reports before this index came before the last command: waits look after it.
+        mark: 0,
         async send(line: string): Promise<Event> {
           const n = ++sent;
+          d.mark = events(p).length;
           p.child.stdin!.write(`${line}\n`);
           // The nth "done" line answers the nth command.
           for (;;) {
@@ -193,6 +197,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
           }
         },
       });
+      return d;
     };
     interface PanelMatch {
       state?: RegExp;
@@ -200,8 +205,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       busy?: boolean;
       licensed?: boolean;
     }
-    /** The first panel report (seen or to come) that matches every field given. */
-    const panel = async (d: LineProcess, want: PanelMatch, what: string): Promise<Event> => {
+    /** The first panel report since the last command (seen or to come) that matches every field given. */
+    const panel = async (d: Driver, want: PanelMatch, what: string): Promise<Event> => {
       const ok = (e: Event): boolean =>
         e.event === 'panel' &&
         (want.state === undefined || want.state.test(String(e.state))) &&
@@ -209,14 +214,14 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         (want.busy === undefined || e.busy === want.busy) &&
         (want.licensed === undefined || e.licensed === want.licensed);
       for (let i = 0; i < 1000; i++) {
-        const found = events(d).find(ok);
+        const found = events(d).slice(d.mark).find(ok);
         if (found) return found;
         if (d.child.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       throw new Error(`the panel never showed ${what}; it showed:\n${events(d).filter((e) => e.event === 'panel').map((e) => JSON.stringify(e)).join('\n')}`);
     };
-    const shot = async (d: ReturnType<typeof driver>, name: string): Promise<void> => {
+    const shot = async (d: Driver, name: string): Promise<void> => {
       expect(await d.send(`screenshot ${join(shotDir, `${name}.png`)}`)).not.toHaveProperty('error');
       expect(readFileSync(join(shotDir, `${name}.png`)).subarray(1, 4).toString('latin1')).toBe('PNG');
     };
