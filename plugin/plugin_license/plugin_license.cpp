@@ -6,7 +6,17 @@
 
 #include "plugin_license.h"
 
+#include <string>
 #include <thread>
+#include <vector>
+
+#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 namespace plugin_license {
 
@@ -430,9 +440,70 @@ void ActivationComponent::manageLicenses() {
   if (s.app.isNotEmpty()) args.addArray({"--app", s.app});
   args.add("manager");
   // The manager opens the page in the browser itself, and stops by itself when it is closed.
+  const juce::String error = startDetached(args);
+  if (error.isEmpty()) message_.setText("The license manager opens in your web browser.", juce::dontSendNotification);
+  else message_.setText("Could not start " + exe.getFullPathName() + " (" + error + ").", juce::dontSendNotification);
+}
+
+// Starts a program that outlives this plugin and is never its child to reap: on POSIX by a double
+// fork (the program is adopted by init, so it never lingers as a zombie of the host), its output
+// to /dev/null; elsewhere JUCE's ChildProcess, which leaves it running. "" or why it failed.
+juce::String ActivationComponent::startDetached(const juce::StringArray &args) {
+#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
+  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
+  std::vector<std::string> owned;
+  for (const auto &a : args) owned.push_back(a.toStdString());
+  std::vector<char *> argv;
+  for (auto &a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int report[2];
+  if (pipe(report) != 0) return juce::String(strerror(errno));
+  fcntl(report[1], F_SETFD, FD_CLOEXEC);
+  const pid_t middle = fork();
+  if (middle < 0) {
+    const int e = errno;
+    close(report[0]);
+    close(report[1]);
+    return juce::String(strerror(e));
+  }
+  if (middle == 0) {
+    close(report[0]);
+    setsid();
+    const pid_t program = fork();
+    if (program < 0) {
+      const int e = errno;
+      if (write(report[1], &e, sizeof e) < 0) _exit(1);
+      _exit(1);
+    }
+    if (program == 0) {
+      const int null = open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(null, 2);
+      }
+      execv(argv[0], argv.data());
+      const int e = errno;  // only reached when exec failed: tell the plugin why
+      if (write(report[1], &e, sizeof e) < 0) _exit(127);
+      _exit(127);
+    }
+    _exit(0);
+  }
+  close(report[1]);
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  // The pipe closes on exec (nothing read) or carries exec's errno; bounded by the exec itself.
+  int e = 0;
+  ssize_t got;
+  while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  return got == static_cast<ssize_t>(sizeof e) ? juce::String(strerror(e)) : juce::String();
+#else
   juce::ChildProcess process;
-  if (process.start(args, 0)) message_.setText("The license manager opens in your web browser.", juce::dontSendNotification);
-  else message_.setText("Could not start " + exe.getFullPathName() + ".", juce::dontSendNotification);
+  return process.start(args, 0) ? juce::String() : juce::String("it did not start");
+#endif
 }
 
 }  // namespace plugin_license

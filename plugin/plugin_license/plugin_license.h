@@ -127,6 +127,7 @@ class ActivationComponent : public juce::Component {
   void makeOfflineRequest(const juce::File &saveTo);
   void chooseResponseFile();
   void manageLicenses();
+  static juce::String startDetached(const juce::StringArray &args);
 
   LicenseGate &gate_;
   std::unique_ptr<Worker> worker_;

@@ -4,7 +4,7 @@
 // typed and Activate clicked, errors in words, the offline exchange with real files, a panel
 // closed in the middle of an activation), with a screenshot of every state.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, offlineText } from '@plugin-license/licensing';
@@ -334,6 +334,26 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await d.send('click manage');
       await panel(d, { message: /^The license manager opens in your web browser\.$/ }, 'the manager started');
       await expect.poll(() => (existsSync(seen) ? readFileSync(seen, 'utf8') : '')).toBe('--app plugin-license manager\n');
+      // Started detached: once it has exited it is nobody's zombie, the host's least of all.
+      const children = (): string[] =>
+        readdirSync('/proc')
+          .filter((p) => /^\d+$/.test(p))
+          .map((p) => {
+            try {
+              return readFileSync(`/proc/${p}/stat`, 'utf8').replace(/^\d+ \(.*\) /, '');
+            } catch {
+              return '';
+            }
+          })
+          .filter((stat) => stat.split(' ')[1] === String(d.child.pid));
+      expect(children()).toEqual([]);
+
+      const notExecutable = join(dir, 'not-executable');
+      writeFileSync(notExecutable, '#!/bin/sh\n');
+      const denied = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: notExecutable });
+      await panel(denied, { state: /^Not activated/ }, 'the panel');
+      await denied.send('click manage');
+      await panel(denied, { message: /^Could not start .*not-executable \(Permission denied\)\.$/ }, 'the manager refused by the system');
 
       const missing = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: join(dir, 'nowhere') });
       await panel(missing, { state: /^Not activated/ }, 'the panel');
