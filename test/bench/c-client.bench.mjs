@@ -4,15 +4,13 @@
 // server (the floor of any Node server: the agent's own overhead is the ratio to it). Rounds
 // rotate which side goes first, so drift and noise from other processes hit all alike; each
 // figure is the median of the rounds' percentiles.
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '@plugin-license/emulator';
-import { request } from 'undici';
+import { generateCode, rpc, startReady } from './helpers.mjs';
 import { NODE_ECHO_SERVER } from './node-echo.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -23,7 +21,6 @@ const agentCli = join(root, 'agent', 'bin', 'plugin-license-agent.js');
 const ROUNDS = 5;
 const PER_ROUND = 4000; // measured checks per round and side
 const WARMUP = 1000; // unmeasured checks per run (connection, JIT, caches)
-const READY_MS = 15_000;
 
 export async function run() {
   if (spawnSync('cc', ['--version'], { stdio: 'ignore' }).status !== 0) {
@@ -118,74 +115,6 @@ function benchCheck(bin, socket, projectId) {
     execFile(bin, [socket, projectId, String(PER_ROUND), String(WARMUP)], { timeout: 120_000 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`c-client: bench-check against ${socket} failed: ${stdout}${stderr}${error.message}`));
       resolve(JSON.parse(stdout));
-    });
-  });
-}
-
-/** Spawns a server that prints {"ready":true,...} on stdout when it listens. */
-function startReady(file, args, env) {
-  const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`c-client: ${file} not ready within ${READY_MS} ms; stderr: ${stderr}`)), READY_MS);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (/"ready"\s*:\s*true/.test(line)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`c-client: ${file} exited (code ${code}) before it was ready; stderr: ${stderr}`));
-    });
-  });
-  ready.catch(() => undefined);
-  return {
-    ready,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-async function generateCode(emulator) {
-  const res = await request(`${emulator.baseUrl}/plugin-activation/generate`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${emulator.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ project_id: emulator.projectId, max_activations: 2, notes: 'c-client bench' }),
-  });
-  const body = await res.body.text();
-  if (res.statusCode !== 201) throw new Error(`c-client: generate answered ${res.statusCode}: ${body}`);
-  return JSON.parse(body).code;
-}
-
-/** One raw JSON-RPC line over the socket, as any client would send it. */
-function rpc(socket, method, params) {
-  return new Promise((resolve, reject) => {
-    const conn = connect(socket);
-    let pending = '';
-    const timer = setTimeout(() => {
-      conn.destroy();
-      reject(new Error(`c-client: no answer to ${method} within 10 s`));
-    }, 10_000);
-    conn.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    conn.on('connect', () => conn.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) + '\n'));
-    conn.on('data', (chunk) => {
-      pending += chunk;
-      const nl = pending.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      conn.end();
-      resolve(JSON.parse(pending.slice(0, nl)));
     });
   });
 }

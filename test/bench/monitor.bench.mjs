@@ -5,13 +5,13 @@
 // (plc::Monitor before it followed the agent polled too, on a condition variable). Linux only: it reads
 // each thread's run time (/proc/PID/task/TID/schedstat, ns) and its wake-ups
 // (voluntary_ctxt_switches) over the same 10 s.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulator } from '@plugin-license/emulator';
+import { generateCode, rpc, startReady } from './helpers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const sources = join(root, 'examples', 'plugin-host-c');
@@ -44,28 +44,25 @@ export async function run() {
     emulator = await startEmulator({ port: 0 });
     const socket = join(sockets, 'agent.sock');
     const home = join(build, 'home');
-    const agent = spawn(process.execPath, [agentCli, 'run'], {
-      env: { ...process.env, PLUGIN_LICENSE_HOME: home, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_BASE_URL: emulator.baseUrl, PLUGIN_LICENSE_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const agent = startReady(process.execPath, [agentCli, 'run'], { PLUGIN_LICENSE_HOME: home, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_BASE_URL: emulator.baseUrl, PLUGIN_LICENSE_LOG_LEVEL: 'warn' });
     children.push(agent);
-    await firstLine(agent, /"ready"/);
-    const code = await generate(emulator);
-    await rpc(socket, 'activate', { project_id: emulator.projectId, code });
+    await agent.ready;
+    await rpc(socket, 'activate', { project_id: emulator.projectId, code: await generateCode(emulator) });
 
-    const env = { ...process.env, PLUGIN_LICENSE_SOCKET: socket };
-    const watch = spawn(join(build, 'wrapper-example'), ['follow', socket, emulator.projectId, '50', 'keep', String(IDLE_MS + 8000)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const env = { PLUGIN_LICENSE_SOCKET: socket };
+    const watch = startReady(join(build, 'wrapper-example'), ['follow', socket, emulator.projectId, '50', 'keep', String(IDLE_MS + 8000)], env, /^state=valid/);
     children.push(watch);
-    await firstLine(watch, /^state=valid/m);
-    const poll = spawn(join(build, 'host-example'), [socket, emulator.projectId, String(IDLE_MS + 8000), '1000', '200'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    await watch.ready;
+    const poll = startReady(join(build, 'host-example'), [socket, emulator.projectId, String(IDLE_MS + 8000), '1000', '200'], env, /^state valid/);
     children.push(poll);
-    await firstLine(poll, /^state valid/m);
+    await poll.ready;
 
-    const watchThread = threadNamed(watch.pid, 'plc-watch');
-    const pollThread = threadNamed(poll.pid, 'plc-poll');
-    const before = [sample(watch.pid, watchThread), sample(poll.pid, pollThread)];
+    const [watchPid, pollPid] = [watch.child.pid, poll.child.pid];
+    const watchThread = threadNamed(watchPid, 'plc-watch');
+    const pollThread = threadNamed(pollPid, 'plc-poll');
+    const before = [sample(watchPid, watchThread), sample(pollPid, pollThread)];
     await new Promise((r) => setTimeout(r, IDLE_MS));
-    const after = [sample(watch.pid, watchThread), sample(poll.pid, pollThread)];
+    const after = [sample(watchPid, watchThread), sample(pollPid, pollThread)];
     const seconds = IDLE_MS / 1000;
     const cpu = (i) => (after[i].ns - before[i].ns) / seconds / 1000; // µs of CPU per second
     const wakeups = (i) => (after[i].switches - before[i].switches) / seconds;
@@ -75,7 +72,7 @@ export async function run() {
       { name: 'monitor thread at idle, 50 instances (wake-ups)', value: wakeups(0), unit: '/s', baseline: wakeups(1), ratio: ratio(wakeups(0), wakeups(1)), goal: '0: it waits for the agent' },
     ];
   } finally {
-    for (const c of children) c.kill('SIGTERM');
+    for (const c of children) await c.stop();
     await emulator?.close();
     rmSync(build, { recursive: true, force: true });
     rmSync(sockets, { recursive: true, force: true });
@@ -99,43 +96,4 @@ function sample(pid, tid) {
   const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
   const switches = Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)[1]);
   return { ns, switches };
-}
-
-function firstLine(child, pattern) {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within 15 s: ${seen.slice(-500)}`)), 15_000);
-    child.stdout.on('data', (d) => {
-      seen += d;
-      if (pattern.test(seen)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (c) => reject(new Error(`exited (${c}) before a line matching ${pattern}: ${seen.slice(-500)}`)));
-  });
-}
-
-async function generate(emulator) {
-  const res = await fetch(`${emulator.baseUrl}/plugin-activation/generate`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${emulator.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ project_id: emulator.projectId, max_activations: 2 }),
-  });
-  return (await res.json()).code;
-}
-
-function rpc(socket, method, params) {
-  return new Promise((resolve, reject) => {
-    const c = connect(socket, () => c.write(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) + '\n'));
-    let buf = '';
-    c.on('data', (d) => {
-      buf += d;
-      if (buf.includes('\n')) {
-        c.end();
-        resolve(JSON.parse(buf));
-      }
-    });
-    c.on('error', reject);
-  });
 }
