@@ -6,7 +6,7 @@ import { fromWireState, type LicenseState } from './license-state.js';
 import { PROTOCOL_VERSION, type HelloResult, type OfflineRequestResult, type RpcErrorObject } from './protocol.js';
 import { fromRpcError } from './rpc-errors.js';
 import { agentCommandHint, resolveConfig } from '@plugin-license/licensing';
-import { resolveSocketPath } from './socket-path.js';
+import { socketPathOf } from './socket-path.js';
 
 /** How `AgentClient` reconnects after the agent goes away. */
 export interface ReconnectOptions {
@@ -167,7 +167,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
         throw new AgentError('config_invalid', (err as Error).message, { cause: err });
       }
       namespace = config.namespace.value;
-      socketPath = resolveSocketPath({ namespace, env: { ...process.env, PLUGIN_LICENSE_SOCKET: config.socket.value, PLUGIN_LICENSE_APP_GROUP: config.appGroup.value } });
+      socketPath = socketPathOf(config);
     }
     const client = new AgentClient(socketPath, options, namespace);
     await client.open();

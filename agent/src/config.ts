@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { isLicenseError, resolveConfig, type ResolvedConfig, type ResolveOptions } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
-import { resolveSocketPath } from './socket-path.js';
+import { socketPathOf } from './socket-path.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -114,7 +114,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     fileProblem ??= message;
   }
   const namespace = shared.namespace.value;
-  const socketPath = resolveSocketPath({ namespace, env: { ...env, PLUGIN_LICENSE_SOCKET: shared.socket.value, PLUGIN_LICENSE_APP_GROUP: shared.appGroup.value } });
+  const socketPath = socketPathOf(shared, env);
   const logLevelRaw = flags.logLevel ?? nonEmpty(env.PLUGIN_LICENSE_LOG_LEVEL) ?? file.log_level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevelRaw)) {
     throw new AgentError('config_invalid', `log level '${logLevelRaw}' is unknown; use one of ${LOG_LEVELS.join(', ')}`);

@@ -8,7 +8,7 @@ export { fromWireState, toWireState, LicenseStateWire } from './license-state.js
 export type { LicenseState, LicenseReason } from './license-state.js';
 export { MAX_LINE_BYTES, PROTOCOL_VERSION, RpcErrorCode } from './protocol.js';
 export type { HelloResult, OfflineRequestResult, RpcErrorObject } from './protocol.js';
-export { resolveSocketPath, assertSocketPathFits, DEFAULT_NAMESPACE, SUN_PATH_LIMITS } from './socket-path.js';
+export { resolveSocketPath, socketPathOf, assertSocketPathFits, DEFAULT_NAMESPACE, SUN_PATH_LIMITS } from './socket-path.js';
 export type { SocketPathInput } from './socket-path.js';
 export { resolveAgentConfig, DEFAULT_LIMITS, LOG_LEVELS } from './config.js';
 export type { AgentConfig, AgentFlags, AgentLimits, LogLevel } from './config.js';

@@ -1,5 +1,6 @@
 import { posix, win32 } from 'node:path';
 import os from 'node:os';
+import type { ResolvedConfig } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 
 /** Default namespace when `PLUGIN_LICENSE_APP` is not set. */
@@ -37,6 +38,15 @@ export function resolveSocketPath(input: SocketPathInput): string {
   const path = explicit && explicit.length > 0 ? explicit : defaultPath(input, platform, env);
   assertSocketPathFits(path, platform);
   return path;
+}
+
+/**
+ * The socket a resolved configuration names (`socket` when set, else the namespace's default,
+ * in the app group's container when one is set): the one way the agent, `AgentClient` and the
+ * CLI find it.
+ */
+export function socketPathOf(config: Pick<ResolvedConfig, 'namespace' | 'socket' | 'appGroup'>, env: Record<string, string | undefined> = process.env): string {
+  return resolveSocketPath({ namespace: config.namespace.value, env: { ...env, PLUGIN_LICENSE_SOCKET: config.socket.value, PLUGIN_LICENSE_APP_GROUP: config.appGroup.value } });
 }
 
 function defaultPath(input: SocketPathInput, platform: NodeJS.Platform, env: Record<string, string | undefined>): string {

@@ -115,9 +115,8 @@ export class Context {
 
   /** The socket path of this namespace's agent. */
   async socketPath(): Promise<string> {
-    const { resolveSocketPath } = await import('@plugin-license/agent');
-    const config = this.inspectionConfig;
-    return resolveSocketPath({ namespace: config.namespace.value, env: { ...this.env, PLUGIN_LICENSE_SOCKET: config.socket.value, PLUGIN_LICENSE_APP_GROUP: config.appGroup.value } });
+    const { socketPathOf } = await import('@plugin-license/agent');
+    return socketPathOf(this.inspectionConfig, this.env);
   }
 
   /** The running agent of this namespace, or undefined when none answers. */
