@@ -165,6 +165,7 @@ describe('plugin-license commands', () => {
       [['config', 'set', 'base_url', 'http://10.0.0.1/functions/v1'], /https:\/\//],
       [['config', 'set', 'offline_max_days', '0'], /from 1 to 3650/],
       [['config', 'set', 'log_level', 'loud'], /log_level 'loud' is unknown/],
+      [['config', 'set', 'app_group', '../escape'], /app_group must be an app group id such as ABCDE12345\.com\.acme\.audio/],
       [['config', 'set', 'baseUrl', 'x'], /'baseUrl' is not a setting config set writes; use one of base_url/],
     ] as const) {
       const r = await cli([...args], env);
