@@ -79,11 +79,11 @@ void LicenseGate::apply(juce::AudioBuffer<T> &buffer) noexcept {
     return;
   }
   // A linear ramp of `step_` per sample toward the target; the rest of the block at the target.
-  const double distance = std::abs(target - gain_);
-  const int rampSamples = std::min(n, static_cast<int>(std::ceil(distance / step_)));
-  const double end = rampSamples >= static_cast<int>(std::ceil(distance / step_)) ? target : gain_ + (target > gain_ ? 1.0 : -1.0) * step_ * rampSamples;
-  if (rampSamples > 0) buffer.applyGainRamp(0, rampSamples, static_cast<T>(gain_), static_cast<T>(end));
-  if (rampSamples < n && end == 0.0) buffer.clear(rampSamples, n - rampSamples);
+  const int needed = static_cast<int>(std::ceil(std::abs(target - gain_) / step_));
+  const int ramp = std::min(n, needed);
+  const double end = ramp == needed ? target : gain_ + (target > gain_ ? step_ : -step_) * ramp;
+  buffer.applyGainRamp(0, ramp, static_cast<T>(gain_), static_cast<T>(end));
+  if (ramp < n && end == 0.0) buffer.clear(ramp, n - ramp);
   gain_ = end;
 }
 
@@ -132,8 +132,7 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
 struct ActivationComponent::Outcome {
   juce::String done;     // words on success
   juce::String failure;  // words on failure (empty: success)
-  plc::CheckResult state;
-  bool hasState = false;
+  plc::CheckResult state;  // the license after the call, when it returns one
   juce::String requestDocument, requestFileName;
   juce::File saveTo;  // where the request goes; none: ask with a file chooser
   bool clearCode = false;  // the code was used: empty the field (kept after a refusal, to correct it)
@@ -297,7 +296,7 @@ void ActivationComponent::finished(const Outcome &outcome) {
   message_.setText(outcome.failure.isNotEmpty() ? outcome.failure : outcome.done, juce::dontSendNotification);
   if (outcome.clearCode) code_.clear();
   setBusy(false);
-  if (outcome.hasState) showState(outcome.state);
+  if (outcome.state.license) showState(outcome.state);
   if (outcome.failure.isEmpty() && outcome.requestDocument.isNotEmpty()) {
     pendingRequest_ = outcome.requestDocument;
     if (outcome.saveTo != juce::File()) {
@@ -324,9 +323,8 @@ void ActivationComponent::activate() {
   run("Activating", [projectId, code = code.toStdString()](plc::Client &client) {
     Outcome o;
     o.state = client.activate(projectId, code);
-    o.hasState = o.state.status == plc::Status::ok;
-    o.clearCode = o.hasState;
-    if (o.hasState) o.done = "Activated.";
+    o.clearCode = o.state.license.has_value();
+    if (o.clearCode) o.done = "Activated.";
     else o.failure = failureOf("Activation", o.state.status, o.state.agentError);
     return o;
   });
@@ -337,8 +335,7 @@ void ActivationComponent::deactivate() {
   run("Deactivating", [projectId](plc::Client &client) {
     Outcome o;
     o.state = client.deactivate(projectId);
-    o.hasState = o.state.status == plc::Status::ok;
-    if (o.hasState) o.done = "Deactivated: the slot is free for another computer.";
+    if (o.state.license) o.done = "Deactivated: the slot is free for another computer.";
     else o.failure = failureOf("Deactivation", o.state.status, o.state.agentError);
     return o;
   });
@@ -349,8 +346,7 @@ void ActivationComponent::checkNow() {
   run("Checking with the license service", [projectId](plc::Client &client) {
     Outcome o;
     o.state = client.refresh(projectId);
-    o.hasState = o.state.status == plc::Status::ok;
-    if (o.hasState) o.done = "Checked.";
+    if (o.state.license) o.done = "Checked.";
     else o.failure = failureOf("The check", o.state.status, o.state.agentError);
     return o;
   });
@@ -413,8 +409,7 @@ void ActivationComponent::loadOfflineResponseFrom(const juce::File &file) {
   run("Importing the offline response", [document](plc::Client &client) {
     Outcome o;
     o.state = client.offlineImport(document);
-    o.hasState = o.state.status == plc::Status::ok;
-    if (o.hasState) o.done = "Offline response imported.";
+    if (o.state.license) o.done = "Offline response imported.";
     else o.failure = failureOf("The import", o.state.status, o.state.agentError);
     return o;
   });

@@ -1212,7 +1212,7 @@ static plc_status license_call(plc_client *client, const char *method, const cha
   if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
   reset_license(out);
   if (!valid_text(project_id, sizeof out->project_id)) return PLC_ERR_INVALID_ARGUMENT;
-  if (need_code && !valid_text(code, 257)) return PLC_ERR_INVALID_ARGUMENT;
+  if (need_code && !valid_text(code, PLC_CODE_MAX + 1)) return PLC_ERR_INVALID_ARGUMENT;
   fields[0].key = "project_id";
   fields[0].value = project_id;
   fields[1].key = "code";
@@ -1243,7 +1243,7 @@ plc_status plc_offline_request(plc_client *client, const char *project_id, const
   if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
   memset(out, 0, sizeof *out);
   if (!valid_text(project_id, sizeof err.project_id)) return PLC_ERR_INVALID_ARGUMENT;
-  if (code != NULL && !valid_text(code, 257)) return PLC_ERR_INVALID_ARGUMENT;
+  if (code != NULL && !valid_text(code, PLC_CODE_MAX + 1)) return PLC_ERR_INVALID_ARGUMENT;
   fields[0].key = "project_id";
   fields[0].value = project_id;
   fields[1].key = "code";

@@ -46,6 +46,9 @@ extern "C" {
 #define PLC_BUFFER_SIZE 4096
 #endif
 
+/* The longest activation code, in bytes (the agent's limit). */
+#define PLC_CODE_MAX 256
+
 /* Room for a socket path or pipe name, including the terminating NUL. */
 #define PLC_PATH_CAP 260
 

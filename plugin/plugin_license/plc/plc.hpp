@@ -188,7 +188,7 @@ class Client {
   }
   // Waits on the service: never on the audio or message thread.
   CheckResult activate(std::string_view projectId, std::string_view code, ms timeout = ms(PLC_SERVICE_TIMEOUT_MS)) noexcept {
-    char c[257];
+    char c[PLC_CODE_MAX + 1];
     if (!detail::copyText(code, c)) return invalid();
     return projectCall(projectId, timeout, [this, &c](const char *id, plc_license *raw, int t) { return plc_activate(&client_, id, c, raw, t); });
   }
@@ -202,7 +202,7 @@ class Client {
   OfflineRequest offlineRequest(std::string_view projectId, std::string_view code = {}, ms timeout = ms(PLC_SERVICE_TIMEOUT_MS)) {
     OfflineRequest out;
     char id[sizeof(plc_license{}.project_id)];
-    char c[257];
+    char c[PLC_CODE_MAX + 1];
     if (!detail::copyText(projectId, id) || !detail::copyText(code, c, true)) {
       out.status = Status::invalidArgument;
       return out;
