@@ -15,12 +15,11 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { assertProjectId, resolveNamespace } from '@plugin-license/licensing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 export const PRODUCT = 'plugin-license example';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 export const USAGE = `Usage: pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 
@@ -105,8 +104,8 @@ export async function buildPlugin(options = {}) {
   const p = paths(options.buildDir);
   const missing = missingForBuild(options.juce);
   if (missing.length > 0) throw new BuildError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed: install ${missing.length === 1 ? 'it' : 'them'} (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools), or pass --juce /path/to/JUCE`);
-  if (options.projectId !== undefined && !UUID.test(options.projectId)) throw new BuildError(`--project-id must be a UUID, got '${options.projectId}'`);
-  if (options.app !== undefined && !NAME.test(options.app)) throw new BuildError(`--app must be a namespace such as acme-audio (lower-case letters, digits, . _ -), got '${options.app}'`);
+  if (options.projectId !== undefined) assertProjectId(options.projectId);
+  if (options.app !== undefined) resolveNamespace(options.app, {});
   mkdirSync(p.build, { recursive: true });
   const launcher = has('ccache') ? ['-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache'] : [];
   const configure = [
@@ -158,13 +157,17 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  if (values['project-id'] !== undefined && !UUID.test(values['project-id'])) {
-    process.stderr.write(`pnpm build:plugin: --project-id must be a UUID such as 123e4567-e89b-12d3-a456-426614174000, got '${values['project-id']}'\n`);
-    return 2;
-  }
-  if (values.app !== undefined && !NAME.test(values.app)) {
-    process.stderr.write(`pnpm build:plugin: --app must be a namespace such as acme-audio (lower-case letters, digits, . _ -), got '${values.app}'\n`);
-    return 2;
+  // The same rules as every tool's: the project id a UUID, the namespace a folder name.
+  for (const [flag, check] of [
+    ['--project-id', () => values['project-id'] !== undefined && assertProjectId(values['project-id'])],
+    ['--app', () => values.app !== undefined && resolveNamespace(values.app, {})],
+  ]) {
+    try {
+      check();
+    } catch (e) {
+      process.stderr.write(`pnpm build:plugin: ${flag}: ${e.message}\n`);
+      return 2;
+    }
   }
   const missing = missingForBuild(values.juce);
   if (values['if-available'] && missing.length > 0 && process.env.PLUGIN_LICENSE_REQUIRE_JUCE !== '1') {

@@ -49,7 +49,10 @@ describe('pnpm build:plugin without its tools', () => {
       // A bad argument is said first, whatever is installed.
       const bad = await run(join(bin, 'node'), [script, '--project-id', 'plugin-1'], env);
       expect(bad.code).toBe(2);
-      expect(bad.stderr).toBe("pnpm build:plugin: --project-id must be a UUID such as 123e4567-e89b-12d3-a456-426614174000, got 'plugin-1'\n");
+      expect(bad.stderr).toBe("pnpm build:plugin: --project-id: project id 'plugin-1' is not a UUID; pass the project's id as shown in the portal (for example 123e4567-e89b-12d3-a456-426614174000)\n");
+      const app = await run(join(bin, 'node'), [script, '--app', '../acme'], env);
+      expect(app.code).toBe(2);
+      expect(app.stderr).toMatch(/^pnpm build:plugin: --app: namespace '\.\.\/acme' is not usable as a folder name/);
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }

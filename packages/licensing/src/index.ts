@@ -14,7 +14,7 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, listCachedProjects, cacheFilePath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { APP_GROUP_PATTERN, checkAppGroup, resolveConfig } from './config.js';
