@@ -282,6 +282,9 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
       const c = await code();
       await d.send(`type ${c}`);
+      // A place that can't be written: said, and nothing else changes (the request is kept for the next try).
+      await d.send(`save-request ${join(dir, 'no-such-folder', 'request.txt')}`);
+      await panel(d, { message: /^Could not write .*no-such-folder\/request\.txt: choose a folder you can write to\.$/, busy: false }, 'the unwritable place');
       const requestFile = join(dir, 'request.txt');
       await d.send(`save-request ${requestFile}`);
       await panel(d, { message: /^Offline request saved to .*request\.txt\. On a computer that is online, answer it with the license manager \(or: plugin-license offline activate request\.txt\), then load the response here\.$/ }, 'the request saved');
