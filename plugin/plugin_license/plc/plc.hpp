@@ -263,7 +263,6 @@ class UnknownPolicy {
     return UnknownPolicy(seconds.count() < 0 ? 0 : seconds.count() > 65534 ? 65534 : static_cast<long>(seconds.count()));
   }
   constexpr bool allows(std::uint32_t unknownSeconds) const noexcept { return seconds_ < 0 || unknownSeconds < static_cast<std::uint32_t>(seconds_); }
-  constexpr bool keepsPlaying() const noexcept { return seconds_ < 0; }
 
  private:
   constexpr explicit UnknownPolicy(long seconds) noexcept : seconds_(seconds) {}
@@ -586,7 +585,6 @@ class Monitor {
 
   const std::string &projectId() const noexcept { return projectId_; }
   const std::string &socketPath() const noexcept { return socketPath_; }
-  const UnknownPolicy &policy() const noexcept { return policy_; }
 
   // Projects this process follows now, one connection each (diagnostics, tests).
   static std::size_t connections() { return detail::Watch::alive(); }
