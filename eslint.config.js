@@ -24,6 +24,11 @@ export default tseslint.config(
     },
   },
   {
+    // The license manager's page runs in the browser.
+    files: ['packages/cli/page/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     // The executables are CommonJS (bin/package.json): Node starts a CommonJS main faster.
     files: ['**/bin/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
+import { managerPage } from './page/plugin.mjs';
 
 // The executable, as the agent's: CommonJS files with every dependency inside, run by
 // bin/plugin-license.js through the agent's run-bundle (a V8 code cache). cli.cjs is the parser
@@ -31,6 +32,8 @@ export default defineConfig(
       options.supported = { ...options.supported, 'dynamic-import': false };
     },
     esbuildPlugins: [
+      // The license manager's page, as strings inside commands.cjs (so inside the executable too).
+      managerPage(),
       {
         name: 'undici-beside',
         setup(build) {

@@ -10,6 +10,7 @@ export const load = {
   offline: () => import('./commands/offline.js'),
   builds: () => import('./commands/builds.js'),
   config: () => import('./commands/config.js'),
+  manager: () => import('./commands/manager.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

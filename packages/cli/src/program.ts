@@ -15,6 +15,7 @@ const commands = {
   offline: async () => (await parts()).offline(),
   builds: async () => (await parts()).builds(),
   config: async () => (await parts()).config(),
+  manager: async () => (await parts()).manager(),
 };
 
 export { CLI_VERSION } from './exit.js';
@@ -47,10 +48,11 @@ function wholeNumber(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
-function seconds(name: string, min: number, max: number) {
+/** A decimal number of seconds or minutes within bounds (`--interval`, `--idle-minutes`). */
+function decimal(name: string, unit: 'seconds' | 'minutes', min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number of seconds from ${min} to ${max}, got '${value}'`);
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number of ${unit} from ${min} to ${max}, got '${value}'`);
     return n;
   };
 }
@@ -325,7 +327,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .command('watch')
     .description('follow a build until it finishes: exit 0 on success, 3 on failed or cancelled')
     .argument('<build_id>', 'the build id (a UUID)')
-    .option('--interval <seconds>', 'time between looks (default 6: the builds endpoints allow 10 requests a minute)', seconds('--interval', 0.1, 3600), 6)
+    .option('--interval <seconds>', 'time between looks (default 6: the builds endpoints allow 10 requests a minute)', decimal('--interval', 'seconds', 0.1, 3600), 6)
     .addHelpText('after', `\nExample:\n  ${name} builds watch <build_id> && ${name} builds download <build_id>`)
     .action(action(async (ctx, id: string, o: { interval: number }) => (await commands.builds()).watchCommand(ctx, id, o, signal)));
 
@@ -377,6 +379,19 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .argument('<key>', 'the setting')
     .addHelpText('after', `\nExample:\n  ${name} config unset proxy`)
     .action(action(async (ctx, key: string) => (await commands.config()).setCommand(ctx, key, undefined)));
+
+  program
+    .command('manager')
+    .description("the license manager: a page in the web browser where this computer's licenses are seen, activated, moved and checked (online or offline)")
+    .option('--port <n>', 'the port on 127.0.0.1 (default 0: any free port)', wholeNumber('--port', 0, 65535), 0)
+    .option('--no-open', 'do not open the browser; only print the url')
+    .option('--idle-minutes <m>', 'stop after this many minutes with no page open (default 15)', decimal('--idle-minutes', 'minutes', 0.01, 1440), 15)
+    .option('--project <id[=name]>', "a plugin to offer for activation (repeat for several), with its name as the page shows it", (v: string, all: string[]) => [...all, v], [] as string[])
+    .addHelpText(
+      'after',
+      `\nExamples:\n  ${name} manager\n  ${name} manager --project "${UUID_EXAMPLE}=Acme Reverb"\n  ${name} manager --no-open --port 0   # for an app that shows the page itself\n\nPrints one line, {"url": ..., "pid": ...}, then serves the page on 127.0.0.1 until no page has been\nopen for --idle-minutes, or Ctrl-C. The url holds a one-time key (after #): give it to one page only.\nThe agent must be running; the page says how to start it when it is not.`,
+    )
+    .action(action(async (ctx, o: { port: number; open: boolean; idleMinutes: number; project: string[] }) => (await commands.manager()).managerCommand(ctx, o)));
 
   const offline = program
     .command('offline')

@@ -1,0 +1,429 @@
+// The license manager page (license-manager.md): what the musician sees. It talks only to the
+// manager that served it (/api/*), which talks to the agent. preact + htm, bundled by plugin.mjs.
+import htm from 'htm';
+import { h, render } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+
+const html = htm.bind(h);
+
+interface License {
+  project_id: string;
+  valid: boolean;
+  reason: string | null;
+  source: 'online' | 'cache' | 'offline';
+  code_hint: string | null;
+  activations: number | null;
+  max_activations: number | null;
+  checked_at?: string | null;
+  validated_at: string | null;
+  grace_until: string | null;
+}
+interface Product {
+  project_id: string;
+  name: string | null;
+}
+interface Snapshot {
+  namespace: string;
+  program: string;
+  agent: { running: true; agent: string } | { running: false; problem: string; start: string; install: string };
+  products: Product[];
+  licenses: License[];
+}
+/** What an action said: words, and whether it went well. */
+interface Said {
+  ok: boolean;
+  text: string;
+}
+
+// ------------------------------------------------------------------------------ talking to the manager
+
+class PageError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** POST /api/NAME with a JSON body; the manager's refusal (in the CLI's words) is thrown as it is. */
+async function post<T>(path: string, body: unknown = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), credentials: 'same-origin' });
+  } catch {
+    throw new PageError('manager_gone', 'The license manager is not running any more. Open it again from your plugin or installer.');
+  }
+  const answer = (await res.json().catch(() => ({}))) as { error?: { code: string; message: string } };
+  if (!res.ok) throw new PageError(answer.error?.code ?? 'failed', sentence(answer.error?.message ?? `The license manager answered ${res.status}.`));
+  return answer as T;
+}
+
+/** A message of the CLI (lower case, no final stop) as a sentence. */
+function sentence(text: string): string {
+  const t = text.trim();
+  return t.charAt(0).toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? '' : '.');
+}
+
+/** Saves text as a file the browser downloads. */
+function download(fileName: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text.endsWith('\n') ? text : `${text}\n`], { type: 'text/plain' }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = fileName;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** An offline file is a few KiB; anything far larger is the wrong file (and is not read whole). */
+const MAX_FILE_BYTES = 64 * 1024;
+
+async function readSmallFile(input: HTMLInputElement | null, what: string): Promise<string> {
+  const file = input?.files?.[0];
+  if (!file) throw new PageError('no_file', `Choose the ${what} first.`);
+  if (file.size > MAX_FILE_BYTES) throw new PageError('too_large', `${file.name} is far larger than an ${what}: choose the ${what}.`);
+  return file.text();
+}
+
+// ------------------------------------------------------------------------------ words
+
+function reasonWords(reason: string | null): string {
+  switch (reason) {
+    case 'not_activated':
+      return 'Not activated on this computer.';
+    case 'code_revoked':
+      return 'This license was revoked. Contact the vendor for a new code.';
+    case 'code_not_found':
+      return 'The license service does not know this code. Check it, or contact the vendor.';
+    case 'deactivated':
+      return 'Released from this computer (moved to another one). Activate again to use it here.';
+    case 'grace_expired':
+      return 'It could not be checked online for too long. Connect this computer to the internet, then press Check now.';
+    case 'clock_tampered':
+      return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
+    case 'cache_invalid':
+      return 'The license stored on this computer is damaged, or was copied from another computer. Activate again.';
+    default:
+      return `Not licensed (${reason ?? 'no reason given'}).`;
+  }
+}
+
+const SOURCE_WORDS: Record<License['source'], string> = {
+  online: 'checked online',
+  cache: 'stored on this computer',
+  offline: 'offline activation file',
+};
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+
+/** "3 minutes ago", "in 29 days": the largest unit that fits. */
+function fromNow(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  const abs = Math.abs(ms);
+  const units: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+  ];
+  for (const [unit, size] of units) if (abs >= size) return relative.format(Math.round(ms / size), unit);
+  return relative.format(0, 'minute');
+}
+
+function productName(products: Product[], projectId: string): string {
+  return products.find((p) => p.project_id === projectId)?.name ?? `Plugin ${projectId.slice(0, 8)}`;
+}
+
+// ------------------------------------------------------------------------------ the page
+
+function useAction(): [busy: string | null, said: Said | null, act: (label: string, fn: () => Promise<string>) => Promise<boolean>, setSaid: (s: Said | null) => void] {
+  const [busy, setBusy] = useState<string | null>(null);
+  const [said, setSaid] = useState<Said | null>(null);
+  const act = async (label: string, fn: () => Promise<string>): Promise<boolean> => {
+    setBusy(label);
+    setSaid(null);
+    try {
+      setSaid({ ok: true, text: await fn() });
+      return true;
+    } catch (err) {
+      setSaid({ ok: false, text: err instanceof Error ? err.message : String(err) });
+      return false;
+    } finally {
+      setBusy(null);
+    }
+  };
+  return [busy, said, act, setSaid];
+}
+
+function Message({ said }: { said: Said | null }) {
+  if (!said) return null;
+  return html`<p class=${`message ${said.ok ? 'ok' : 'bad'}`} role=${said.ok ? 'status' : 'alert'}>${said.text}</p>`;
+}
+
+function LicenseCard({ license, snapshot, now }: { license: License; snapshot: Snapshot; now: number }) {
+  const [busy, said, act] = useAction();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const name = productName(snapshot.products, license.project_id);
+  const id = `lic-${license.project_id}`;
+  const checked = license.checked_at ?? license.validated_at;
+  const movable = license.valid && license.source !== 'offline';
+  const deactivate = async (): Promise<void> => {
+    dialog.current?.close();
+    await act('Releasing…', async () => {
+      await post('/api/deactivate', { project_id: license.project_id });
+      return `Released: a slot of this code is free for another computer.`;
+    });
+  };
+  return html`<article aria-labelledby=${id}>
+    <h3 id=${id}>${name}</h3>
+    <p class="muted small mono">${license.project_id}</p>
+    <p class=${`state ${license.valid ? 'ok' : 'bad'}`}>${license.valid ? 'Licensed on this computer.' : reasonWords(license.reason)}</p>
+    <dl>
+      <dt>Code</dt><dd class="mono">${license.code_hint ?? 'none'}</dd>
+      ${license.activations !== null && license.max_activations !== null ? html`<dt>Computers</dt><dd>${license.activations} of ${license.max_activations} in use</dd>` : null}
+      <dt>Source</dt><dd>${SOURCE_WORDS[license.source]}</dd>
+      <dt>Last online check</dt><dd>${checked ? html`<time datetime=${checked} title=${dateFormat.format(new Date(checked))}>${fromNow(checked, now)}</time>` : license.source === 'offline' ? 'never (activated offline)' : 'never'}</dd>
+      ${license.valid && license.grace_until
+        ? html`<dt>${license.source === 'offline' ? 'Valid until' : 'Works offline until'}</dt><dd><time datetime=${license.grace_until}>${dateFormat.format(new Date(license.grace_until))}</time> (${fromNow(license.grace_until, now)})</dd>`
+        : null}
+    </dl>
+    <div class="row">
+      <button type="button" onClick=${() => act('Checking…', async () => {
+        const r = await post<{ license: License }>('/api/refresh', { project_id: license.project_id });
+        return r.license.valid ? 'Checked: licensed.' : `Checked: ${reasonWords(r.license.reason)}`;
+      })} disabled=${busy !== null} aria-describedby=${id}>${busy === 'Checking…' ? busy : 'Check now'}</button>
+      ${movable ? html`<button type="button" class="danger" onClick=${() => dialog.current?.showModal()} disabled=${busy !== null} aria-describedby=${id}>${busy === 'Releasing…' ? busy : 'Move to another computer…'}</button>` : null}
+    </div>
+    <${Message} said=${said} />
+    <dialog ref=${dialog} aria-labelledby=${`${id}-confirm`}>
+      <h3 id=${`${id}-confirm`}>Move ${name} to another computer?</h3>
+      <p>This releases the license from this computer: a slot of code ${license.code_hint ?? ''} is freed, so you can activate it on another computer. ${name} stops working here until you activate it again.</p>
+      <div class="row">
+        <button type="button" class="danger" onClick=${deactivate}>Release this computer's slot</button>
+        <button type="button" onClick=${() => dialog.current?.close()}>Cancel</button>
+      </div>
+    </dialog>
+  </article>`;
+}
+
+/** The plugin a form acts for: a choice among the vendor's, or a project id typed in. */
+function ProjectField({ products, idPrefix, value, onInput }: { products: Product[]; idPrefix: string; value: string; onInput: (v: string) => void }) {
+  if (products.length === 1) return null;
+  if (products.length > 1) {
+    return html`<label for=${`${idPrefix}-project`}>Plugin</label>
+      <select id=${`${idPrefix}-project`} value=${value} onChange=${(e: Event) => onInput((e.target as HTMLSelectElement).value)}>
+        ${products.map((p) => html`<option value=${p.project_id}>${p.name ?? p.project_id}</option>`)}
+      </select>`;
+  }
+  return html`<label for=${`${idPrefix}-project`}>Project id</label>
+    <input id=${`${idPrefix}-project`} type="text" value=${value} onInput=${(e: Event) => onInput((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} placeholder="123e4567-e89b-12d3-a456-426614174000" aria-describedby=${`${idPrefix}-project-help`} />
+    <p id=${`${idPrefix}-project-help`} class="muted small">The plugin's project id, from your purchase email or the vendor.</p>`;
+}
+
+function ActivateForm({ snapshot }: { snapshot: Snapshot }) {
+  const [project, setProject] = useState(snapshot.products[0]?.project_id ?? '');
+  const [code, setCode] = useState('');
+  const [busy, said, act] = useAction();
+  const only = snapshot.products.length === 1 ? snapshot.products[0] : undefined;
+  const submit = async (e: Event): Promise<void> => {
+    e.preventDefault();
+    const done = await act('Activating…', async () => {
+      const r = await post<{ license: License }>('/api/activate', { project_id: project, code });
+      return r.license.valid ? `Activated: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer.` : reasonWords(r.license.reason);
+    });
+    if (done) setCode('');
+  };
+  return html`<section aria-labelledby="activate-h">
+    <h2 id="activate-h">Activate${only ? ` ${only.name ?? 'the plugin'}` : ' a license'}</h2>
+    <form onSubmit=${submit}>
+      <${ProjectField} products=${snapshot.products} idPrefix="activate" value=${project} onInput=${setProject} />
+      <label for="activate-code">Activation code</label>
+      <input id="activate-code" type="text" value=${code} onInput=${(e: Event) => setCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} placeholder="XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX" />
+      <div class="row"><button type="submit" class="primary" disabled=${busy !== null}>${busy ?? 'Activate'}</button></div>
+    </form>
+    <${Message} said=${said} />
+  </section>`;
+}
+
+function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
+  const [project, setProject] = useState(snapshot.products[0]?.project_id ?? '');
+  const [code, setCode] = useState('');
+  const [pasted, setPasted] = useState('');
+  const [answerPasted, setAnswerPasted] = useState('');
+  const [busy, said, act] = useAction();
+  const responseFile = useRef<HTMLInputElement>(null);
+  const requestFile = useRef<HTMLInputElement>(null);
+  const requestFor = async (): Promise<void> => {
+    await act('Making the request…', async () => {
+      const r = await post<{ document: string; file_name: string }>('/api/offline_request', { project_id: project, code });
+      download(r.file_name, r.document);
+      return `Saved ${r.file_name} (in your downloads). Carry it to a computer that is online (step 2).`;
+    });
+  };
+  const importResponse = async (): Promise<void> => {
+    await act('Importing…', async () => {
+      const document = pasted.trim() !== '' ? pasted : await readSmallFile(responseFile.current, 'offline response file');
+      const r = await post<{ license: License }>('/api/offline_import', { document });
+      setPasted('');
+      if (responseFile.current) responseFile.current.value = '';
+      return r.license.valid ? `Imported: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer${r.license.grace_until ? ` until ${dateFormat.format(new Date(r.license.grace_until))}` : ''}.` : reasonWords(r.license.reason);
+    });
+  };
+  const answer = async (): Promise<void> => {
+    await act('Asking the service…', async () => {
+      const document = answerPasted.trim() !== '' ? answerPasted : await readSmallFile(requestFile.current, 'offline request file');
+      const r = await post<{ document: string; file_name: string; machine_name: string | null; code_hint: string; valid_until: string; renew: boolean }>('/api/offline_answer', { document });
+      download(r.file_name, r.document);
+      setAnswerPasted('');
+      if (requestFile.current) requestFile.current.value = '';
+      return `Saved ${r.file_name} (in your downloads): ${r.renew ? 'renewed' : 'activated'} code ${r.code_hint} for ${r.machine_name ?? 'the offline computer'}, valid until ${dateFormat.format(new Date(r.valid_until))}. Carry it back to the offline computer (step 3).`;
+    });
+  };
+  return html`<section aria-labelledby="offline-h">
+    <h2 id="offline-h">Activate a computer that is never online</h2>
+    <p>A studio computer without internet is activated by carrying two small files, on a USB stick for example.</p>
+    <ol class="steps">
+      <li>
+        <strong>On the offline computer</strong>, make a request file:
+        <${ProjectField} products=${snapshot.products} idPrefix="offline" value=${project} onInput=${setProject} />
+        <label for="offline-code">Activation code</label>
+        <input id="offline-code" type="text" value=${code} onInput=${(e: Event) => setCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} />
+        <div class="row"><button type="button" onClick=${requestFor} disabled=${busy !== null}>Download the request file</button></div>
+      </li>
+      <li>
+        <strong>On a computer that is online</strong>, open this license manager and answer the request
+        (or run <code>${snapshot.program} offline activate REQUEST-FILE --out response.txt</code>):
+        <label for="answer-file">Request file</label>
+        <input id="answer-file" type="file" ref=${requestFile} accept=".txt,.json,text/plain,application/json" />
+        <label for="answer-text">Or paste the request line</label>
+        <textarea id="answer-text" value=${answerPasted} onInput=${(e: Event) => setAnswerPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        <div class="row"><button type="button" onClick=${answer} disabled=${busy !== null}>Answer and download the response file</button></div>
+      </li>
+      <li>
+        <strong>Back on the offline computer</strong>, load the response:
+        <label for="import-file">Response file</label>
+        <input id="import-file" type="file" ref=${responseFile} accept=".txt,.json,text/plain,application/json" />
+        <label for="import-text">Or paste the response line</label>
+        <textarea id="import-text" value=${pasted} onInput=${(e: Event) => setPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        <div class="row"><button type="button" class="primary" onClick=${importResponse} disabled=${busy !== null}>Import the response</button></div>
+      </li>
+    </ol>
+    ${busy ? html`<p role="status">${busy}</p>` : null}
+    <${Message} said=${said} />
+  </section>`;
+}
+
+function SupportReport() {
+  const [report, setReport] = useState<string | null>(null);
+  const [busy, said, act, setSaid] = useAction();
+  const make = async (): Promise<void> => {
+    await act('Making the report…', async () => {
+      const r = await post<{ text: string }>('/api/report');
+      setReport(r.text);
+      return 'The report is below. Every secret in it is masked.';
+    });
+  };
+  const copy = async (): Promise<void> => {
+    try {
+      await navigator.clipboard.writeText(report ?? '');
+      setSaid({ ok: true, text: 'Copied. Paste it into your message to support.' });
+    } catch {
+      setSaid({ ok: false, text: 'The browser did not allow copying: select the report and copy it yourself.' });
+    }
+  };
+  return html`<section aria-labelledby="report-h">
+    <h2 id="report-h">Support report</h2>
+    <p>If something does not work, make this report and send it to the vendor's support. It says how this computer's licensing is set up; codes and keys in it are masked.</p>
+    <div class="row">
+      <button type="button" onClick=${make} disabled=${busy !== null}>${busy ?? (report ? 'Make it again' : 'Make the report')}</button>
+      ${report ? html`<button type="button" onClick=${copy}>Copy</button>` : null}
+    </div>
+    <${Message} said=${said} />
+    ${report ? html`<pre class="report" tabindex="0" aria-label="Support report">${report}</pre>` : null}
+  </section>`;
+}
+
+function AgentDown({ agent }: { agent: Extract<Snapshot['agent'], { running: false }> }) {
+  return html`<div class="notice" role="alert">
+    <p><strong>The license agent is not running on this computer.</strong> Your plugins ask it whether they are licensed, and this page needs it too.</p>
+    <p>Start it by reinstalling the vendor's software, or in a terminal: <code>${agent.start}</code> (or install it as a service, which starts with your computer: <code>${agent.install}</code>).</p>
+    <p class="muted small">This page updates by itself once the agent runs.</p>
+  </div>`;
+}
+
+function App() {
+  const [snapshot, setSnapshot] = useState<Snapshot | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    let events: EventSource | undefined;
+    let stopped = false;
+    const connect = (): void => {
+      events = new EventSource('/api/events');
+      events.addEventListener('state', (e) => {
+        setSnapshot(JSON.parse((e as MessageEvent<string>).data) as Snapshot);
+        setProblem(null);
+      });
+      events.onerror = () => {
+        if (stopped || !events) return;
+        if (events.readyState === EventSource.CLOSED) {
+          // Refused (no session): ask why, in words.
+          void fetch('/api/events', { credentials: 'same-origin' })
+            .then(async (res) => {
+              const body = (await res.json().catch(() => ({}))) as { error?: { message: string } };
+              setProblem(sentence(body.error?.message ?? 'this page cannot reach the license manager'));
+            })
+            .catch(() => setProblem('The license manager is not running any more. Open it again from your plugin or installer.'));
+        } else {
+          setProblem('The license manager is not answering (it stops by itself when no page has been open for a while). Open it again from your plugin or installer.');
+        }
+      };
+    };
+    void (async () => {
+      const token = /[#&]token=([^&]+)/.exec(location.hash)?.[1];
+      if (token) {
+        // Out of the address bar (and the history) at once: the link works once.
+        history.replaceState(null, '', location.pathname);
+        try {
+          await post('/api/session', { token });
+        } catch {
+          // A link used twice: this browser may still have its session; /api/events says.
+        }
+      }
+      if (!stopped) connect();
+    })();
+    const tick = setInterval(() => setNow(Date.now()), 30_000);
+    return () => {
+      stopped = true;
+      events?.close();
+      clearInterval(tick);
+    };
+  }, []);
+
+  const header = html`<header><h1>License manager</h1>${snapshot ? html`<p class="muted">Licenses of <strong>${snapshot.namespace}</strong> on this computer</p>` : null}</header>`;
+  if (problem && !snapshot) return html`<main>${header}<div class="notice" role="alert"><p>${problem}</p></div></main>`;
+  if (!snapshot) return html`<main>${header}<p role="status">Connecting to the license manager…</p></main>`;
+  const shown = new Set(snapshot.licenses.map((l) => l.project_id));
+  const notYet = snapshot.products.filter((p) => !shown.has(p.project_id));
+  return html`<main>
+    ${header}
+    ${problem ? html`<div class="notice" role="alert"><p>${problem}</p></div>` : null}
+    ${!snapshot.agent.running ? html`<${AgentDown} agent=${snapshot.agent} />` : null}
+    <section class="licenses" aria-labelledby="licenses-h">
+      <h2 id="licenses-h">Your licenses</h2>
+      ${snapshot.licenses.length === 0 ? html`<p>${snapshot.agent.running ? 'No license is activated on this computer yet.' : 'They are shown here once the license agent runs.'}</p>` : null}
+      ${snapshot.licenses.map((l) => html`<${LicenseCard} key=${l.project_id} license=${l} snapshot=${snapshot} now=${now} />`)}
+      ${snapshot.agent.running && notYet.length > 0 ? html`<p class="muted">Not activated here yet: ${notYet.map((p) => p.name ?? p.project_id).join(', ')}.</p>` : null}
+    </section>
+    ${snapshot.agent.running ? html`<${ActivateForm} snapshot=${snapshot} /><${OfflineSection} snapshot=${snapshot} />` : null}
+    <${SupportReport} />
+  </main>`;
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(html`<${App} />`, root);
+}

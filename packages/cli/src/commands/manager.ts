@@ -1,0 +1,200 @@
+import { rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import { codeHint } from '@plugin-license/api';
+import { agentCommandHint, answerOfflineRequest, offlineText } from '@plugin-license/licensing';
+import { programName } from '@plugin-license/licensing/executable';
+import { Context } from '../context.js';
+import { classify } from '../errors.js';
+import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
+import { AgentLink } from '../manager/agent-link.js';
+import { openInBrowser, writeRedirectFile } from '../manager/open.js';
+import { ManagerServer, type ManagerBackend, type PageError } from '../manager/server.js';
+import { Output } from '../output.js';
+import { doctorCommand } from './doctor.js';
+
+export interface ManagerOptions {
+  port: number;
+  open: boolean;
+  idleMinutes: number;
+  /** `UUID` or `UUID=Name`: the vendor's plugins, offered for activation even before any is. */
+  project: string[];
+}
+
+/** A plugin the page offers for activation, named when the vendor named it. */
+interface Product {
+  project_id: string;
+  name: string | null;
+}
+
+const NAME = /^[^\u0000-\u001f\u007f]{1,80}$/;
+
+/** `--project UUID[=Name]`, each checked as every project id is. */
+export function parseProducts(ctx: Context, values: readonly string[]): Product[] {
+  const seen = new Map<string, Product>();
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    const id = ctx.projectId(eq < 0 ? value : value.slice(0, eq));
+    const name = eq < 0 ? null : value.slice(eq + 1).trim();
+    if (name !== null && !NAME.test(name)) throw usageError(`--project ${id}=NAME: the name must be 1 to 80 printable characters, got '${value.slice(eq + 1)}'`);
+    seen.set(id, { project_id: id, name });
+  }
+  return [...seen.values()];
+}
+
+/** The HTTP status of a failure, from its exit code: bad input 400, a negative answer 422, the agent away 503, the service 502. */
+function pageError(err: unknown): PageError {
+  const f = classify(err);
+  const status = f.exit === EXIT.usage ? 400 : f.exit === EXIT.negative ? 422 : f.code === 'not_running' ? 503 : 502;
+  return { status, code: f.code, message: f.message };
+}
+
+const text = (body: Record<string, unknown>, key: string, what: string): string => {
+  const v = body[key];
+  if (typeof v !== 'string' || v.trim() === '') throw usageError(`${what} is missing`);
+  return v;
+};
+const optionalText = (body: Record<string, unknown>, key: string): string | undefined => (typeof body[key] === 'string' && (body[key] as string).trim() !== '' ? (body[key] as string) : undefined);
+
+/** The doctor report as text, as `doctor` prints it (every secret masked), without colour. */
+async function doctorReport(ctx: Context, signal: AbortSignal): Promise<string> {
+  let report = '';
+  const sink = (into: (s: string) => void) =>
+    new Writable({
+      write(chunk: Buffer, _enc, done) {
+        into(chunk.toString('utf8'));
+        done();
+      },
+    });
+  const streams = { stdout: sink((s) => (report += s)), stderr: sink(() => undefined), env: ctx.env };
+  const inner = new Context(new Output(streams, { json: false, color: false, debug: false }), ctx.options, ctx.env, signal);
+  try {
+    await doctorCommand(inner, {});
+  } finally {
+    await inner.close();
+  }
+  return report;
+}
+
+/**
+ * `manager`: the license manager page (license-manager.md). Serves it on 127.0.0.1, prints
+ * `{"url", "pid"}`, opens the browser through a 0600 redirect file, and runs until no page has
+ * been connected for `--idle-minutes`, or until Ctrl-C / SIGTERM. The agent does the licensing;
+ * this process holds no license state of its own.
+ */
+export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<ExitCode> {
+  const products = parseProducts(ctx, o.project);
+  const config = ctx.inspectionConfig;
+  const namespace = config.namespace.value;
+  const listeners = new Set<() => void>();
+  const changed = (): void => {
+    for (const l of listeners) l();
+  };
+  const link = new AgentLink(await ctx.socketPath(), namespace, changed);
+
+  const viaAgent = async <T>(call: (agent: Awaited<ReturnType<AgentLink['client']>>) => Promise<T>): Promise<T> => call(await link.client());
+  const backend: ManagerBackend = {
+    snapshot: () => ({
+      namespace,
+      program: programName(),
+      agent: link.view.running ? link.view : { ...link.view, start: agentCommandHint('run'), install: agentCommandHint('install') },
+      products,
+      licenses: link.licenses,
+    }),
+    onChange: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    fail: pageError,
+    actions: {
+      activate: async (body) => {
+        const projectId = ctx.projectId(text(body, 'project_id', 'the project id'));
+        const code = ctx.code(text(body, 'code', 'the activation code'));
+        return { license: link.record(await viaAgent((a) => a.activate(projectId, code))) };
+      },
+      deactivate: async (body) => {
+        const projectId = ctx.projectId(text(body, 'project_id', 'the project id'));
+        return { license: link.record(await viaAgent((a) => a.deactivate(projectId))) };
+      },
+      refresh: async (body) => {
+        const projectId = ctx.projectId(text(body, 'project_id', 'the project id'));
+        return { license: link.record(await viaAgent((a) => a.refresh(projectId))) };
+      },
+      offline_request: async (body) => {
+        const projectId = ctx.projectId(text(body, 'project_id', 'the project id'));
+        const code = optionalText(body, 'code');
+        return viaAgent((a) => a.offlineRequest(projectId, code === undefined ? undefined : ctx.code(code)));
+      },
+      offline_import: async (body) => ({ license: link.record(await viaAgent((a) => a.offlineImport(text(body, 'document', 'the offline response')))) }),
+      // The online computer's step: answered here, as `offline activate` answers it.
+      offline_answer: async (body) => {
+        const code = optionalText(body, 'code');
+        const response = await answerOfflineRequest(text(body, 'document', 'the offline request'), {
+          client: ctx.client(false),
+          offlineMaxDays: ctx.config.offlineMaxDays.value,
+          ...(code === undefined ? {} : { code: ctx.code(code) }),
+        });
+        return {
+          document: offlineText(response),
+          file_name: `${namespace}-response-${response.project_id.slice(0, 8)}.txt`,
+          project_id: response.project_id,
+          machine_name: response.machine_name || null,
+          code_hint: codeHint(response.code),
+          renew: response.renew,
+          activations: response.activations ?? null,
+          max_activations: response.max_activations ?? null,
+          valid_until: response.valid_until,
+        };
+      },
+      report: async (_body, signal) => ({ text: await doctorReport(ctx, signal) }),
+    },
+  };
+
+  let stop: (why: string) => void = () => undefined;
+  const stopped = new Promise<string>((resolve) => (stop = resolve));
+  let redirect: string | undefined;
+  const removeRedirect = (): void => {
+    if (redirect !== undefined) rmSync(redirect, { force: true });
+    redirect = undefined;
+  };
+  const server = new ManagerServer({
+    port: o.port,
+    idleMs: o.idleMinutes * 60_000,
+    backend,
+    onIdle: () => stop(`no page was open for ${o.idleMinutes} minute${o.idleMinutes === 1 ? '' : 's'}`),
+    onSession: removeRedirect,
+    log: (line) => ctx.out.note(line),
+  });
+  let where: { port: number; url: string };
+  try {
+    where = await server.listen();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(EXIT.failed, 'port_in_use', `port ${o.port} on 127.0.0.1 is in use; choose another with --port, or --port 0 for any free port`);
+    throw err;
+  }
+  const onAbort = (): void => stop('interrupted');
+  ctx.signal.addEventListener('abort', onAbort);
+  try {
+    await link.connect();
+    // The one line a program embedding the page reads: where it is, and whom to stop.
+    ctx.out.line(JSON.stringify({ url: where.url, pid: process.pid }));
+    ctx.out.note(`license manager of '${namespace}' on http://127.0.0.1:${where.port}/ (stops after ${o.idleMinutes} idle minute${o.idleMinutes === 1 ? '' : 's'}, or on Ctrl-C)`);
+    if (o.open) {
+      try {
+        redirect = writeRedirectFile(config.paths.cache, where.url);
+      } catch (err) {
+        throw new CliError(EXIT.failed, 'output_failed', `cannot write the page that opens the browser in ${config.paths.cache} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make that folder writable, or pass --no-open and open the url above`);
+      }
+      const problem = await openInBrowser(redirect, ctx.env);
+      if (problem !== undefined) ctx.out.note(`could not open a web browser (${problem}); open ${redirect} in one`);
+    }
+    const why = await stopped;
+    ctx.out.note(`license manager stopped: ${why}`);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    removeRedirect();
+    link.close();
+    await server.close();
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,110 @@
+import { AgentClient, AgentError, isAgentError, toWireState, type LicenseState, type LicenseStateWire } from '@plugin-license/agent';
+
+/** What the page knows of the agent. */
+export type AgentView = { running: true; agent: string; protocol: number } | { running: false; problem: string };
+
+/** How often the manager looks again for an agent that is not running (it may be started meanwhile). */
+export const AGENT_RETRY_MS = 2000;
+
+/**
+ * The manager's one connection to the agent: connected when it can be, looked for again every
+ * AGENT_RETRY_MS when not, subscribed to every license, so the view it keeps is what the agent
+ * holds now. `changed` is called after every change of that view.
+ */
+export class AgentLink {
+  #client: AgentClient | undefined;
+  #view: AgentView = { running: false, problem: 'not looked for yet' };
+  readonly #licenses = new Map<string, LicenseStateWire>();
+  #retry: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(
+    readonly socketPath: string,
+    readonly namespace: string,
+    private readonly changed: () => void,
+  ) {}
+
+  get view(): AgentView {
+    return this.#view;
+  }
+
+  /** The licenses the agent holds, by project. */
+  get licenses(): LicenseStateWire[] {
+    return [...this.#licenses.values()].sort((a, b) => a.project_id.localeCompare(b.project_id));
+  }
+
+  /** The connected client; throws the agent's own `not_running` error (its words: how to start it) when there is none. */
+  async client(): Promise<AgentClient> {
+    if (this.#client?.connected) return this.#client;
+    await this.connect();
+    if (this.#client?.connected) return this.#client;
+    // The agent's own words: where it looked, and how to start it.
+    throw new AgentError('not_running', this.#view.running ? 'the license agent went away; try again' : this.#view.problem);
+  }
+
+  /** Connects when it can; otherwise tries again after AGENT_RETRY_MS. */
+  async connect(): Promise<void> {
+    if (this.#closed || this.#client?.connected) return;
+    clearTimeout(this.#retry);
+    let client: AgentClient;
+    try {
+      // An activation waits on the service (the agent's own time-out is shorter than this).
+      client = await AgentClient.connect({ socketPath: this.socketPath, namespace: this.namespace, connectTimeoutMs: 1000, requestTimeoutMs: 30_000, reconnect: false, clientName: 'license-manager' });
+    } catch (err) {
+      this.#down(isAgentError(err) ? err.message : String(err));
+      return;
+    }
+    if (this.#closed) {
+      client.close();
+      return;
+    }
+    try {
+      const hello = await client.hello();
+      const subscription = await client.subscribe();
+      const list = await client.list();
+      this.#client = client;
+      this.#licenses.clear();
+      for (const s of list) this.#licenses.set(s.projectId, toWireState(s));
+      this.#view = { running: true, agent: hello.agent, protocol: hello.protocol };
+      subscription.on('changed', (s: LicenseState) => {
+        this.#licenses.set(s.projectId, toWireState(s));
+        this.changed();
+      });
+      client.on('disconnected', () => {
+        if (this.#client === client) this.#client = undefined;
+        client.close();
+        this.#down('the license agent stopped');
+      });
+      this.changed();
+    } catch (err) {
+      client.close();
+      this.#down(isAgentError(err) ? err.message : String(err));
+    }
+  }
+
+  /** Records a state the agent answered an action with (the subscription brings it too, maybe later). */
+  record(state: LicenseState): LicenseStateWire {
+    const wire = toWireState(state);
+    this.#licenses.set(state.projectId, wire);
+    this.changed();
+    return wire;
+  }
+
+  #down(problem: string): void {
+    const same = !this.#view.running && this.#view.problem === problem;
+    this.#view = { running: false, problem };
+    this.#licenses.clear();
+    if (!same) this.changed();
+    if (this.#closed) return;
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => void this.connect(), AGENT_RETRY_MS);
+    this.#retry.unref();
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    this.#client?.close();
+    this.#client = undefined;
+  }
+}

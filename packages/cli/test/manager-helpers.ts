@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createRequire } from 'node:module';
+import { delimiter, join } from 'node:path';
+import { CLI } from './helpers.js';
+
+/** Debian's chromium (or PLUGIN_LICENSE_CHROMIUM): playwright-core drives it; no browser is downloaded. */
+export function chromiumPath(): string | undefined {
+  const chosen = process.env.PLUGIN_LICENSE_CHROMIUM;
+  if (chosen) return chosen;
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    for (const name of ['chromium', 'chromium-browser']) if (dir && existsSync(join(dir, name))) return join(dir, name);
+  }
+  return undefined;
+}
+
+/** axe-core's browser script, evaluated in the page (through the debugger, so the page's CSP does not apply to it). */
+export function axeSource(): string {
+  return readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+}
+
+/** A running `plugin-license manager`, its first line read. */
+export interface Manager {
+  child: ChildProcess;
+  url: string;
+  origin: string;
+  port: number;
+  token: string;
+  pid: number;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startManager(env: Record<string, string>, args: string[] = ['--no-open']): Promise<Manager> {
+  const child = spawn(process.execPath, [CLI, 'manager', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const first = await new Promise<string>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      const nl = stdout.indexOf('\n');
+      if (nl >= 0) resolve(stdout.slice(0, nl));
+    });
+    void exited.then((code) => reject(new Error(`the manager exited (${code}) before its first line; stderr:\n${stderr}`)));
+  });
+  const line = JSON.parse(first) as { url: string; pid: number };
+  const u = new URL(line.url);
+  return {
+    child,
+    url: line.url,
+    origin: u.origin,
+    port: Number(u.port),
+    token: u.hash.replace(/^#token=/, ''),
+    pid: line.pid,
+    stderr: () => stderr,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTP request with exactly these headers (a Host of our choosing too, which fetch cannot send). */
+export function raw(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers }, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      // An event stream that was accepted is read for its first event only.
+      res.on('data', (d: string) => {
+        text += d;
+        if (res.headers['content-type']?.startsWith('text/event-stream') && text.includes('\n\n')) res.destroy();
+      });
+      const done = (): void => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text });
+      res.on('end', done);
+      res.on('close', done);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A session cookie, got as the page gets it: the start token, once, from the page's own origin. */
+export async function session(m: Manager): Promise<string> {
+  const r = await raw(m.port, 'POST', '/api/session', { origin: m.origin, 'content-type': 'application/json' }, JSON.stringify({ token: m.token }));
+  if (r.status !== 200) throw new Error(`the session was refused: ${r.status} ${r.body}`);
+  const cookie = String(r.headers['set-cookie']).split(';')[0] as string;
+  return cookie;
+}

@@ -1,0 +1,333 @@
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { agentRpc, startAgent, tempHome, type RunningAgent } from '@plugin-license/test-utils';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { envFor, useCliService } from './helpers.js';
+import { axeSource, chromiumPath, raw, session, startManager, type Manager } from './manager-helpers.js';
+
+// The license manager in a real browser (Debian's chromium through playwright-core), against the
+// emulator and a real agent. CI installs chromium and sets PLUGIN_LICENSE_REQUIRE_BROWSER=1, so
+// there a missing browser fails instead of skipping.
+const browserPath = chromiumPath();
+const required = process.env.PLUGIN_LICENSE_REQUIRE_BROWSER === '1';
+
+describe.skipIf(browserPath === undefined)('the license manager page', () => {
+  const { service, home } = useCliService();
+  let browser: Browser;
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const later = <T>(thing: T, stop: (t: T) => Promise<unknown>): T => {
+    cleanups.push(() => stop(thing));
+    return thing;
+  };
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: browserPath, args: ['--no-sandbox'] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  let homes = 0;
+  afterEach(async () => {
+    homes = 0;
+    for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  });
+
+  /** A home with a running agent and a manager, as a musician's computer has them. */
+  async function computer(options: { agent?: boolean; baseUrl?: string; args?: string[]; dir?: string } = {}): Promise<{ dir: string; env: Record<string, string>; agent?: RunningAgent; manager: Manager }> {
+    // The first computer of a test is the test's home; a second one gets its own.
+    const dir = options.dir ?? (homes++ === 0 ? home() : later(tempHome('plc-'), async (h) => h.cleanup()).dir);
+    const baseUrl = options.baseUrl ?? service.emulator.baseUrl;
+    const env = envFor(service, dir, { PLUGIN_LICENSE_BASE_URL: baseUrl });
+    const agent = options.agent === false ? undefined : later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl, home: dir }), (a) => a.stop('keep-home'));
+    const manager = later(await startManager(env, ['--no-open', '--project', `${service.emulator.projectId}=Acme Reverb`, ...(options.args ?? [])]), (m) => m.stop());
+    return { dir, env, ...(agent ? { agent } : {}), manager };
+  }
+
+  async function open(m: Manager, context?: BrowserContext): Promise<Page> {
+    const ctx = context ?? later(await browser.newContext({ acceptDownloads: true }), (c) => c.close());
+    const page = await ctx.newPage();
+    await page.goto(m.url);
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor();
+    return page;
+  }
+
+  const card = (page: Page) => page.getByRole('article', { name: 'Acme Reverb' });
+
+  async function seriousViolations(page: Page): Promise<unknown[]> {
+    await page.evaluate(axeSource());
+    const result = (await page.evaluate("axe.run(document, { resultTypes: ['violations'] })")) as { violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> };
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target) }));
+  }
+
+  it('activates with the keyboard alone, takes the token out of the address bar, and passes axe-core', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    const page = await open(manager);
+    expect(page.url()).toBe(`${manager.origin}/`);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // Tab until the field named "Activation code" has the focus, type, Enter.
+    const focused = (): Promise<unknown> => page.evaluate('document.activeElement && document.activeElement.id');
+    for (let i = 0; i < 20 && (await focused()) !== 'activate-code'; i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('activate-code');
+    expect(await page.getByRole('textbox', { name: 'Activation code' }).first().getAttribute('id')).toBe('activate-code');
+    await page.keyboard.type(code);
+    await page.keyboard.press('Enter');
+
+    await expect.poll(() => page.getByRole('status').first().textContent()).toMatch(/Activated: Acme Reverb is licensed on this computer/);
+    await expect.poll(() => card(page).textContent()).toMatch(/Licensed on this computer/);
+    const text = (await card(page).textContent()) ?? '';
+    expect(text).toContain(`${code.slice(0, 4)}…${code.slice(-4)}`);
+    expect(text).not.toContain(code);
+    expect(text).toMatch(/Last online check\s*now|minute/);
+    expect(text).toMatch(/Works offline until/);
+    expect(await page.getByRole('textbox', { name: 'Activation code' }).first().inputValue()).toBe('');
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+    const state = (await agentRpc(agent!.socket, 'check', { project_id: service.emulator.projectId })).result as { valid: boolean };
+    expect(state.valid).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    // Nothing secret in what the manager logged.
+    expect(manager.stderr()).not.toContain(code);
+    expect(manager.stderr()).not.toContain(manager.token);
+  });
+
+  it('says a refused code in the CLI\'s words and keeps it in the field', async () => {
+    const { manager } = await computer();
+    const code = await service.code(1);
+    await service.control.revoke(code);
+    const page = await open(manager);
+    await page.getByRole('textbox', { name: 'Activation code' }).first().fill(code);
+    await page.getByRole('button', { name: 'Activate' }).click();
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toMatch(/revoked/i);
+    expect(await alert.textContent()).toContain(`${code.slice(0, 4)}…${code.slice(-4)}`);
+    expect(await alert.textContent()).not.toContain(code);
+    expect(await page.getByRole('textbox', { name: 'Activation code' }).first().inputValue()).toBe(code);
+  });
+
+  it('shows a revocation pushed by the agent without a reload', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    const activated = await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    expect(activated.error).toBeUndefined();
+    const page = await open(manager);
+    await expect.poll(() => card(page).textContent()).toMatch(/Licensed on this computer/);
+    let reloaded = false;
+    page.on('framenavigated', () => (reloaded = true));
+    await service.control.revoke(code);
+    // Another client (a plugin's "Check now") makes the agent ask the service; the page hears it.
+    await agentRpc(agent!.socket, 'refresh', { project_id: service.emulator.projectId });
+    await expect.poll(() => card(page).textContent()).toMatch(/This license was revoked/);
+    expect(reloaded).toBe(false);
+  });
+
+  it('moves a license to another computer after a confirmation that says a slot is freed', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+    const page = await open(manager);
+    await card(page).getByRole('button', { name: 'Move to another computer…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/slot of code .* is freed/);
+    expect(await seriousViolations(page)).toEqual([]);
+    // Cancel changes nothing.
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+    await card(page).getByRole('button', { name: 'Move to another computer…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: "Release this computer's slot" }).click();
+    await expect.poll(() => card(page).getByRole('status').textContent()).toMatch(/Released: a slot of this code is free for another computer/);
+    expect(await card(page).textContent()).toMatch(/Not activated on this computer/);
+    expect((await service.admin.activation.status(code)).activations).toBe(0);
+  });
+
+  it('checks now through the agent', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    const page = await open(manager);
+    await card(page).getByRole('button', { name: 'Check now' }).click();
+    await expect.poll(() => card(page).getByRole('status').textContent()).toMatch(/Checked: licensed/);
+  });
+
+  it('activates an offline computer by carrying real files between two pages', async () => {
+    const online = await computer();
+    // The studio: its service is unreachable (nothing listens on port 9 of loopback).
+    const studio = await computer({ baseUrl: 'http://127.0.0.1:9/functions/v1' });
+    const code = await service.code(2);
+    const carry = join(home(), 'usb-stick');
+    mkdirSync(carry);
+
+    const studioPage = await open(studio.manager);
+    await studioPage.locator('#offline-code').fill(code);
+    const requestDownload = studioPage.waitForEvent('download');
+    await studioPage.getByRole('button', { name: 'Download the request file' }).click();
+    const request = await requestDownload;
+    const requestFile = join(carry, request.suggestedFilename());
+    await request.saveAs(requestFile);
+    expect(request.suggestedFilename()).toMatch(/^plugin-license-request-[0-9a-f]{8}\.txt$/);
+    expect(readFileSync(requestFile, 'utf8')).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\n$/);
+
+    const onlinePage = await open(online.manager);
+    await onlinePage.getByLabel('Request file').setInputFiles(requestFile);
+    const responseDownload = onlinePage.waitForEvent('download');
+    await onlinePage.getByRole('button', { name: 'Answer and download the response file' }).click();
+    const response = await responseDownload;
+    const responseFile = join(carry, response.suggestedFilename());
+    await response.saveAs(responseFile);
+    await expect.poll(() => onlinePage.getByRole('status').last().textContent()).toMatch(/activated code .* valid until/);
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+
+    await studioPage.getByLabel('Response file').setInputFiles(responseFile);
+    await studioPage.getByRole('button', { name: 'Import the response' }).click();
+    await expect.poll(() => card(studioPage).textContent()).toMatch(/Licensed on this computer/);
+    expect(await card(studioPage).textContent()).toMatch(/offline activation file/);
+    const state = (await agentRpc(studio.agent!.socket, 'check', { project_id: service.emulator.projectId })).result as { valid: boolean; source: string };
+    expect(state).toMatchObject({ valid: true, source: 'offline' });
+
+    // A file that is not a response is said so, in the CLI's words.
+    writeFileSync(join(carry, 'notes.txt'), 'shopping list\n');
+    await studioPage.getByLabel('Response file').setInputFiles(join(carry, 'notes.txt'));
+    await studioPage.getByRole('button', { name: 'Import the response' }).click();
+    await expect.poll(() => studioPage.getByRole('alert').textContent()).toMatch(/offline/i);
+  });
+
+  it('makes the support report, masked, and copies it', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    const context = later(await browser.newContext(), (c) => c.close());
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: manager.origin });
+    const page = await open(manager, context);
+    await page.getByRole('button', { name: 'Make the report' }).click();
+    const report = page.locator('pre.report');
+    await expect.poll(() => report.textContent(), { timeout: 20_000 }).toMatch(/machine id/);
+    const text = (await report.textContent()) ?? '';
+    expect(text).toMatch(/agent/);
+    expect(text).toContain(service.emulator.projectId);
+    expect(text).not.toContain(code);
+    expect(text).not.toContain(service.emulator.token);
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await expect.poll(() => page.evaluate('navigator.clipboard.readText()')).toBe(text);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it('says when the agent is not running and how to start it, then updates by itself once it runs', async () => {
+    const { manager, env, dir } = await computer({ agent: false });
+    const page = await open(manager);
+    const notice = page.getByRole('alert');
+    await expect.poll(() => notice.textContent()).toMatch(/The license agent is not running on this computer/);
+    expect(await notice.textContent()).toMatch(/agent run/);
+    expect(await seriousViolations(page)).toEqual([]);
+    later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl: service.emulator.baseUrl, home: dir }), (a) => a.stop('keep-home'));
+    await expect.poll(() => page.getByText('No license is activated on this computer yet.').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+
+  it('refuses a wrong Host, a foreign Origin, a request without the cookie, and a replayed token; sends no CORS headers', async () => {
+    const { manager } = await computer();
+    const json = { 'content-type': 'application/json' };
+    const body = JSON.stringify({ project_id: service.emulator.projectId });
+
+    // DNS rebinding: another name that points at 127.0.0.1.
+    for (const path of ['/', '/app.js', '/api/events']) {
+      const r = await raw(manager.port, 'GET', path, { host: `evil.example:${manager.port}` });
+      expect(r.status, path).toBe(421);
+    }
+    expect((await raw(manager.port, 'GET', '/', { host: `localhost:${manager.port}` })).status).toBe(200);
+    expect((await raw(manager.port, 'GET', '/', { host: `127.0.0.1:${manager.port + 1}` })).status).toBe(421);
+
+    // No cookie: nothing but the page's files.
+    expect((await raw(manager.port, 'GET', '/api/events')).status).toBe(401);
+    expect((await raw(manager.port, 'POST', '/api/refresh', { origin: manager.origin, ...json }, body)).status).toBe(401);
+    const page = await raw(manager.port, 'GET', '/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    expect(page.headers['content-security-policy']).not.toMatch(/unsafe-inline/);
+    expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
+
+    const cookie = await session(manager);
+    expect((await raw(manager.port, 'GET', '/api/events', { cookie })).status).toBe(200);
+    // A wrong cookie is no cookie.
+    expect((await raw(manager.port, 'GET', '/api/events', { cookie: cookie.replace(/=.*/, '=forged') })).status).toBe(401);
+
+    // CSRF: the cookie alone does not make a change.
+    for (const origin of [undefined, 'http://evil.example', `http://127.0.0.1:${manager.port + 1}`, 'null']) {
+      const r = await raw(manager.port, 'POST', '/api/refresh', { cookie, ...json, ...(origin ? { origin } : {}) }, body);
+      expect(r.status, String(origin)).toBe(403);
+    }
+    // A read by another site, as the browser says it.
+    expect((await raw(manager.port, 'GET', '/api/events', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+
+    // The token works once.
+    const again = await raw(manager.port, 'POST', '/api/session', { origin: manager.origin, ...json }, JSON.stringify({ token: manager.token }));
+    expect(again.status).toBe(403);
+    expect(JSON.parse(again.body).error.code).toBe('token_used');
+    const wrong = await raw(manager.port, 'POST', '/api/session', { origin: manager.origin, ...json }, JSON.stringify({ token: 'x'.repeat(43) }));
+    expect(wrong.status).toBe(403);
+
+    // No CORS, ever: not on a preflight, not on an answer.
+    const preflight = await raw(manager.port, 'OPTIONS', '/api/activate', { origin: 'http://evil.example', 'access-control-request-method': 'POST' });
+    expect(preflight.status).toBe(405);
+    for (const r of [preflight, page, again]) expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+
+    // A replayed link in a browser: the page says so.
+    const second = await browser.newContext();
+    later(second, (c) => c.close());
+    const replay = await second.newPage();
+    await replay.goto(manager.url);
+    await expect.poll(() => replay.getByRole('alert').textContent()).toMatch(/no session with the license manager/);
+  });
+
+  it('opens the browser through a 0600 redirect file, never with the token on a command line', async () => {
+    const dir = home();
+    const record = join(dir, 'browser-args.json');
+    const fakeBrowser = join(dir, 'browser.cjs');
+    writeFileSync(fakeBrowser, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
+    const env = envFor(service, dir, { BROWSER: fakeBrowser });
+    later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl: service.emulator.baseUrl, home: dir }), (a) => a.stop('keep-home'));
+    const manager = later(await startManager(env, []), (m) => m.stop());
+    await expect.poll(() => existsSync(record), { timeout: 10_000 }).toBe(true);
+    const args = JSON.parse(readFileSync(record, 'utf8')) as string[];
+    expect(args).toHaveLength(1);
+    expect(args.join(' ')).not.toContain(manager.token);
+    const file = args[0] as string;
+    if (process.platform !== 'win32') expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(readFileSync(file, 'utf8')).toContain(manager.url);
+
+    const context = later(await browser.newContext(), (c) => c.close());
+    const page = await context.newPage();
+    await page.goto(pathToFileURL(file).href);
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor();
+    expect(page.url()).toBe(`${manager.origin}/`);
+    // Spent: the file goes once the page has its session.
+    await expect.poll(() => existsSync(file)).toBe(false);
+  });
+
+  it('stops by itself when no page has been open for --idle-minutes, and at once on SIGTERM', async () => {
+    const { manager } = await computer({ args: ['--idle-minutes', '0.02'] });
+    expect(await manager.exited).toBe(0);
+    expect(manager.stderr()).toMatch(/stopped: no page was open for 0\.02 minutes/);
+
+    // An open page keeps it running past that time; closing it starts the count.
+    const kept = await computer({ args: ['--idle-minutes', '0.02'] });
+    const page = await open(kept.manager);
+    const alive = await Promise.race([kept.manager.exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('alive'), 2500))]);
+    expect(alive).toBe('alive');
+    await page.close();
+    expect(await kept.manager.exited).toBe(0);
+
+    const third = await computer();
+    expect(await third.manager.stop('SIGTERM')).toBe(130);
+    expect(third.manager.stderr()).toMatch(/stopped: interrupted/);
+  });
+});
+
+describe.runIf(browserPath === undefined && required)('the license manager page', () => {
+  it('has a browser (PLUGIN_LICENSE_REQUIRE_BROWSER=1)', () => {
+    expect.fail('chromium is not installed: apt-get install chromium (or set PLUGIN_LICENSE_CHROMIUM to a Chromium executable)');
+  });
+});
