@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createOfflineRequest, importOfflineResponse, offlineText } from '@plugin-license/licensing';
+import { createOfflineRequest, importOfflineResponse, offlineFileName, offlineText } from '@plugin-license/licensing';
 import type { LicenseRegistry } from './license-registry.js';
 import type { LicenseStateWire } from './license-state.js';
 import { hintOf } from './logger.js';
@@ -34,7 +34,7 @@ export class OfflineExchange {
       now: this.o.now,
     });
     this.o.logger.info({ projectId, codeHint: code === undefined ? null : hintOf(code) }, 'offline request made');
-    return { document: offlineText(request), file_name: `${namespace}-request-${projectId.slice(0, 8)}.txt` };
+    return { document: offlineText(request), file_name: offlineFileName(namespace, request) };
   }
 
   /** Step 3: checks and stores a response, then answers the project's state from memory. */

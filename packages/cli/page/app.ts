@@ -168,12 +168,18 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
   const name = productName(snapshot.products, license.project_id);
   const id = `lic-${license.project_id}`;
   const checked = license.checked_at ?? license.validated_at;
-  const movable = license.valid && license.source !== 'offline';
-  const deactivate = async (): Promise<void> => {
+  const movable = license.valid;
+  const offline = license.source === 'offline';
+  const release = async (): Promise<void> => {
     dialog.current?.close();
     await act('Releasing…', async () => {
-      await post('/api/deactivate', { project_id: license.project_id });
-      return `Released: a slot of this code is free for another computer.`;
+      if (!offline) {
+        await post('/api/deactivate', { project_id: license.project_id });
+        return 'Released: a slot of this code is free for another computer.';
+      }
+      const r = await post<{ document: string; file_name: string }>('/api/offline_release', { project_id: license.project_id });
+      download(r.file_name, r.document);
+      return `Released from this computer. Saved the release proof ${r.file_name} (in your downloads): on a computer that is online, confirm it in this license manager (offline steps, step 4) to free the slot.`;
     });
   };
   return html`<article aria-labelledby=${id}>
@@ -199,9 +205,11 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
     <${Message} said=${said} />
     <dialog ref=${dialog} aria-labelledby=${`${id}-confirm`}>
       <h3 id=${`${id}-confirm`}>Move ${name} to another computer?</h3>
-      <p>This releases the license from this computer: a slot of code ${license.code_hint ?? ''} is freed, so you can activate it on another computer. ${name} stops working here until you activate it again.</p>
+      ${offline
+        ? html`<p>This computer forgets its offline activation and gives you a release proof file. Confirm that file on a computer that is online: that frees a slot of code ${license.code_hint ?? ''}, so you can activate it on another computer. ${name} stops working here until you activate it again.</p>`
+        : html`<p>This releases the license from this computer: a slot of code ${license.code_hint ?? ''} is freed, so you can activate it on another computer. ${name} stops working here until you activate it again.</p>`}
       <div class="row">
-        <button type="button" class="danger" onClick=${deactivate}>Release this computer's slot</button>
+        <button type="button" class="danger" onClick=${release}>${offline ? 'Release and download the proof' : "Release this computer's slot"}</button>
         <button type="button" onClick=${() => dialog.current?.close()}>Cancel</button>
       </div>
     </dialog>
@@ -252,6 +260,8 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   const [code, setCode] = useState('');
   const [pasted, setPasted] = useState('');
   const [answerPasted, setAnswerPasted] = useState('');
+  const [proofPasted, setProofPasted] = useState('');
+  const proofFile = useRef<HTMLInputElement>(null);
   const [busy, said, act] = useAction();
   const responseFile = useRef<HTMLInputElement>(null);
   const requestFile = useRef<HTMLInputElement>(null);
@@ -281,6 +291,18 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
       return `Saved ${r.file_name} (in your downloads): ${r.renew ? 'renewed' : 'activated'} code ${r.code_hint} for ${r.machine_name ?? 'the offline computer'}, valid until ${dateFormat.format(new Date(r.valid_until))}. Carry it back to the offline computer (step 3).`;
     });
   };
+  const confirmRelease = async (): Promise<void> => {
+    await act('Asking the service…', async () => {
+      const document = proofPasted.trim() !== '' ? proofPasted : await readSmallFile(proofFile.current, 'release proof file');
+      const r = await post<{ code_hint: string; machine_name: string | null; released: boolean; activations: number | null; max_activations: number | null }>('/api/offline_confirm', { document });
+      setProofPasted('');
+      if (proofFile.current) proofFile.current.value = '';
+      const slots = r.activations !== null && r.max_activations !== null ? ` (${r.activations} of ${r.max_activations} in use)` : '';
+      return r.released
+        ? `Released: a slot of code ${r.code_hint} is free${slots}; activate it on the new computer.`
+        : `This release proof was confirmed before: the slot of code ${r.code_hint} is already free${slots}.`;
+    });
+  };
   return html`<section aria-labelledby="offline-h">
     <h2 id="offline-h">Activate a computer that is never online</h2>
     <p>A studio computer without internet is activated by carrying two small files, on a USB stick for example.</p>
@@ -308,6 +330,14 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
         <label for="import-text">Or paste the response line</label>
         <textarea id="import-text" value=${pasted} onInput=${(e: Event) => setPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
         <div class="row"><button type="button" class="primary" onClick=${importResponse} disabled=${busy !== null}>Import the response</button></div>
+      </li>
+      <li>
+        <strong>To move an offline computer's license</strong>: on the offline computer, press "Move to another computer…" on the license above; it gives you a release proof file. On a computer that is online, confirm it here to free the slot:
+        <label for="confirm-file">Release proof file</label>
+        <input id="confirm-file" type="file" ref=${proofFile} accept=".txt,.json,text/plain,application/json" />
+        <label for="confirm-text">Or paste the release proof line</label>
+        <textarea id="confirm-text" value=${proofPasted} onInput=${(e: Event) => setProofPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        <div class="row"><button type="button" onClick=${confirmRelease} disabled=${busy !== null}>Confirm the release</button></div>
       </li>
     </ol>
     ${busy ? html`<p role="status">${busy}</p>` : null}
@@ -417,7 +447,8 @@ function App() {
       ${snapshot.licenses.map((l) => html`<${LicenseCard} key=${l.project_id} license=${l} snapshot=${snapshot} now=${now} />`)}
       ${snapshot.agent.running && notYet.length > 0 ? html`<p class="muted">Not activated here yet: ${notYet.map((p) => p.name ?? p.project_id).join(', ')}.</p>` : null}
     </section>
-    ${snapshot.agent.running ? html`<${ActivateForm} snapshot=${snapshot} /><${OfflineSection} snapshot=${snapshot} />` : null}
+    ${snapshot.agent.running ? html`<${ActivateForm} snapshot=${snapshot} />` : null}
+    <${OfflineSection} snapshot=${snapshot} />
     <${SupportReport} />
   </main>`;
 }

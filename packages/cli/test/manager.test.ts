@@ -193,6 +193,24 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     await studioPage.getByLabel('Response file').setInputFiles(join(carry, 'notes.txt'));
     await studioPage.getByRole('button', { name: 'Import the response' }).click();
     await expect.poll(() => studioPage.getByRole('alert').textContent()).toMatch(/offline/i);
+
+    // Moving it: the studio forgets the license and gives a proof; the online computer frees the slot.
+    await card(studioPage).getByRole('button', { name: 'Move to another computer…' }).click();
+    expect(await studioPage.getByRole('dialog').textContent()).toMatch(/release proof file/);
+    const proofDownload = studioPage.waitForEvent('download');
+    await studioPage.getByRole('dialog').getByRole('button', { name: 'Release and download the proof' }).click();
+    const proof = await proofDownload;
+    const proofFile = join(carry, proof.suggestedFilename());
+    await proof.saveAs(proofFile);
+    expect(proof.suggestedFilename()).toMatch(/^plugin-license-release-[0-9a-f]{8}\.txt$/);
+    await expect.poll(() => card(studioPage).textContent()).toMatch(/Not activated on this computer/);
+    expect((await agentRpc(studio.agent!.socket, 'check', { project_id: service.emulator.projectId })).result).toMatchObject({ valid: false });
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+
+    await onlinePage.getByLabel('Release proof file').setInputFiles(proofFile);
+    await onlinePage.getByRole('button', { name: 'Confirm the release' }).click();
+    await expect.poll(() => onlinePage.getByRole('status').last().textContent()).toMatch(/Released: a slot of code .* is free \(0 of 2 in use\)/);
+    expect((await service.admin.activation.status(code)).activations).toBe(0);
   });
 
   it('makes the support report, masked, and copies it', async () => {

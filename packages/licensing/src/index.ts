@@ -32,6 +32,7 @@ export {
   parseOfflineDocument,
   offlineJson,
   offlineText,
+  offlineFileName,
   canonicalResponseBytes,
   generateOfflineKeyPair,
   keyIdOf,

@@ -117,6 +117,18 @@ export function offlineJson(doc: OfflineDocument): string {
 }
 
 /**
+ * The file name to suggest for a document as text: `NAMESPACE-request-1a2b3c4d.txt` (the kind,
+ * then the first 8 characters of the project id), for the agent's `offline_request` and the
+ * license manager's downloads alike.
+ *
+ * @example
+ * offlineFileName('acme-audio', request); // acme-audio-request-3f6c1b2a.txt
+ */
+export function offlineFileName(namespace: string, doc: OfflineDocument): string {
+  return `${namespace}-${doc.type.replace(/^offline_/, '')}-${doc.project_id.slice(0, 8)}.txt`;
+}
+
+/**
  * A document as one line of text: `base64url(JSON)` + `.` + a checksum, for customers who can
  * paste text but cannot move files.
  *

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { codeHint } from '@plugin-license/api';
-import { agentCommandHint, answerOfflineRequest, offlineText } from '@plugin-license/licensing';
+import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
 import { programName } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
 import { classify } from '../errors.js';
@@ -11,6 +11,7 @@ import { openInBrowser, writeRedirectFile } from '../manager/open.js';
 import { ManagerServer, type ManagerBackend, type PageError } from '../manager/server.js';
 import { Output } from '../output.js';
 import { doctorCommand } from './doctor.js';
+import { machineOptions } from './offline.js';
 
 export interface ManagerOptions {
   port: number;
@@ -135,7 +136,7 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
         });
         return {
           document: offlineText(response),
-          file_name: `${namespace}-response-${response.project_id.slice(0, 8)}.txt`,
+          file_name: offlineFileName(namespace, response),
           project_id: response.project_id,
           machine_name: response.machine_name || null,
           code_hint: codeHint(response.code),
@@ -144,6 +145,16 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
           max_activations: response.max_activations ?? null,
           valid_until: response.valid_until,
         };
+      },
+      // Moving an offline license: this computer forgets it and gives the proof (the agent sees
+      // the stored license go within a second); an online computer confirms the proof.
+      offline_release: async (body) => {
+        const proof = await releaseOffline({ projectId: ctx.projectId(text(body, 'project_id', 'the project id')), ...machineOptions(ctx) });
+        return { document: offlineText(proof), file_name: offlineFileName(namespace, proof) };
+      },
+      offline_confirm: async (body) => {
+        const r = await confirmOfflineRelease(text(body, 'document', 'the release proof'), { client: ctx.client(false) });
+        return { project_id: r.projectId, machine_name: r.machineName || null, code_hint: r.codeHint, released: r.released, already_released: r.alreadyReleased, activations: r.activations, max_activations: r.maxActivations };
       },
       report: async (_body, signal) => ({ text: await doctorReport(ctx, signal) }),
     },

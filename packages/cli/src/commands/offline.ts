@@ -209,7 +209,8 @@ async function agentHears(ctx: Context, projectId: string): Promise<string> {
   }
 }
 
-function machineOptions(ctx: Context): { namespace: string; home?: string } {
+/** Where this namespace's offline state lives (the library's options). */
+export function machineOptions(ctx: Context): { namespace: string; home?: string } {
   return { namespace: ctx.config.namespace.value, ...(ctx.config.home.value === undefined ? {} : { home: ctx.config.home.value }) };
 }
 
