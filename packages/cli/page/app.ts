@@ -138,14 +138,18 @@ function productName(products: Product[], projectId: string): string {
 
 // ------------------------------------------------------------------------------ the page
 
-function useAction(): [busy: string | null, said: Said | null, act: (label: string, fn: () => Promise<string>) => Promise<boolean>, setSaid: (s: Said | null) => void] {
+/** An action's outcome: words that went well, or words and whether they did. */
+type Outcome = string | Said;
+
+function useAction(): [busy: string | null, said: Said | null, act: (label: string, fn: () => Promise<Outcome>) => Promise<boolean>, setSaid: (s: Said | null) => void] {
   const [busy, setBusy] = useState<string | null>(null);
   const [said, setSaid] = useState<Said | null>(null);
-  const act = async (label: string, fn: () => Promise<string>): Promise<boolean> => {
+  const act = async (label: string, fn: () => Promise<Outcome>): Promise<boolean> => {
     setBusy(label);
     setSaid(null);
     try {
-      setSaid({ ok: true, text: await fn() });
+      const outcome = await fn();
+      setSaid(typeof outcome === 'string' ? { ok: true, text: outcome } : outcome);
       return true;
     } catch (err) {
       setSaid({ ok: false, text: err instanceof Error ? err.message : String(err) });
@@ -198,7 +202,7 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
     <div class="row">
       <button type="button" onClick=${() => act('Checking…', async () => {
         const r = await post<{ license: License }>('/api/refresh', { project_id: license.project_id });
-        return r.license.valid ? 'Checked: licensed.' : `Checked: ${reasonWords(r.license.reason)}`;
+        return r.license.valid ? 'Checked: licensed.' : { ok: false, text: `Checked: ${reasonWords(r.license.reason)}` };
       })} disabled=${busy !== null} aria-describedby=${id}>${busy === 'Checking…' ? busy : 'Check now'}</button>
       ${movable ? html`<button type="button" class="danger" onClick=${() => dialog.current?.showModal()} disabled=${busy !== null} aria-describedby=${id}>${busy === 'Releasing…' ? busy : 'Move to another computer…'}</button>` : null}
     </div>
@@ -239,7 +243,7 @@ function ActivateForm({ snapshot }: { snapshot: Snapshot }) {
     e.preventDefault();
     const done = await act('Activating…', async () => {
       const r = await post<{ license: License }>('/api/activate', { project_id: project, code });
-      return r.license.valid ? `Activated: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer.` : reasonWords(r.license.reason);
+      return r.license.valid ? `Activated: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer.` : { ok: false, text: reasonWords(r.license.reason) };
     });
     if (done) setCode('');
   };
@@ -278,7 +282,9 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
       const r = await post<{ license: License }>('/api/offline_import', { document });
       setPasted('');
       if (responseFile.current) responseFile.current.value = '';
-      return r.license.valid ? `Imported: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer${r.license.grace_until ? ` until ${dateFormat.format(new Date(r.license.grace_until))}` : ''}.` : reasonWords(r.license.reason);
+      return r.license.valid
+        ? `Imported: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer${r.license.grace_until ? ` until ${dateFormat.format(new Date(r.license.grace_until))}` : ''}.`
+        : { ok: false, text: reasonWords(r.license.reason) };
     });
   };
   const answer = async (): Promise<void> => {
