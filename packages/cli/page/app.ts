@@ -116,8 +116,12 @@ const SOURCE_WORDS: Record<License['source'], string> = {
   offline: 'offline activation file',
 };
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+// Made on first use: a formatter's locale data takes the browser a while to load, and the
+// session is asked for before anything is shown.
+let dates: Intl.DateTimeFormat | undefined;
+let relatives: Intl.RelativeTimeFormat | undefined;
+const dateFormat = { format: (d: Date): string => (dates ??= new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' })).format(d) };
+const relative = { format: (n: number, unit: Intl.RelativeTimeFormatUnit): string => (relatives ??= new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' })).format(n, unit) };
 
 /** "3 minutes ago", "in 29 days": the largest unit that fits. */
 function fromNow(iso: string, now: number): string {
@@ -389,51 +393,63 @@ function AgentDown({ agent }: { agent: Extract<Snapshot['agent'], { running: fal
   </div>`;
 }
 
+/** What the live view says: the snapshot, or why there is none. */
+interface View {
+  snapshot: Snapshot | null;
+  problem: string | null;
+}
+
+/**
+ * The session and the live view, started as soon as the script runs (not in an effect, which
+ * waits for a frame): the token, if any, is exchanged for the session cookie and taken out of
+ * the address bar at once (the link works once), then the event stream opens.
+ */
+function live(onView: (change: Partial<View>) => void): void {
+  const connect = (): void => {
+    const events = new EventSource('/api/events');
+    events.addEventListener('state', (e) => onView({ snapshot: JSON.parse((e as MessageEvent<string>).data) as Snapshot, problem: null }));
+    events.onerror = () => {
+      if (events.readyState === EventSource.CLOSED) {
+        // Refused (no session): ask why, in words.
+        void fetch('/api/events', { credentials: 'same-origin' })
+          .then(async (res) => {
+            const body = (await res.json().catch(() => ({}))) as { error?: { message: string } };
+            onView({ problem: sentence(body.error?.message ?? 'this page cannot reach the license manager') });
+          })
+          .catch(() => onView({ problem: 'The license manager is not running any more. Open it again from your plugin or installer.' }));
+      } else {
+        onView({ problem: 'The license manager is not answering (it stops by itself when no page has been open for a while). Open it again from your plugin or installer.' });
+      }
+    };
+  };
+  const token = /[#&]token=([^&]+)/.exec(location.hash)?.[1];
+  if (!token) {
+    connect();
+    return;
+  }
+  history.replaceState(null, '', location.pathname);
+  // A link used twice fails here, but this browser may still have its session: /api/events says.
+  void post('/api/session', { token })
+    .catch(() => undefined)
+    .then(connect);
+}
+
+let view: View = { snapshot: null, problem: null };
+const viewers = new Set<(v: View) => void>();
+live((change) => {
+  view = { ...view, ...change };
+  for (const v of viewers) v(view);
+});
+
 function App() {
-  const [snapshot, setSnapshot] = useState<Snapshot | null>(null);
-  const [problem, setProblem] = useState<string | null>(null);
+  const [{ snapshot, problem }, setView] = useState<View>(view);
   const [now, setNow] = useState(Date.now());
   useEffect(() => {
-    let events: EventSource | undefined;
-    let stopped = false;
-    const connect = (): void => {
-      events = new EventSource('/api/events');
-      events.addEventListener('state', (e) => {
-        setSnapshot(JSON.parse((e as MessageEvent<string>).data) as Snapshot);
-        setProblem(null);
-      });
-      events.onerror = () => {
-        if (stopped || !events) return;
-        if (events.readyState === EventSource.CLOSED) {
-          // Refused (no session): ask why, in words.
-          void fetch('/api/events', { credentials: 'same-origin' })
-            .then(async (res) => {
-              const body = (await res.json().catch(() => ({}))) as { error?: { message: string } };
-              setProblem(sentence(body.error?.message ?? 'this page cannot reach the license manager'));
-            })
-            .catch(() => setProblem('The license manager is not running any more. Open it again from your plugin or installer.'));
-        } else {
-          setProblem('The license manager is not answering (it stops by itself when no page has been open for a while). Open it again from your plugin or installer.');
-        }
-      };
-    };
-    void (async () => {
-      const token = /[#&]token=([^&]+)/.exec(location.hash)?.[1];
-      if (token) {
-        // Out of the address bar (and the history) at once: the link works once.
-        history.replaceState(null, '', location.pathname);
-        try {
-          await post('/api/session', { token });
-        } catch {
-          // A link used twice: this browser may still have its session; /api/events says.
-        }
-      }
-      if (!stopped) connect();
-    })();
+    viewers.add(setView);
+    setView(view);
     const tick = setInterval(() => setNow(Date.now()), 30_000);
     return () => {
-      stopped = true;
-      events?.close();
+      viewers.delete(setView);
       clearInterval(tick);
     };
   }, []);
