@@ -434,6 +434,8 @@ void ActivationComponent::manageLicenses() {
   juce::StringArray args{exe.getFullPathName()};
   if (s.app.isNotEmpty()) args.addArray({"--app", s.app});
   args.add("manager");
+  // The page offers this plugin for activation, by its name, even before it is activated.
+  if (s.projectId.isNotEmpty()) args.addArray({"--project", s.productName.isNotEmpty() ? s.projectId + "=" + s.productName : s.projectId});
   // The manager opens the page in the browser itself, and stops by itself when it is closed.
   const juce::String error = startDetached(args);
   if (error.isEmpty()) message_.setText("The license manager opens in your web browser.", juce::dontSendNotification);

@@ -43,6 +43,7 @@ struct Settings {
   juce::String executable;
   juce::String executableName = "plugin-license";
   juce::String vendorName;  // for messages ("contact Acme Audio"); empty: "the vendor"
+  juce::String productName;  // the plugin's name on the license manager's page; empty: its project id
 
   // `projectId` and `app` as compiled in, overridden at run time by PLUGIN_LICENSE_PROJECT_ID and
   // PLUGIN_LICENSE_APP when they are set (tests, demos).

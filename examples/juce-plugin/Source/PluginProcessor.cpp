@@ -12,6 +12,7 @@ plugin_license::Settings licenseSettings() {
   s.projectId = PLUGIN_LICENSE_EXAMPLE_PROJECT_ID;
   s.app = PLUGIN_LICENSE_EXAMPLE_APP;
   s.vendorName = "the plugin-license example";
+  s.productName = JucePlugin_Name;
   s.executableName = "plugin-license";
   // Keep playing while the agent is away (the default); a stricter vendor writes, for example,
   // plc::UnknownPolicy::silentAfter(std::chrono::minutes(10)).

@@ -114,6 +114,7 @@ class UiDriverApp : public juce::JUCEApplication {
     plugin_license::Settings settings;
     settings.projectId = "00000000-0000-4000-8000-000000000000";  // replaced by PLUGIN_LICENSE_PROJECT_ID
     settings.vendorName = "the plugin-license example";
+    settings.productName = "plugin-license example";
     gate_ = std::make_unique<plugin_license::LicenseGate>(plugin_license::Settings::withOverrides(settings));
     window_ = std::make_unique<DriverWindow>(*gate_);
     // Commands arrive on a thread of their own and run on the message thread.
