@@ -3,6 +3,7 @@
 // against the emulator on loopback.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,6 +152,50 @@ describe('the Linux executable, with no Node on the PATH', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect((await runExe(['agent', 'status'], env)).code).toBe(1);
+  });
+
+  it('manager serves the license manager page from inside the executable, with the agent\'s licenses', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    const agent = spawn(exe, ['agent', 'run'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    children.push(agent);
+    const ready = JSON.parse(await new Promise<string>((ok) => createInterface({ input: agent.stdout! }).once('line', ok))) as { socket: string };
+    const client = await AgentClient.connect({ socketPath: ready.socket, reconnect: false });
+    await client.activate(service.emulator.projectId, await service.code(2));
+    client.close();
+
+    const manager = spawn(exe, ['manager', '--no-open'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(manager);
+    const { url } = JSON.parse(await new Promise<string>((ok) => createInterface({ input: manager.stdout! }).once('line', ok))) as { url: string };
+    const { origin, port, hash } = new URL(url);
+    const ask = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port: Number(port), method, path, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (d: string) => {
+            text += d;
+            if (text.includes('event: state')) res.destroy();
+          });
+          res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const page = await ask('GET', '/');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<script src="/app.js" defer></script>');
+    expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
+    expect((await ask('GET', '/app.js')).body.length).toBeGreaterThan(10_000);
+    const session = await ask('POST', '/api/session', { origin, 'content-type': 'application/json' }, JSON.stringify({ token: hash.replace('#token=', '') }));
+    expect(session.status).toBe(200);
+    const cookie = String(session.headers['set-cookie']).split(';')[0] as string;
+    const events = await ask('GET', '/api/events', { cookie });
+    const state = JSON.parse(/data: (.*)/.exec(events.body)![1]!) as { namespace: string; program: string; licenses: Array<{ valid: boolean }> };
+    expect(state).toMatchObject({ namespace: 'acme-audio', program: 'acme-license', licenses: [{ valid: true }] });
+    const exited = new Promise<number | null>((r) => manager.once('exit', r));
+    manager.kill('SIGTERM');
+    expect(await exited).toBe(130);
+    agent.kill('SIGTERM');
   });
 
   it('doctor derives the machine id a second time by running itself', async () => {

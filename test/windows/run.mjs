@@ -462,6 +462,32 @@ await check('shipping: activate with the installed program (through its agent); 
   expectThat((await slotsOf(shippedCode)) === 1, 'the service does not count the slot');
 });
 
+await check("shipping: the installed program's license manager serves its page, with the agent's license (Windows sockets under Wine)", async () => {
+  const m = winSpawn(installed, ['manager', '--no-open']);
+  try {
+    const { url } = JSON.parse(await lineOf(m, (l) => l.includes('"url"')));
+    const u = new URL(url);
+    const page = await fetch(`${u.origin}/`);
+    const html = await page.text();
+    expectThat(page.status === 200 && html.includes('<script src="/app.js" defer></script>'), `GET / answered ${page.status}: ${html.slice(0, 200)}`);
+    const session = await fetch(`${u.origin}/api/session`, { method: 'POST', headers: { origin: u.origin, 'content-type': 'application/json' }, body: JSON.stringify({ token: u.hash.replace('#token=', '') }) });
+    expectThat(session.status === 200, `the session: ${session.status} ${await session.text()}`);
+    const cookie = session.headers.get('set-cookie').split(';')[0];
+    const stop = new AbortController();
+    const events = await fetch(`${u.origin}/api/events`, { headers: { cookie }, signal: stop.signal });
+    let text = '';
+    for await (const chunk of events.body) {
+      text += Buffer.from(chunk).toString('utf8');
+      if (/data: .*\n/.test(text)) break;
+    }
+    stop.abort();
+    const state = JSON.parse(/data: (.*)/.exec(text)[1]);
+    expectThat(state.agent.running === true && state.licenses.some((l) => l.project_id === projectId && l.valid), JSON.stringify(state));
+  } finally {
+    await m.stop();
+  }
+});
+
 await check('shipping: an upgrade over the running agent with a plugin connected: not_running for seconds at most, then the same state', async () => {
   const host = winSpawn(hostExample, [pipe, projectId, '120000', '250', '500']);
   await lineOf(host, (l) => l.startsWith('state valid'));

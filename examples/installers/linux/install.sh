@@ -90,6 +90,7 @@ else
   say "not start at login: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"
   say "Start it yourself with: $BIN/$NAME agent run"
 fi
+say "To activate, open the license manager (a page in your web browser): $BIN/$NAME manager"
 case ":$PATH:" in
   *":$BIN:"*) ;;
   *) say "Add $BIN to your PATH to run $NAME by name." ;;

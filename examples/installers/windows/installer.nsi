@@ -50,6 +50,10 @@ VIAddVersionKey "LegalCopyright" "${COMPANY}"
 
 !define MUI_ABORTWARNING
 !insertmacro MUI_PAGE_INSTFILES
+; The last page offers the license manager (a page in the browser) to activate right away.
+!define MUI_FINISHPAGE_RUN
+!define MUI_FINISHPAGE_RUN_TEXT "Open the license manager to activate ${PRODUCT}"
+!define MUI_FINISHPAGE_RUN_FUNCTION OpenLicenseManager
 !insertmacro MUI_PAGE_FINISH
 !define MUI_COMPONENTSPAGE_TEXT_TOP "${PRODUCT} and its license agent will be removed from this computer. Choose what else to do."
 !define MUI_COMPONENTSPAGE_TEXT_COMPLIST "Also:"
@@ -57,6 +61,11 @@ VIAddVersionKey "LegalCopyright" "${COMPANY}"
 !insertmacro MUI_UNPAGE_COMPONENTS
 !insertmacro MUI_UNPAGE_INSTFILES
 !insertmacro MUI_LANGUAGE "English"
+
+; The manager opens the browser itself and stops by itself once no page is open.
+Function OpenLicenseManager
+  ExecShell "open" "${PROGRAM}" '${APP_ARGS} manager' SW_HIDE
+FunctionEnd
 
 ; ------------------------------------------------------------------------------------- helpers
 
