@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { pageAssets } from './packages/cli/page/plugin.mjs';
 
 // Workspace packages export their TypeScript sources under the "plugin-license-source" condition
 // (a name of our own, so a consumer whose tools set the common "source" condition never resolves
@@ -7,6 +8,14 @@ import { defineConfig } from 'vitest/config';
 const conditions = ['plugin-license-source', 'node', 'import', 'module', 'default'];
 
 export default defineConfig({
+  // The license manager's page, for tests that import its server from source (as the build does: page/plugin.mjs).
+  plugins: [
+    {
+      name: 'manager-page',
+      resolveId: (id) => (id === 'manager-page:assets' ? '\0manager-page' : undefined),
+      load: async (id) => (id === '\0manager-page' ? `export default ${JSON.stringify(await pageAssets())};` : undefined),
+    },
+  ],
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['plugin-license-source'] } },
   test: {

@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { agentRpc, startAgent, tempHome, type RunningAgent } from '@plugin-license/test-utils';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { envFor, useCliService } from './helpers.js';
+import { cli, envFor, useCliService } from './helpers.js';
 import { axeSource, chromiumPath, raw, session, startManager, type Manager } from './manager-helpers.js';
 
 // The license manager in a real browser (Debian's chromium through playwright-core), against the
@@ -330,17 +330,46 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(await manager.exited).toBe(0);
     expect(manager.stderr()).toMatch(/stopped: no page was open for 0\.02 minutes/);
 
-    // An open page keeps it running past that time; closing it starts the count.
+    // Closing the last page starts the count (that an open page stops it is manager-server.test.ts's).
     const kept = await computer({ args: ['--idle-minutes', '0.02'] });
     const page = await open(kept.manager);
-    const alive = await Promise.race([kept.manager.exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('alive'), 2500))]);
-    expect(alive).toBe('alive');
     await page.close();
     expect(await kept.manager.exited).toBe(0);
 
     const third = await computer();
     expect(await third.manager.stop('SIGTERM')).toBe(130);
     expect(third.manager.stderr()).toMatch(/stopped: interrupted/);
+  });
+});
+
+describe('plugin-license manager: its arguments', () => {
+  const { service, home } = useCliService();
+
+  it('refuses a bad port, idle time or project, in words, with exit 2', async () => {
+    const env = envFor(service, home());
+    for (const [args, message] of [
+      [['--port', '70000'], /--port must be a whole number from 0 to 65535/],
+      [['--idle-minutes', '0'], /--idle-minutes must be a number of minutes from 0\.01 to 1440/],
+      [['--project', 'acme-reverb'], /project id/i],
+      [['--project', `${service.emulator.projectId}=`], /the name must be 1 to 80 printable characters/],
+    ] as const) {
+      const r = await cli(['manager', '--no-open', ...args], env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(message);
+      expect(r.stdout).toBe('');
+    }
+  });
+
+  it('says a port in use, and how to choose another', async () => {
+    const env = envFor(service, home());
+    const first = await startManager(env);
+    try {
+      const r = await cli(['manager', '--no-open', '--port', String(first.port)], env);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`port ${first.port} on 127\\.0\\.0\\.1 is in use; choose another with --port, or --port 0`));
+    } finally {
+      await first.stop();
+    }
   });
 });
 
