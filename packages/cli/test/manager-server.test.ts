@@ -1,3 +1,4 @@
+import { request, type IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManagerServer, type ManagerBackend, type Timers } from '../src/manager/server.js';
 import { raw, type Manager } from './manager-helpers.js';
@@ -63,8 +64,7 @@ describe('the manager server', () => {
     const cookie = await cookieOf(m);
 
     // A page connects: the count stops; it closes: the count starts again.
-    const { request } = await import('node:http');
-    const stream = await new Promise<import('node:http').IncomingMessage>((resolve) => request({ host: '127.0.0.1', port: m.port, path: '/api/events', headers: { host: `127.0.0.1:${m.port}`, cookie } }, resolve).end());
+    const stream = await new Promise<IncomingMessage>((resolve) => request({ host: '127.0.0.1', port: m.port, path: '/api/events', headers: { host: `127.0.0.1:${m.port}`, cookie } }, resolve).end());
     expect(stream.statusCode).toBe(200);
     await expect.poll(() => server!.pages).toBe(1);
     expect(timers.armed()).toBe(0);
