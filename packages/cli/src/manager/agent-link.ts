@@ -16,6 +16,8 @@ export class AgentLink {
   #view: AgentView = { running: false, problem: 'not looked for yet' };
   readonly #licenses = new Map<string, LicenseStateWire>();
   #retry: NodeJS.Timeout | undefined;
+  /** The attempt under way: an action and the retry timer that both ask wait for the same one. */
+  #connecting: Promise<void> | undefined;
   #closed = false;
 
   constructor(
@@ -43,7 +45,12 @@ export class AgentLink {
   }
 
   /** Connects when it can; otherwise tries again after AGENT_RETRY_MS. */
-  async connect(): Promise<void> {
+  connect(): Promise<void> {
+    this.#connecting ??= this.#attempt().finally(() => (this.#connecting = undefined));
+    return this.#connecting;
+  }
+
+  async #attempt(): Promise<void> {
     if (this.#closed || this.#client?.connected) return;
     clearTimeout(this.#retry);
     let client: AgentClient;
