@@ -93,18 +93,33 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(manager.stderr()).not.toContain(manager.token);
   });
 
-  it('says a refused code in the CLI\'s words and keeps it in the field', async () => {
+  it('says a refused code in the CLI\'s words (revoked, no slots left, the service unreachable) and keeps it in the field', async () => {
     const { manager } = await computer();
-    const code = await service.code(1);
-    await service.control.revoke(code);
     const page = await open(manager);
-    await page.getByRole('textbox', { name: 'Activation code' }).first().fill(code);
-    await page.getByRole('button', { name: 'Activate' }).click();
-    const alert = page.getByRole('alert');
-    await expect.poll(() => alert.textContent()).toMatch(/revoked/i);
-    expect(await alert.textContent()).toContain(`${code.slice(0, 4)}…${code.slice(-4)}`);
-    expect(await alert.textContent()).not.toContain(code);
-    expect(await page.getByRole('textbox', { name: 'Activation code' }).first().inputValue()).toBe(code);
+    const field = page.getByRole('textbox', { name: 'Activation code' }).first();
+    const refused = async (code: string, words: RegExp): Promise<void> => {
+      await field.fill(code);
+      await page.getByRole('button', { name: 'Activate' }).click();
+      const alert = page.getByRole('region', { name: 'Activate Acme Reverb' }).getByRole('alert');
+      await expect.poll(() => alert.textContent(), { timeout: 20_000 }).toMatch(words);
+      expect(await alert.textContent()).not.toContain(code);
+      expect(await field.inputValue()).toBe(code);
+    };
+    const revoked = await service.code(1);
+    await service.control.revoke(revoked);
+    await refused(revoked, new RegExp(`${revoked.slice(0, 4)}…${revoked.slice(-4)} has been revoked; contact the vendor for a new code`));
+
+    const full = await service.code(1);
+    await service.admin.activation.activate({ code: full, machine_id: 'm-another-computer', plugin_id: service.emulator.projectId });
+    await refused(full, /already active on as many machines as it allows \(1 of 1 slots in use\); deactivate it on a machine you no longer use, then try again/);
+
+    const fresh = await service.code(1);
+    await service.control.faults({ mode: 'offline' });
+    try {
+      await refused(fresh, /activate: .*(reach|connect|network|unavailable|refused)/i);
+    } finally {
+      await service.control.faults({ mode: 'none' });
+    }
   });
 
   it('shows a revocation pushed by the agent without a reload', async () => {
