@@ -166,6 +166,36 @@ async function main() {
   sub.on('changed', (s) => changes.push(s));
   say('The plugin also subscribes (here through AgentClient), so the agent pushes any change to it.');
 
+  title('The musician opens the license manager (the page behind "Manage licenses…")');
+  const managerEnv = { PLUGIN_LICENSE_HOME: home, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_BASE_URL: baseUrl, PLUGIN_LICENSE_APP: 'plugin-license-demo' };
+  const manager = await startJsonLineProcess('manager', [cliBin, 'manager', '--no-open', '--project', `${projectId}=Demo Reverb`], managerEnv);
+  const pageUrl = new URL(manager.info.url);
+  show('page', `${pageUrl.origin}/#token=…  (the browser gets it through a 0600 file, never on a command line)`);
+  const pageToken = pageUrl.hash.replace('#token=', '');
+  const exchange = () => fetch(`${pageUrl.origin}/api/session`, { method: 'POST', headers: { origin: pageUrl.origin, 'content-type': 'application/json' }, body: JSON.stringify({ token: pageToken }) });
+  const sessionAnswer = await exchange();
+  expect(sessionAnswer.status === 200, 'the page exchanges its one-time token for a session cookie');
+  const cookie = sessionAnswer.headers.get('set-cookie').split(';')[0];
+  const replayed = await exchange();
+  show('the link again', `${replayed.status}: ${(await replayed.json()).error.message}`);
+  expect(replayed.status === 403, 'a link used twice is refused');
+  const stream = new AbortController();
+  const events = await fetch(`${pageUrl.origin}/api/events`, { headers: { cookie }, signal: stream.signal });
+  let firstEvent = '';
+  for await (const chunk of events.body) {
+    firstEvent += Buffer.from(chunk).toString('utf8');
+    if (/data: .*\n/.test(firstEvent)) break;
+  }
+  stream.abort();
+  const view = JSON.parse(/data: (.*)/.exec(firstEvent)[1]);
+  show('page shows', `Demo Reverb: ${describeState(view.licenses.find((l) => l.project_id === projectId))}`);
+  expect(view.licenses.some((l) => l.project_id === projectId && l.valid), 'the page lists the license, live from the agent');
+  const foreign = await fetch(`${pageUrl.origin}/api/refresh`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ project_id: projectId }) });
+  show('another site', `${foreign.status}: ${(await foreign.json()).error.message}`);
+  expect(foreign.status === 403, 'a request from another site is refused');
+  await stopChild('manager', manager.child);
+  say('Open it yourself: plugin-license manager (it opens your browser, and stops 15 minutes after the page is closed).');
+
   title('The musician boards a plane: the service becomes unreachable');
   await fetch(`${origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'offline' }) });
   say('Every request to the service now has its connection cut.');
