@@ -134,11 +134,13 @@ export class AgentClient extends EventEmitter<ClientEvents> {
 
   /** The socket path, and the namespace when known, as messages name them. */
   private readonly where: string;
+  private readonly namespace: string | undefined;
 
   private constructor(socketPath: string, options: AgentClientOptions, namespace: string | undefined) {
     super();
     this.socketPath = socketPath;
     this.where = namespace === undefined ? socketPath : `${socketPath} (namespace '${namespace}')`;
+    this.namespace = namespace;
     const r = options.reconnect ?? true;
     this.o = {
       connectTimeoutMs: options.connectTimeoutMs ?? 1000,
@@ -304,7 +306,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     } finally {
       clearTimeout(timer);
     }
-    if (!this.connected) throw new AgentError('not_running', `no agent is running at ${this.where}; start it with \`${agentCommandHint('run')}\``);
+    if (!this.connected) throw new AgentError('not_running', `no agent is running at ${this.where}; start it with \`${agentCommandHint('run', this.namespace)}\``);
   }
 
   private open(): Promise<void> {
@@ -321,7 +323,7 @@ export class AgentClient extends EventEmitter<ClientEvents> {
           new AgentError(
             notRunning ? 'not_running' : 'disconnected',
             notRunning
-              ? `no agent is running at ${this.where}; start it with \`${agentCommandHint('run')}\` (or install it as a service)`
+              ? `no agent is running at ${this.where}; start it with \`${agentCommandHint('run', this.namespace)}\` (or install it as a service)`
               : `cannot connect to the agent at ${this.where}: ${err.message}`,
             { path: this.socketPath, cause: err },
           ),

@@ -17,7 +17,7 @@ describe('AgentClient', () => {
     expect(err).toMatchObject({ code: 'not_running', message: expect.stringContaining('plugin-license-agent run') });
     // It names the socket it tried and, when known, the namespace.
     const named = await rejection(AgentClient.connect({ socketPath: join(d.dir, 'none.sock'), namespace: 'acme-audio' }));
-    expect(named.message).toBe(`no agent is running at ${join(d.dir, 'none.sock')} (namespace 'acme-audio'); start it with \`plugin-license-agent run\` (or install it as a service)`);
+    expect(named.message).toBe(`no agent is running at ${join(d.dir, 'none.sock')} (namespace 'acme-audio'); start it with \`plugin-license-agent run --app acme-audio\` (or install it as a service)`);
   });
 
   it('time-out when the peer never answers', async () => {

@@ -103,13 +103,17 @@ export function appArgument(argv: readonly string[]): string | undefined {
 
 /**
  * How a person runs one of the agent's commands of this program, for hints: `acme-license agent
- * run` in a packaged executable, `plugin-license-agent run` for npm installs.
+ * run` in a packaged executable, `plugin-license-agent run` for npm installs; with `--app
+ * NAMESPACE` when the namespace meant is not the one that command chooses by itself (the
+ * executable's baked `--app`, else the default), so the hint starts the agent that was looked for.
  *
  * @example
- * console.log(`no agent answers; start it with: ${agentCommandHint('run')}`);
+ * console.log(`no agent answers; start it with: ${agentCommandHint('run', 'acme-audio')}`);
  */
-export function agentCommandHint(command: 'run' | 'install' | 'status'): string {
-  return executableInfo() === undefined ? `plugin-license-agent ${command}` : `${programName()} agent ${command}`;
+export function agentCommandHint(command: 'run' | 'install' | 'status', namespace?: string): string {
+  const info = executableInfo();
+  const base = info === undefined ? `plugin-license-agent ${command}` : `${programName()} agent ${command}`;
+  return namespace === undefined || namespace === (info?.app ?? DEFAULT_NAMESPACE) ? base : `${base} --app ${namespace}`;
 }
 
 /**

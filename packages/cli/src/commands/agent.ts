@@ -11,7 +11,7 @@ async function running(ctx: Context): Promise<AgentClient> {
     throw new CliError(
       EXIT.failed,
       'not_running',
-      `no agent answers for namespace '${ctx.inspectionConfig.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentCommandHint('run')}`,
+      `no agent answers for namespace '${ctx.inspectionConfig.namespace.value}' at ${await ctx.socketPath()}; start it with: ${agentCommandHint('run', ctx.inspectionConfig.namespace.value)}`,
       { socket: await ctx.socketPath(), namespace: ctx.inspectionConfig.namespace.value },
     );
   }

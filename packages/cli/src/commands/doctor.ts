@@ -446,7 +446,7 @@ async function agent(ctx: Context, projectId: string | undefined, facts: Facts, 
     return;
   }
   if (!client) {
-    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: `plugins ask the agent: start it with "${agentCommandHint('run')}", or install it as a service with "${agentCommandHint('install')}"` });
+    add({ section, name: 'running', level: 'warning', detail: 'no agent answers', fix: `plugins ask the agent: start it with "${agentCommandHint('run', ctx.inspectionConfig.namespace.value)}", or install it as a service with "${agentCommandHint('install', ctx.inspectionConfig.namespace.value)}"` });
     return;
   }
   const hello = await client.hello();

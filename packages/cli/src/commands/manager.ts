@@ -97,7 +97,7 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
     snapshot: () => ({
       namespace,
       program: programName(),
-      agent: link.view.running ? link.view : { ...link.view, start: agentCommandHint('run'), install: agentCommandHint('install') },
+      agent: link.view.running ? link.view : { ...link.view, start: agentCommandHint('run', namespace), install: agentCommandHint('install', namespace) },
       products,
       licenses: link.licenses,
     }),
