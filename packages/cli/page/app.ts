@@ -268,6 +268,7 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   const [code, setCode] = useState('');
   const [pasted, setPasted] = useState('');
   const [answerPasted, setAnswerPasted] = useState('');
+  const [answerCode, setAnswerCode] = useState('');
   const [proofPasted, setProofPasted] = useState('');
   const proofFile = useRef<HTMLInputElement>(null);
   const [busy, said, act] = useAction();
@@ -294,9 +295,10 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   const answer = async (): Promise<void> => {
     await act('Asking the service…', async () => {
       const document = answerPasted.trim() !== '' ? answerPasted : await readSmallFile(requestFile.current, 'offline request file');
-      const r = await post<{ document: string; file_name: string; machine_name: string | null; code_hint: string; valid_until: string; renew: boolean }>('/api/offline_answer', { document });
+      const r = await post<{ document: string; file_name: string; machine_name: string | null; code_hint: string; valid_until: string; renew: boolean }>('/api/offline_answer', { document, code: answerCode });
       download(r.file_name, r.document);
       setAnswerPasted('');
+      setAnswerCode('');
       if (requestFile.current) requestFile.current.value = '';
       return `Saved ${r.file_name} (in your downloads): ${r.renew ? 'renewed' : 'activated'} code ${r.code_hint} for ${r.machine_name ?? 'the offline computer'}, valid until ${dateFormat.format(new Date(r.valid_until))}. Carry it back to the offline computer (step 3).`;
     });
@@ -321,7 +323,8 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
         <strong>On the offline computer</strong>, make a request file:
         <${ProjectField} products=${snapshot.products} idPrefix="offline" value=${project} onInput=${setProject} />
         <label for="offline-code">Activation code</label>
-        <input id="offline-code" type="text" value=${code} onInput=${(e: Event) => setCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} />
+        <p id="offline-code-help" class="muted small">Or leave it empty and give it at step 2.</p>
+        <input id="offline-code" type="text" aria-describedby="offline-code-help" value=${code} onInput=${(e: Event) => setCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} />
         <div class="row"><button type="button" onClick=${requestFor} disabled=${busy !== null}>Download the request file</button></div>
       </li>
       <li>
@@ -331,6 +334,8 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
         <input id="answer-file" type="file" ref=${requestFile} accept=".txt,.json,text/plain,application/json" />
         <label for="answer-text">Or paste the request line</label>
         <textarea id="answer-text" value=${answerPasted} onInput=${(e: Event) => setAnswerPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        <label for="answer-code">Activation code, when the request has none</label>
+        <input id="answer-code" type="text" value=${answerCode} onInput=${(e: Event) => setAnswerCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} />
         <div class="row"><button type="button" onClick=${answer} disabled=${busy !== null}>Answer and download the response file</button></div>
       </li>
       <li>

@@ -176,8 +176,8 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     const carry = join(home(), 'usb-stick');
     mkdirSync(carry);
 
+    // The request carries no code: it is given on the online computer (step 2).
     const studioPage = await open(studio.manager);
-    await studioPage.locator('#offline-code').fill(code);
     const requestDownload = studioPage.waitForEvent('download');
     await studioPage.getByRole('button', { name: 'Download the request file' }).click();
     const request = await requestDownload;
@@ -188,6 +188,10 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
 
     const onlinePage = await open(online.manager);
     await onlinePage.getByLabel('Request file').setInputFiles(requestFile);
+    await onlinePage.getByRole('button', { name: 'Answer and download the response file' }).click();
+    await expect.poll(() => onlinePage.getByRole('region', { name: 'Activate a computer that is never online' }).getByRole('alert').textContent()).toMatch(/The request carries no code; give the code to activate/);
+    await onlinePage.getByLabel('Request file').setInputFiles(requestFile);
+    await onlinePage.getByLabel('Activation code, when the request has none').fill(code);
     const responseDownload = onlinePage.waitForEvent('download');
     await onlinePage.getByRole('button', { name: 'Answer and download the response file' }).click();
     const response = await responseDownload;
