@@ -263,17 +263,33 @@ function ActivateForm({ snapshot }: { snapshot: Snapshot }) {
   </section>`;
 }
 
+/** An offline document given as a file or as its pasted line: the fields, and what they hold. */
+function useDocument(id: string, what: string) {
+  const [pasted, setPasted] = useState('');
+  const file = useRef<HTMLInputElement>(null);
+  return {
+    /** The pasted line, else the chosen file (refused when far larger than a document). */
+    read: (): Promise<string> => (pasted.trim() !== '' ? Promise.resolve(pasted) : readSmallFile(file.current, `offline ${what} file`)),
+    /** Empties both, once the document has been used. */
+    clear: (): void => {
+      setPasted('');
+      if (file.current) file.current.value = '';
+    },
+    fields: html`<label for=${`${id}-file`}>${what.charAt(0).toUpperCase() + what.slice(1)} file</label>
+      <input id=${`${id}-file`} type="file" ref=${file} accept=".txt,.json,text/plain,application/json" />
+      <label for=${`${id}-text`}>Or paste the ${what} line</label>
+      <textarea id=${`${id}-text`} value=${pasted} onInput=${(e: Event) => setPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>`,
+  };
+}
+
 function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   const [project, setProject] = useState(snapshot.products[0]?.project_id ?? '');
   const [code, setCode] = useState('');
-  const [pasted, setPasted] = useState('');
-  const [answerPasted, setAnswerPasted] = useState('');
   const [answerCode, setAnswerCode] = useState('');
-  const [proofPasted, setProofPasted] = useState('');
-  const proofFile = useRef<HTMLInputElement>(null);
   const [busy, said, act] = useAction();
-  const responseFile = useRef<HTMLInputElement>(null);
-  const requestFile = useRef<HTMLInputElement>(null);
+  const request = useDocument('answer', 'request');
+  const response = useDocument('import', 'response');
+  const proof = useDocument('confirm', 'release proof');
   const requestFor = async (): Promise<void> => {
     await act('Making the request…', async () => {
       const r = await post<{ document: string; file_name: string }>('/api/offline_request', { project_id: project, code });
@@ -283,10 +299,8 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   };
   const importResponse = async (): Promise<void> => {
     await act('Importing…', async () => {
-      const document = pasted.trim() !== '' ? pasted : await readSmallFile(responseFile.current, 'offline response file');
-      const r = await post<{ license: License }>('/api/offline_import', { document });
-      setPasted('');
-      if (responseFile.current) responseFile.current.value = '';
+      const r = await post<{ license: License }>('/api/offline_import', { document: await response.read() });
+      response.clear();
       return r.license.valid
         ? `Imported: ${productName(snapshot.products, r.license.project_id)} is licensed on this computer${r.license.grace_until ? ` until ${dateFormat.format(new Date(r.license.grace_until))}` : ''}.`
         : { ok: false, text: reasonWords(r.license.reason) };
@@ -294,21 +308,17 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
   };
   const answer = async (): Promise<void> => {
     await act('Asking the service…', async () => {
-      const document = answerPasted.trim() !== '' ? answerPasted : await readSmallFile(requestFile.current, 'offline request file');
-      const r = await post<{ document: string; file_name: string; machine_name: string | null; code_hint: string; valid_until: string; renew: boolean }>('/api/offline_answer', { document, code: answerCode });
+      const r = await post<{ document: string; file_name: string; machine_name: string; code_hint: string; valid_until: string; renew: boolean }>('/api/offline_answer', { document: await request.read(), code: answerCode });
       download(r.file_name, r.document);
-      setAnswerPasted('');
+      request.clear();
       setAnswerCode('');
-      if (requestFile.current) requestFile.current.value = '';
-      return `Saved ${r.file_name} (in your downloads): ${r.renew ? 'renewed' : 'activated'} code ${r.code_hint} for ${r.machine_name ?? 'the offline computer'}, valid until ${dateFormat.format(new Date(r.valid_until))}. Carry it back to the offline computer (step 3).`;
+      return `Saved ${r.file_name} (in your downloads): ${r.renew ? 'renewed' : 'activated'} code ${r.code_hint} for ${r.machine_name || 'the offline computer'}, valid until ${dateFormat.format(new Date(r.valid_until))}. Carry it back to the offline computer (step 3).`;
     });
   };
   const confirmRelease = async (): Promise<void> => {
     await act('Asking the service…', async () => {
-      const document = proofPasted.trim() !== '' ? proofPasted : await readSmallFile(proofFile.current, 'release proof file');
-      const r = await post<{ code_hint: string; machine_name: string | null; released: boolean; activations: number | null; max_activations: number | null }>('/api/offline_confirm', { document });
-      setProofPasted('');
-      if (proofFile.current) proofFile.current.value = '';
+      const r = await post<{ code_hint: string; released: boolean; activations: number | null; max_activations: number | null }>('/api/offline_confirm', { document: await proof.read() });
+      proof.clear();
       const slots = r.activations !== null && r.max_activations !== null ? ` (${r.activations} of ${r.max_activations} in use)` : '';
       return r.released
         ? `Released: a slot of code ${r.code_hint} is free${slots}; activate it on the new computer.`
@@ -330,28 +340,19 @@ function OfflineSection({ snapshot }: { snapshot: Snapshot }) {
       <li>
         <strong>On a computer that is online</strong>, open this license manager and answer the request
         (or run <code>${snapshot.program} offline activate REQUEST-FILE --out response.txt</code>):
-        <label for="answer-file">Request file</label>
-        <input id="answer-file" type="file" ref=${requestFile} accept=".txt,.json,text/plain,application/json" />
-        <label for="answer-text">Or paste the request line</label>
-        <textarea id="answer-text" value=${answerPasted} onInput=${(e: Event) => setAnswerPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        ${request.fields}
         <label for="answer-code">Activation code, when the request has none</label>
         <input id="answer-code" type="text" value=${answerCode} onInput=${(e: Event) => setAnswerCode((e.target as HTMLInputElement).value)} autocomplete="off" spellcheck=${false} />
         <div class="row"><button type="button" onClick=${answer} disabled=${busy !== null}>Answer and download the response file</button></div>
       </li>
       <li>
         <strong>Back on the offline computer</strong>, load the response:
-        <label for="import-file">Response file</label>
-        <input id="import-file" type="file" ref=${responseFile} accept=".txt,.json,text/plain,application/json" />
-        <label for="import-text">Or paste the response line</label>
-        <textarea id="import-text" value=${pasted} onInput=${(e: Event) => setPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        ${response.fields}
         <div class="row"><button type="button" class="primary" onClick=${importResponse} disabled=${busy !== null}>Import the response</button></div>
       </li>
       <li>
         <strong>To move an offline computer's license</strong>: on the offline computer, press "Move to another computer…" on the license above; it gives you a release proof file. On a computer that is online, confirm it here to free the slot:
-        <label for="confirm-file">Release proof file</label>
-        <input id="confirm-file" type="file" ref=${proofFile} accept=".txt,.json,text/plain,application/json" />
-        <label for="confirm-text">Or paste the release proof line</label>
-        <textarea id="confirm-text" value=${proofPasted} onInput=${(e: Event) => setProofPasted((e.target as HTMLTextAreaElement).value)} spellcheck=${false}></textarea>
+        ${proof.fields}
         <div class="row"><button type="button" onClick=${confirmRelease} disabled=${busy !== null}>Confirm the release</button></div>
       </li>
     </ol>

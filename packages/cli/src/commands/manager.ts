@@ -1,6 +1,5 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { codeHint } from '@plugin-license/api';
 import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
 import { programName } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
@@ -11,7 +10,7 @@ import { openInBrowser, writeRedirectFile } from '../manager/open.js';
 import { ManagerServer, type ManagerBackend, type PageError } from '../manager/server.js';
 import { Output } from '../output.js';
 import { doctorCommand } from './doctor.js';
-import { machineOptions } from './offline.js';
+import { machineOptions, releaseFacts, responseFacts } from './offline.js';
 
 export interface ManagerOptions {
   port: number;
@@ -92,6 +91,9 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   };
   const link = new AgentLink(await ctx.socketPath(), namespace, changed);
 
+  // One client of the service for the online computer's steps, made when first needed.
+  let serviceClient: ReturnType<Context['client']> | undefined;
+  const service = (): ReturnType<Context['client']> => (serviceClient ??= ctx.client(false));
   const viaAgent = async <T>(call: (agent: Awaited<ReturnType<AgentLink['client']>>) => Promise<T>): Promise<T> => call(await link.client());
   const backend: ManagerBackend = {
     snapshot: () => ({
@@ -130,21 +132,11 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
       offline_answer: async (body) => {
         const code = optionalText(body, 'code');
         const response = await answerOfflineRequest(text(body, 'document', 'the offline request'), {
-          client: ctx.client(false),
+          client: service(),
           offlineMaxDays: ctx.config.offlineMaxDays.value,
           ...(code === undefined ? {} : { code: ctx.code(code) }),
         });
-        return {
-          document: offlineText(response),
-          file_name: offlineFileName(namespace, response),
-          project_id: response.project_id,
-          machine_name: response.machine_name || null,
-          code_hint: codeHint(response.code),
-          renew: response.renew,
-          activations: response.activations ?? null,
-          max_activations: response.max_activations ?? null,
-          valid_until: response.valid_until,
-        };
+        return { document: offlineText(response), file_name: offlineFileName(namespace, response), ...responseFacts(response) };
       },
       // Moving an offline license: this computer forgets it and gives the proof (the agent sees
       // the stored license go within a second); an online computer confirms the proof.
@@ -153,8 +145,7 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
         return { document: offlineText(proof), file_name: offlineFileName(namespace, proof) };
       },
       offline_confirm: async (body) => {
-        const r = await confirmOfflineRelease(text(body, 'document', 'the release proof'), { client: ctx.client(false) });
-        return { project_id: r.projectId, machine_name: r.machineName || null, code_hint: r.codeHint, released: r.released, already_released: r.alreadyReleased, activations: r.activations, max_activations: r.maxActivations };
+        return releaseFacts(await confirmOfflineRelease(text(body, 'document', 'the release proof'), { client: service() }));
       },
       report: async (_body, signal) => ({ text: await doctorReport(ctx, signal) }),
     },

@@ -13,6 +13,8 @@ import {
   offlineText,
   releaseOffline,
   type OfflineDocument,
+  type OfflineReleaseResult,
+  type OfflineResponse,
 } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
@@ -76,19 +78,7 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
   );
   const where = sink.write(response);
   if (ctx.out.json) {
-    ctx.out.document({
-      type: response.type,
-      project_id: response.project_id,
-      machine_id: response.machine_id,
-      machine_name: response.machine_name,
-      code_hint: codeHint(response.code),
-      renew: response.renew,
-      activations: response.activations,
-      max_activations: response.max_activations,
-      valid_until: response.valid_until,
-      signed_by: response.signature?.key_id ?? null,
-      ...where,
-    });
+    ctx.out.document({ ...responseFacts(response), ...where });
     return EXIT.ok;
   }
   ctx.out.fields([
@@ -149,16 +139,7 @@ export async function confirmCommand(ctx: Context, input: string): Promise<ExitC
   const text = await readInput(ctx, input, 'release proof');
   const r = await ctx.out.spin('asking the service', () => confirmOfflineRelease(text, { client: ctx.client(false) }));
   if (ctx.out.json) {
-    ctx.out.document({
-      project_id: r.projectId,
-      machine_id: r.machineId,
-      machine_name: r.machineName,
-      code_hint: r.codeHint,
-      released: r.released,
-      already_released: r.alreadyReleased,
-      activations: r.activations,
-      max_activations: r.maxActivations,
-    });
+    ctx.out.document(releaseFacts(r));
     return EXIT.ok;
   }
   const slots = r.activations === null ? '' : `; ${r.activations} of ${r.maxActivations} slots now in use`;
@@ -207,6 +188,36 @@ async function agentHears(ctx: Context, projectId: string): Promise<string> {
     if (Date.now() > deadline) return 'Imported. The running agent has not picked it up yet; restart it if plugins still say not activated.';
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** An answered request as `offline activate --json` and the license manager say it: the code as a hint. */
+export function responseFacts(response: OfflineResponse) {
+  return {
+    type: response.type,
+    project_id: response.project_id,
+    machine_id: response.machine_id,
+    machine_name: response.machine_name,
+    code_hint: codeHint(response.code),
+    renew: response.renew,
+    activations: response.activations,
+    max_activations: response.max_activations,
+    valid_until: response.valid_until,
+    signed_by: response.signature?.key_id ?? null,
+  };
+}
+
+/** A confirmed release proof as `offline confirm --json` and the license manager say it. */
+export function releaseFacts(r: OfflineReleaseResult) {
+  return {
+    project_id: r.projectId,
+    machine_id: r.machineId,
+    machine_name: r.machineName,
+    code_hint: r.codeHint,
+    released: r.released,
+    already_released: r.alreadyReleased,
+    activations: r.activations,
+    max_activations: r.maxActivations,
+  };
 }
 
 /** Where this namespace's offline state lives (the library's options). */

@@ -131,11 +131,6 @@ export class ManagerServer {
     return this.#streams.size;
   }
 
-  /** Whether the start token has been exchanged for a session. */
-  get tokenUsed(): boolean {
-    return this.#tokenUsed;
-  }
-
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
