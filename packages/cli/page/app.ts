@@ -178,6 +178,9 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
   const checked = license.checked_at ?? license.validated_at;
   const movable = license.valid;
   const offline = license.source === 'offline';
+  // The proof stays here to be saved again (a download cancelled or lost): this computer has
+  // forgotten the license, so the card offers no second release.
+  const [proof, setProof] = useState<{ document: string; file_name: string } | null>(null);
   const release = async (): Promise<void> => {
     dialog.current?.close();
     await act('Releasing…', async () => {
@@ -186,6 +189,7 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
         return 'Released: a slot of this code is free for another computer.';
       }
       const r = await post<{ document: string; file_name: string }>('/api/offline_release', { project_id: license.project_id });
+      setProof(r);
       download(r.file_name, r.document);
       return `Released from this computer. Saved the release proof ${r.file_name} (in your downloads): on a computer that is online, confirm it in this license manager (offline steps, step 4) to free the slot.`;
     });
@@ -211,6 +215,7 @@ function LicenseCard({ license, snapshot, now }: { license: License; snapshot: S
       ${movable ? html`<button type="button" class="danger" onClick=${() => dialog.current?.showModal()} disabled=${busy !== null} aria-describedby=${id}>${busy === 'Releasing…' ? busy : 'Move to another computer…'}</button>` : null}
     </div>
     <${Message} said=${said} />
+    ${proof ? html`<div class="row"><button type="button" onClick=${() => download(proof.file_name, proof.document)}>Save the release proof again</button></div>` : null}
     <dialog ref=${dialog} aria-labelledby=${`${id}-confirm`}>
       <h3 id=${`${id}-confirm`}>Move ${name} to another computer?</h3>
       ${offline

@@ -207,6 +207,11 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     const state = (await agentRpc(studio.agent!.socket, 'check', { project_id: service.emulator.projectId })).result as { valid: boolean; source: string };
     expect(state).toMatchObject({ valid: true, source: 'offline' });
 
+    // A file far larger than any offline document is refused before it is read.
+    writeFileSync(join(carry, 'video.mov'), Buffer.alloc(200 * 1024));
+    await studioPage.getByLabel('Response file').setInputFiles(join(carry, 'video.mov'));
+    await studioPage.getByRole('button', { name: 'Import the response' }).click();
+    await expect.poll(() => studioPage.getByRole('alert').textContent()).toMatch(/video\.mov is far larger than an offline response file: choose the offline response file/);
     // A file that is not a response is said so, in the CLI's words.
     writeFileSync(join(carry, 'notes.txt'), 'shopping list\n');
     await studioPage.getByLabel('Response file').setInputFiles(join(carry, 'notes.txt'));
@@ -223,6 +228,12 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     await proof.saveAs(proofFile);
     expect(proof.suggestedFilename()).toMatch(/^plugin-license-release-[0-9a-f]{8}\.txt$/);
     await expect.poll(() => card(studioPage).textContent()).toMatch(/Not activated on this computer/);
+    // A lost download is saved again from the page.
+    const again = studioPage.waitForEvent('download');
+    await card(studioPage).getByRole('button', { name: 'Save the release proof again' }).click();
+    const againFile = join(carry, `again-${(await again).suggestedFilename()}`);
+    await (await again).saveAs(againFile);
+    expect(readFileSync(againFile, 'utf8')).toBe(readFileSync(proofFile, 'utf8'));
     expect((await agentRpc(studio.agent!.socket, 'check', { project_id: service.emulator.projectId })).result).toMatchObject({ valid: false });
     expect((await service.admin.activation.status(code)).activations).toBe(1);
 
@@ -296,6 +307,18 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
       const r = await raw(manager.port, 'POST', '/api/refresh', { cookie, ...json, ...(origin ? { origin } : {}) }, body);
       expect(r.status, String(origin)).toBe(403);
     }
+    // A body without what the action needs, or with a malformed value: 400, in words.
+    for (const [action, sent, words] of [
+      ['activate', {}, /the project id is missing/],
+      ['activate', { project_id: service.emulator.projectId }, /the activation code is missing/],
+      ['activate', { project_id: 'acme', code: 'x' }, /project id 'acme' is not a UUID/],
+      ['offline_import', { document: 'not an offline document' }, /offline/],
+      ['refresh', { project_id: 42 }, /the project id is missing/],
+    ] as const) {
+      const r = await raw(manager.port, 'POST', `/api/${action}`, { cookie, origin: manager.origin, ...json }, JSON.stringify(sent));
+      expect(r.status, `${action} ${JSON.stringify(sent)}`).toBe(400);
+      expect(JSON.parse(r.body).error.message).toMatch(words);
+    }
     // A read by another site, as the browser says it.
     expect((await raw(manager.port, 'GET', '/api/events', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
 
@@ -342,6 +365,36 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(page.url()).toBe(`${manager.origin}/`);
     // Spent: the file goes once the page has its session.
     await expect.poll(() => existsSync(file)).toBe(false);
+  });
+
+  it('says a cache folder that refuses the redirect file, gives out no url, and leaves nothing', async () => {
+    const dir = home();
+    writeFileSync(join(dir, 'cache'), 'a file where the cache folder would be\n');
+    const env = envFor(service, dir, { BROWSER: join(dir, 'never-run') });
+    const r = await cli(['manager'], env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/cannot write the page that opens the browser in .*cache \(E[A-Z]+\); make that folder writable, or pass --no-open/);
+    expect(readFileSync(join(dir, 'cache'), 'utf8')).toBe('a file where the cache folder would be\n');
+  });
+
+  it('a manager killed with its redirect file left behind: the link in it opens no later manager', async () => {
+    const dir = home();
+    const record = join(dir, 'browser-args.json');
+    const fakeBrowser = join(dir, 'browser.cjs');
+    writeFileSync(fakeBrowser, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
+    const env = envFor(service, dir, { BROWSER: fakeBrowser });
+    const first = later(await startManager(env, []), (m) => m.stop());
+    await expect.poll(() => existsSync(record), { timeout: 10_000 }).toBe(true);
+    const file = (JSON.parse(readFileSync(record, 'utf8')) as string[])[0] as string;
+    await first.stop('SIGKILL');
+    expect(existsSync(file)).toBe(true);
+    const stale = /#token=([^"&]+)/.exec(readFileSync(file, 'utf8'))?.[1];
+    // A later manager on the same port: the dead token is not its own.
+    const second = later(await startManager(env, ['--no-open', '--port', String(first.port)]), (m) => m.stop());
+    const r = await raw(second.port, 'POST', '/api/session', { origin: second.origin, 'content-type': 'application/json' }, JSON.stringify({ token: stale }));
+    expect(r.status).toBe(403);
+    expect(JSON.parse(r.body).error.code).toBe('bad_token');
   });
 
   it('stops by itself when no page has been open for --idle-minutes, and at once on SIGTERM', async () => {

@@ -178,15 +178,18 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   ctx.signal.addEventListener('abort', onAbort);
   try {
     await link.connect();
-    // The one line a program embedding the page reads: where it is, and whom to stop.
-    ctx.out.line(JSON.stringify({ url: where.url, pid: process.pid }));
-    ctx.out.note(`license manager of '${namespace}' on http://127.0.0.1:${where.port}/ (stops after ${o.idleMinutes} idle minute${o.idleMinutes === 1 ? '' : 's'}, or on Ctrl-C)`);
+    // The redirect file first: a folder that refuses it ends the command before a url is given out.
     if (o.open) {
       try {
         redirect = writeRedirectFile(config.paths.cache, where.url);
       } catch (err) {
-        throw new CliError(EXIT.failed, 'output_failed', `cannot write the page that opens the browser in ${config.paths.cache} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make that folder writable, or pass --no-open and open the url above`);
+        throw new CliError(EXIT.failed, 'output_failed', `cannot write the page that opens the browser in ${config.paths.cache} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make that folder writable, or pass --no-open and open the printed url yourself`);
       }
+    }
+    // The one line a program embedding the page reads: where it is, and whom to stop.
+    ctx.out.line(JSON.stringify({ url: where.url, pid: process.pid }));
+    ctx.out.note(`license manager of '${namespace}' on http://127.0.0.1:${where.port}/ (stops after ${o.idleMinutes} idle minute${o.idleMinutes === 1 ? '' : 's'}, or on Ctrl-C)`);
+    if (redirect !== undefined) {
       const problem = await openInBrowser(redirect, ctx.env);
       if (problem !== undefined) ctx.out.note(`could not open a web browser (${problem}); open ${redirect} in one`);
     }
