@@ -174,13 +174,14 @@ async function main() {
   const pageToken = pageUrl.hash.replace('#token=', '');
   const exchange = () => fetch(`${pageUrl.origin}/api/session`, { method: 'POST', headers: { origin: pageUrl.origin, 'content-type': 'application/json' }, body: JSON.stringify({ token: pageToken }) });
   const sessionAnswer = await exchange();
-  expect(sessionAnswer.status === 200, 'the page exchanges its one-time token for a session cookie');
-  const cookie = sessionAnswer.headers.get('set-cookie').split(';')[0];
+  expect(sessionAnswer.status === 200 && sessionAnswer.headers.get('set-cookie') === null, 'the page exchanges its one-time token for a session (in the answer, never a cookie)');
+  // The page keeps it in its tab's sessionStorage and sends it in a header: a cookie would go to every port of 127.0.0.1.
+  const auth = { authorization: `Bearer ${(await sessionAnswer.json()).session}` };
   const replayed = await exchange();
   show('the link again', `${replayed.status}: ${(await replayed.json()).error.message}`);
   expect(replayed.status === 403, 'a link used twice is refused');
   const stream = new AbortController();
-  const events = await fetch(`${pageUrl.origin}/api/events`, { headers: { cookie }, signal: stream.signal });
+  const events = await fetch(`${pageUrl.origin}/api/events`, { headers: auth, signal: stream.signal });
   let firstEvent = '';
   for await (const chunk of events.body) {
     firstEvent += Buffer.from(chunk).toString('utf8');
@@ -190,9 +191,12 @@ async function main() {
   const view = JSON.parse(/data: (.*)/.exec(firstEvent)[1]);
   show('page shows', `Demo Reverb: ${describeState(view.licenses.find((l) => l.project_id === projectId))}`);
   expect(view.licenses.some((l) => l.project_id === projectId && l.valid), 'the page lists the license, live from the agent');
-  const foreign = await fetch(`${pageUrl.origin}/api/refresh`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ project_id: projectId }) });
+  const foreign = await fetch(`${pageUrl.origin}/api/refresh`, { method: 'POST', headers: { ...auth, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ project_id: projectId }) });
   show('another site', `${foreign.status}: ${(await foreign.json()).error.message}`);
   expect(foreign.status === 403, 'a request from another site is refused');
+  const sessionless = await fetch(`${pageUrl.origin}/api/refresh`, { method: 'POST', headers: { origin: pageUrl.origin, 'content-type': 'application/json' }, body: JSON.stringify({ project_id: projectId }) });
+  show('without session', `${sessionless.status}: ${(await sessionless.json()).error.message}`);
+  expect(sessionless.status === 401, 'a request without the session header is refused, whatever Host and Origin it says');
   await stopChild('manager', manager.child);
   say('Open it yourself: plugin-license manager (it opens your browser, and stops 15 minutes after the page is closed).');
 

@@ -188,8 +188,9 @@ describe('the Linux executable, with no Node on the PATH', () => {
     expect((await ask('GET', '/app.js')).body.length).toBeGreaterThan(10_000);
     const session = await ask('POST', '/api/session', { origin, 'content-type': 'application/json' }, JSON.stringify({ token: hash.replace('#token=', '') }));
     expect(session.status).toBe(200);
-    const cookie = String(session.headers['set-cookie']).split(';')[0] as string;
-    const events = await ask('GET', '/api/events', { cookie });
+    expect(session.headers['set-cookie']).toBeUndefined();
+    // The page's session travels in a header, never a cookie (cookies go to every port of 127.0.0.1).
+    const events = await ask('GET', '/api/events', { authorization: `Bearer ${(JSON.parse(session.body) as { session: string }).session}` });
     const state = JSON.parse(/data: (.*)/.exec(events.body)![1]!) as { namespace: string; program: string; licenses: Array<{ valid: boolean }> };
     expect(state).toMatchObject({ namespace: 'acme-audio', program: 'acme-license', licenses: [{ valid: true }] });
     const exited = new Promise<number | null>((r) => manager.once('exit', r));

@@ -95,10 +95,42 @@ export function raw(port: number, method: string, path: string, headers: Record<
   });
 }
 
-/** A session cookie, got as the page gets it: the start token, once, from the page's own origin. */
-export async function session(m: Manager): Promise<string> {
+/** A session, got as the page gets it: the start token, once, from the page's own origin. */
+export async function session(m: Pick<Manager, 'port' | 'origin' | 'token'>): Promise<string> {
   const r = await raw(m.port, 'POST', '/api/session', { origin: m.origin, 'content-type': 'application/json' }, JSON.stringify({ token: m.token }));
   if (r.status !== 200) throw new Error(`the session was refused: ${r.status} ${r.body}`);
-  const cookie = String(r.headers['set-cookie']).split(';')[0] as string;
-  return cookie;
+  if (r.headers['set-cookie'] !== undefined) throw new Error(`the session came with a cookie: ${String(r.headers['set-cookie'])}`);
+  return (JSON.parse(r.body) as { session: string }).session;
+}
+
+/** The header the page sends its session in. */
+export const bearer = (value: string): Record<string, string> => ({ authorization: `Bearer ${value}` });
+
+/**
+ * Ways a request can carry something that is not the page's session header, for a session and
+ * the start token: none, a cookie (the old scheme, and what another port's server could get), the
+ * query, another header, another scheme, forged and altered values, hostile characters.
+ */
+export function notTheSession(value: string, token: string): Array<[label: string, headers: Record<string, string>, query: string]> {
+  const forged = 'A'.repeat(value.length);
+  return [
+    ['no header', {}, ''],
+    ['the session in a cookie', { cookie: `plm=${value}; session=${value}` }, ''],
+    ['the session in the query', {}, `?session=${value}&token=${value}`],
+    ['the session in another header', { 'x-plugin-license-session': value, 'x-api-key': value }, ''],
+    ['the session without a scheme', { authorization: value }, ''],
+    ['the session as Basic', { authorization: `Basic ${Buffer.from(`user:${value}`).toString('base64')}` }, ''],
+    ['the session as token (Jupyter)', { authorization: `token ${value}` }, ''],
+    ['Bearer and nothing', { authorization: 'Bearer ' }, ''],
+    ['the start token instead', bearer(token), ''],
+    ['a forged session of the same length', bearer(forged), ''],
+    ['the session less its last character', bearer(value.slice(0, -1)), ''],
+    ['the session and one more', bearer(`${value}A`), ''],
+    ['the session twice', { authorization: `Bearer ${value} ${value}` }, ''],
+    ['the session quoted', { authorization: `Bearer "${value}"` }, ''],
+    ['two spaces', { authorization: `Bearer  ${value}` }, ''],
+    ['a glob', bearer('*'), ''],
+    ['a dollar and a backslash', bearer(`$${value.slice(1, -1)}\\`), ''],
+    ['non-ASCII', bearer(`${value.slice(0, -1)}é`), ''],
+  ];
 }

@@ -1,11 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentRpc, startAgent, tempHome, type RunningAgent } from '@plugin-license/test-utils';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService } from './helpers.js';
-import { axeSource, chromiumPath, raw, session, startManager, type Manager } from './manager-helpers.js';
+import { axeSource, bearer, chromiumPath, notTheSession, raw, session, startManager, type Manager, type RawAnswer } from './manager-helpers.js';
 
 // The license manager in a real browser (Debian's chromium through playwright-core), against the
 // emulator and a real agent. CI installs chromium and sets PLUGIN_LICENSE_REQUIRE_BROWSER=1, so
@@ -275,7 +277,7 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
   });
 
-  it('refuses a wrong Host, a foreign Origin, a request without the cookie, and a replayed token; sends no CORS headers', async () => {
+  it('refuses a wrong Host, a foreign Origin, a request without the session header, and a replayed token; sends no CORS headers and no cookie', async () => {
     const { manager } = await computer();
     const json = { 'content-type': 'application/json' };
     const body = JSON.stringify({ project_id: service.emulator.projectId });
@@ -288,7 +290,7 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect((await raw(manager.port, 'GET', '/', { host: `localhost:${manager.port}` })).status).toBe(200);
     expect((await raw(manager.port, 'GET', '/', { host: `127.0.0.1:${manager.port + 1}` })).status).toBe(421);
 
-    // No cookie: nothing but the page's files.
+    // No session header: nothing but the page's files.
     expect((await raw(manager.port, 'GET', '/api/events')).status).toBe(401);
     expect((await raw(manager.port, 'POST', '/api/refresh', { origin: manager.origin, ...json }, body)).status).toBe(401);
     const page = await raw(manager.port, 'GET', '/');
@@ -297,14 +299,15 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(page.headers['content-security-policy']).not.toMatch(/unsafe-inline/);
     expect(page.body).not.toMatch(/<script(?![^>]*\bsrc=)/);
 
-    const cookie = await session(manager);
-    expect((await raw(manager.port, 'GET', '/api/events', { cookie })).status).toBe(200);
-    // A wrong cookie is no cookie.
-    expect((await raw(manager.port, 'GET', '/api/events', { cookie: cookie.replace(/=.*/, '=forged') })).status).toBe(401);
+    const s = await session(manager);
+    const auth = bearer(s);
+    expect((await raw(manager.port, 'GET', '/api/events', auth)).status).toBe(200);
+    // A forged session is no session.
+    expect((await raw(manager.port, 'GET', '/api/events', bearer('A'.repeat(s.length)))).status).toBe(401);
 
-    // CSRF: the cookie alone does not make a change.
+    // CSRF: the session alone does not make a change.
     for (const origin of [undefined, 'http://evil.example', `http://127.0.0.1:${manager.port + 1}`, 'null']) {
-      const r = await raw(manager.port, 'POST', '/api/refresh', { cookie, ...json, ...(origin ? { origin } : {}) }, body);
+      const r = await raw(manager.port, 'POST', '/api/refresh', { ...auth, ...json, ...(origin ? { origin } : {}) }, body);
       expect(r.status, String(origin)).toBe(403);
     }
     // A body without what the action needs, or with a malformed value: 400, in words.
@@ -315,12 +318,12 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
       ['offline_import', { document: 'not an offline document' }, /offline/],
       ['refresh', { project_id: 42 }, /the project id is missing/],
     ] as const) {
-      const r = await raw(manager.port, 'POST', `/api/${action}`, { cookie, origin: manager.origin, ...json }, JSON.stringify(sent));
+      const r = await raw(manager.port, 'POST', `/api/${action}`, { ...auth, origin: manager.origin, ...json }, JSON.stringify(sent));
       expect(r.status, `${action} ${JSON.stringify(sent)}`).toBe(400);
       expect(JSON.parse(r.body).error.message).toMatch(words);
     }
     // A read by another site, as the browser says it.
-    expect((await raw(manager.port, 'GET', '/api/events', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(403);
+    for (const site of ['cross-site', 'same-site']) expect((await raw(manager.port, 'GET', '/api/events', { ...auth, 'sec-fetch-site': site })).status, site).toBe(403);
 
     // The token works once.
     const again = await raw(manager.port, 'POST', '/api/session', { origin: manager.origin, ...json }, JSON.stringify({ token: manager.token }));
@@ -332,14 +335,162 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     // No CORS, ever: not on a preflight, not on an answer.
     const preflight = await raw(manager.port, 'OPTIONS', '/api/activate', { origin: 'http://evil.example', 'access-control-request-method': 'POST' });
     expect(preflight.status).toBe(405);
-    for (const r of [preflight, page, again]) expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    const preflightWithHeader = await raw(manager.port, 'OPTIONS', '/api/deactivate', { origin: `http://127.0.0.1:${manager.port + 1}`, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' });
+    expect(preflightWithHeader.status).toBe(405);
+    for (const r of [preflight, preflightWithHeader, page, again]) {
+      expect(Object.keys(r.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+      expect(r.headers['set-cookie']).toBeUndefined();
+    }
 
     // A replayed link in a browser: the page says so.
     const second = await browser.newContext();
     later(second, (c) => c.close());
     const replay = await second.newPage();
     await replay.goto(manager.url);
-    await expect.poll(() => replay.getByRole('alert').textContent()).toMatch(/no session with the license manager/);
+    await expect.poll(() => replay.getByRole('alert').textContent()).toMatch(/This link was already used: open the license manager again/);
+    expect(await second.cookies()).toEqual([]);
+  });
+
+  it('refuses every API route, the live view included, without the page\'s session header (missing, wrong, forged, in a cookie or the query), and frees no slot', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    const s = await session(manager);
+    const body: Record<string, unknown> = { project_id: service.emulator.projectId, code, document: 'x' };
+    const routes = ['activate', 'deactivate', 'refresh', 'offline_request', 'offline_import', 'offline_answer', 'offline_release', 'offline_confirm', 'report', 'session-less-name'];
+    for (const [label, headers, query] of notTheSession(s, manager.token)) {
+      for (const route of routes) {
+        // A forged Host and Origin: everything a request from elsewhere can make up, but the session.
+        const r = await raw(manager.port, 'POST', `/api/${route}${query}`, { ...headers, host: `127.0.0.1:${manager.port}`, origin: manager.origin, 'content-type': 'application/json' }, JSON.stringify(body));
+        expect(r.status, `${label}: ${route}`).toBe(401);
+        expect(r.headers['set-cookie']).toBeUndefined();
+      }
+      const stream = await raw(manager.port, 'GET', `/api/events${query}`, headers);
+      expect(stream.status, `${label}: events`).toBe(401);
+      expect(stream.body).not.toMatch(/licenses/);
+    }
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+    expect(((await agentRpc(agent!.socket, 'check', { project_id: service.emulator.projectId })).result as { valid: boolean }).valid).toBe(true);
+    // The real session still works: it was the header that was missing, not the manager.
+    expect((await raw(manager.port, 'GET', '/api/events', bearer(s))).status).toBe(200);
+    expect(manager.stderr()).not.toContain(s);
+  });
+
+  it('keeps the session in the tab: a reload keeps it, a second tab on the bare address has none, and no cookie is ever set', async () => {
+    const { manager } = await computer();
+    const context = later(await browser.newContext(), (c) => c.close());
+    const seen: Array<{ url: string; setCookie: string | undefined }> = [];
+    context.on('response', (r) => void r.allHeaders().then((h) => seen.push({ url: r.url(), setCookie: h['set-cookie'] })));
+    const page = await open(manager, context);
+    const s = (await page.evaluate("sessionStorage.getItem('plugin-license-session')")) as string;
+    expect(s).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    await page.reload();
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(page.url()).toBe(`${manager.origin}/`);
+
+    const bare = await context.newPage();
+    await bare.goto(`${manager.origin}/`);
+    await expect.poll(() => bare.getByRole('alert').textContent()).toMatch(/This page has no session with the license manager: open it again from your plugin or installer/);
+    expect(await bare.getByRole('heading', { name: 'Your licenses' }).count()).toBe(0);
+    expect(await bare.evaluate("sessionStorage.getItem('plugin-license-session')")).toBeNull();
+
+    expect(await context.cookies()).toEqual([]);
+    await expect.poll(() => seen.length).toBeGreaterThan(5);
+    expect(seen.filter((r) => r.setCookie !== undefined)).toEqual([]);
+    expect(seen.map((r) => r.url).join(' ')).not.toContain(s);
+    expect(manager.stderr()).not.toContain(s);
+  });
+
+  it('a server on another loopback port, visited in the same browser, receives nothing it can use, and its page cannot act', async () => {
+    const { manager, agent } = await computer();
+    const code = await service.code(2);
+    await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code });
+    const slots = async (): Promise<number> => (await service.admin.activation.status(code)).activations;
+    expect(await slots()).toBe(1);
+
+    // The other server records every request; its page tries what a hostile page can.
+    const received: Array<{ method: string; url: string; headers: IncomingHttpHeaders }> = [];
+    const target = JSON.stringify({ origin: manager.origin, project: service.emulator.projectId });
+    const hostile = `<!doctype html><title>elsewhere</title><script>
+      const { origin, project } = ${target};
+      const body = JSON.stringify({ project_id: project });
+      const tried = {};
+      const attempt = async (name, url, init) => {
+        try { const r = await fetch(url, init); tried[name] = 'answered ' + r.status + ' ' + r.type; } catch (e) { tried[name] = 'failed: ' + e.name; }
+      };
+      (async () => {
+        await attempt('simple post, no-cors', origin + '/api/deactivate', { method: 'POST', mode: 'no-cors', credentials: 'include', headers: { 'content-type': 'text/plain' }, body });
+        await attempt('json post with a guessed session', origin + '/api/deactivate', { method: 'POST', credentials: 'include', headers: { 'content-type': 'application/json', authorization: 'Bearer guessed' }, body });
+        await attempt('the live view', origin + '/api/events', { credentials: 'include' });
+        try { tried.storage = String(sessionStorage.getItem('plugin-license-session')); } catch (e) { tried.storage = 'failed: ' + e.name; }
+        await fetch('/report', { method: 'POST', body: JSON.stringify(tried) });
+      })();
+    </script>`;
+    let report: Record<string, string> | undefined;
+    const other = createServer((req, res) => {
+      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+      let text = '';
+      req.on('data', (d: Buffer) => (text += d.toString('utf8')));
+      req.on('end', () => {
+        if (req.url === '/report') report = JSON.parse(text) as Record<string, string>;
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(req.url === '/report' ? '' : hostile);
+      });
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    later(other, (o) => new Promise((resolve) => o.close(resolve)));
+    const otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}/`;
+
+    const context = later(await browser.newContext(), (c) => c.close());
+    const page = await open(manager, context);
+    const s = (await page.evaluate("sessionStorage.getItem('plugin-license-session')")) as string;
+    expect(s).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    // Visited in another tab, then in the manager's own tab.
+    for (const tab of [await context.newPage(), page]) {
+      report = undefined;
+      await tab.goto(otherUrl);
+      await expect.poll(() => report).toBeDefined();
+      // The simple post reaches the manager (refused: a foreign Origin); even its opaque answer is
+      // withheld (Cross-Origin-Resource-Policy). The others need a preflight, which fails.
+      expect(report).toEqual({
+        'simple post, no-cors': 'failed: TypeError',
+        'json post with a guessed session': 'failed: TypeError',
+        'the live view': 'failed: TypeError',
+        storage: 'null',
+      });
+    }
+    // From the manager's tab, it opens the manager: that window got a copy of the tab's
+    // sessionStorage, but a page with an opener does not use it.
+    const [popup] = await Promise.all([context.waitForEvent('page'), page.evaluate(`window.open(${JSON.stringify(`${manager.origin}/`)}); 1`)]);
+    await expect.poll(() => popup.getByRole('alert').textContent()).toMatch(/no session with the license manager/);
+    // (It asked without one, was refused, and forgot the copy: in that window only.)
+    expect(await popup.evaluate("sessionStorage.getItem('plugin-license-session')")).toBeNull();
+    expect(await popup.getByRole('heading', { name: 'Your licenses' }).count()).toBe(0);
+    // Back in the manager's tab, the page has its session still.
+    await page.goBack();
+    await page.getByRole('heading', { name: 'Your licenses' }).waitFor();
+
+    expect(received.length).toBeGreaterThanOrEqual(4);
+    for (const r of received) {
+      expect(r.headers.cookie, r.url).toBeUndefined();
+      expect(r.headers.authorization, r.url).toBeUndefined();
+      expect(JSON.stringify(r), r.url).not.toContain(s);
+      expect(JSON.stringify(r), r.url).not.toContain(manager.token);
+    }
+    // Replayed against the manager with everything it got, a forged Host and Origin: 401, no slot freed.
+    const answers: RawAnswer[] = [];
+    for (const r of received) {
+      const { host: _host, origin: _origin, 'content-length': _length, connection: _connection, ...headers } = r.headers;
+      const forged = { ...(headers as Record<string, string>), host: `127.0.0.1:${manager.port}`, origin: manager.origin, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
+      answers.push(await raw(manager.port, 'POST', '/api/deactivate', forged, JSON.stringify({ project_id: service.emulator.projectId })));
+      answers.push(await raw(manager.port, 'GET', '/api/events', { ...forged, origin: manager.origin }));
+    }
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 401));
+    expect(await slots()).toBe(1);
+    expect(((await agentRpc(agent!.socket, 'check', { project_id: service.emulator.projectId })).result as { valid: boolean }).valid).toBe(true);
+    expect(await context.cookies()).toEqual([]);
   });
 
   it('opens the browser through a 0600 redirect file, never with the token on a command line', async () => {

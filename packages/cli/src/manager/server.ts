@@ -38,20 +38,20 @@ export interface ManagerServerOptions {
   onIdle: () => void;
   /** Called once when the start token has been exchanged (the redirect file has served its purpose). */
   onSession?: () => void;
-  /** One line per event worth a log (never a token, a cookie or a code). */
+  /** One line per event worth a log (never a token, a session or a code). */
   log?: (line: string) => void;
   timers?: Timers;
 }
 
 /** Largest request body: an offline document is a few KiB, and at most 64 KiB on disk. */
 export const MAX_BODY_BYTES = 128 * 1024;
-/** An SSE comment this often: a connection that died without a FIN is found and dropped. */
+/** A comment line on the live view this often: a connection that died without a FIN is found and dropped. */
 const HEARTBEAT_MS = 25_000;
 
 // Only the page's own files: no inline script or style, no frames, no form posts, no plug-ins.
-// No Cross-Origin-Opener-Policy: it costs a process swap (~50 ms of the first render) and adds
-// nothing here, since a page another site opens is a cross-site navigation, which the
-// SameSite=Strict cookie does not follow: it has no session.
+// No Cross-Origin-Opener-Policy: it costs a process swap (~50 ms of the first render); a window
+// another page opens (which gets a copy of its tab's sessionStorage) is refused by the page
+// itself: a page with an opener does not use a stored session (app.ts, `storedSession`).
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const SECURITY_HEADERS: Record<string, string> = {
   'Content-Security-Policy': CSP,
@@ -71,6 +71,17 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest();
 /** Equal in constant time (both sides hashed first, so their lengths never show either). */
 const sameSecret = (candidate: string, hash: Buffer): boolean => timingSafeEqual(sha256(candidate), hash);
 
+/**
+ * The header that carries the page's session: `Authorization: Bearer SESSION` (RFC 6750). Never
+ * a cookie: cookies are shared by every port of 127.0.0.1, so any other local server the browser
+ * visits would receive one. A header is sent only by a script of this origin, which alone can
+ * read the page's sessionStorage; another origin's script that tries needs a preflight, which
+ * this server never grants. `Authorization` rather than a name of ours: browsers' and proxies'
+ * "sanitized" exports (a HAR file sent to support) leave it out.
+ */
+export const SESSION_HEADER = 'authorization';
+const SESSION_SCHEME = /^Bearer ([A-Za-z0-9_-]{1,128})$/i;
+
 class Refusal extends Error {
   constructor(
     readonly status: number,
@@ -83,9 +94,10 @@ class Refusal extends Error {
 
 /**
  * The license manager's HTTP server on 127.0.0.1: the page's files, its session, its live view
- * (server-sent events) and its actions. Every rule of license-manager.md's Security is here, in
- * one place, before any route runs: the Host (DNS rebinding), the session cookie (anything but
- * the page's files), the Origin (anything that changes something), and no CORS ever.
+ * (an event stream the page reads with `fetch`) and its actions. Every rule of license-manager.md's
+ * Security is here, in one place, before any route runs: the Host (DNS rebinding), the session
+ * header (anything but the page's files), the Origin (anything that changes something), no
+ * cookie and no CORS ever.
  */
 export class ManagerServer {
   readonly #o: ManagerServerOptions;
@@ -186,6 +198,8 @@ export class ManagerServer {
     } catch (err) {
       const r = err instanceof Refusal ? err : new Refusal(500, 'internal', `the license manager failed: ${(err as Error).message}`);
       if (r.status >= 500) this.#o.log?.(`${req.method} ${path}: ${r.message}`);
+      // The scheme RFC 6750 asks a 401 to name; browsers prompt for none (only Basic and the like).
+      if (r.status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="license manager"');
       if (!api) {
         res.writeHead(r.status, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${r.message}\n`);
         return;
@@ -215,18 +229,14 @@ export class ManagerServer {
     if (site !== undefined && site !== 'same-origin' && site !== 'none') throw new Refusal(403, 'foreign_origin', 'the license manager answers only its own page');
   }
 
-  #cookieName(): string {
-    // Cookies do not tell ports apart: two managers (two vendors) on one computer need two names.
-    return `plm_${this.#port}`;
-  }
-
+  /** The session, from its header only (never a cookie, a query or a body), compared in constant time. */
   #checkSession(req: IncomingMessage): void {
-    const value = cookieValue(req.headers.cookie, this.#cookieName());
+    const value = SESSION_SCHEME.exec(req.headers[SESSION_HEADER] ?? '')?.[1];
     const known = value !== undefined && this.#sessions.some((hash) => sameSecret(value, hash));
     if (!known) throw new Refusal(401, 'no_session', 'this page has no session with the license manager: open it again from your plugin or installer (each start of the manager makes a new link)');
   }
 
-  /** The start token, once, for a session cookie; the token is then spent. */
+  /** The start token, once, for a session the page keeps in its sessionStorage; the token is then spent. */
   async #exchange(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readJson(req);
     const token = typeof body.token === 'string' ? body.token : '';
@@ -237,8 +247,7 @@ export class ManagerServer {
     const session = randomBytes(32).toString('base64url');
     this.#sessions.push(sha256(session));
     this.#o.onSession?.();
-    res.setHeader('Set-Cookie', `${this.#cookieName()}=${session}; HttpOnly; SameSite=Strict; Path=/`);
-    send(res, 200, { ok: true });
+    send(res, 200, { session });
   }
 
   /** The live view: the snapshot at once, then again on each change. A connected page keeps the manager running. */
@@ -274,14 +283,6 @@ function send(res: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
 }
 
 /** A JSON object body of at most MAX_BODY_BYTES; anything else is a 400 or a 413 that says so. */
