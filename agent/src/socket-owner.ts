@@ -60,10 +60,9 @@ export function checkSocketOwner(socketPath: string, options: SocketOwnerOptions
   const refuse = (what: string, at: string, st: Stats | undefined, fix: string): never => {
     const holder: SocketHolder | undefined = st ? { path: at, uid: st.uid, user: userName(st.uid), mode: modeText(st.mode) } : undefined;
     const outcome = role === 'client' ? 'nothing was sent to it' : 'the agent did not start';
-    throw new AgentError('socket_dir_unsafe', `${what}: ${outcome}. ${fix}`, { path: at, ...(holder ? { holder } : {}) });
+    throw new AgentError('socket_dir_unsafe', `${what}, so ${outcome}. ${fix}`, { path: at, ...(holder ? { holder } : {}) });
   };
-  const owner = (st: Stats): string => ownerText(st.uid);
-  const mode = (st: Stats): string => modeText(st.mode);
+  const holder = (st: Stats): string => holderText(st);
   const me = ownerText(uid);
   const elsewhere = role === 'client' ? 'or set PLUGIN_LICENSE_SOCKET to a path in a folder only you can write (the agent the same)' : 'or set PLUGIN_LICENSE_SOCKET (or --socket) to a path in a folder only you can write';
 
@@ -71,14 +70,14 @@ export function checkSocketOwner(socketPath: string, options: SocketOwnerOptions
   const folder = walkTo(posix.dirname(dir), uid, refuse, (at, st, reason) =>
     refuse(
       reason === 'link'
-        ? `${at}, a link on the way to the agent's socket, belongs to ${owner(st)}, not to you (${me}) or the administrator: whoever owns it chooses where the socket is`
+        ? `${at}, a link on the way to the agent's socket, belongs to ${holder(st)}, not to you (${me}) or the administrator: whoever owns it chooses where the socket is`
         : reason === 'loop'
           ? `${at}: more than ${MAX_LINKS} links on the way to the agent's socket (a loop)`
           : reason === 'owner'
-            ? `${at}, a folder above the agent's socket, belongs to ${owner(st)} (mode ${mode(st)}), not to you (${me}) or the administrator: that user could put their own socket folder in place of yours`
+            ? `${at}, a folder above the agent's socket, belongs to ${holder(st)}, not to you (${me}) or the administrator: that user could put their own socket folder in place of yours`
             : reason === 'writable'
-              ? `${at}, a folder above the agent's socket, is writable by other users without the sticky bit (mode ${mode(st)}, owner ${owner(st)}): another user could put their own socket folder in place of yours`
-              : `${at}, on the way to the agent's socket, is not a folder (owner ${owner(st)}, mode ${mode(st)})`,
+              ? `${at}, a folder above the agent's socket, is writable by other users without the sticky bit (owner ${holder(st)}): another user could put their own socket folder in place of yours`
+              : `${at}, on the way to the agent's socket, is not a folder (owner ${holder(st)})`,
       at,
       st,
       `Set PLUGIN_LICENSE_SOCKET to a path in a folder that only you and the administrator can change`,
@@ -90,30 +89,30 @@ export function checkSocketOwner(socketPath: string, options: SocketOwnerOptions
   const st = lstatOrUndefined(real, refuse);
   if (st === undefined) return { socket: 'absent' };
   if (st.isSymbolicLink()) {
-    refuse(`the agent's socket folder ${real} is a symbolic link to ${safeReadlink(real)} (owner ${owner(st)}), not a folder`, real, st, `Remove the link (a folder of that name is made by the agent), ${elsewhere}`);
+    refuse(`the agent's socket folder ${real} is a symbolic link to ${safeReadlink(real)} (owner ${holder(st)}), not a folder`, real, st, `Remove the link (a folder of that name is made by the agent), ${elsewhere}`);
   }
-  if (!st.isDirectory()) refuse(`the agent's socket folder ${real} is not a folder (owner ${owner(st)}, mode ${mode(st)})`, real, st, `Remove it, ${elsewhere}`);
+  if (!st.isDirectory()) refuse(`the agent's socket folder ${real} is not a folder (owner ${holder(st)})`, real, st, `Remove it, ${elsewhere}`);
   if (st.uid !== uid) {
     refuse(
-      `the agent's socket folder ${real} belongs to ${owner(st)} (mode ${mode(st)}), not to you (${me}); another user may have created it to receive what you send the agent`,
+      `the agent's socket folder ${real} belongs to ${holder(st)}, not to you (${me}); another user may have created it to receive what you send the agent`,
       real,
       st,
       `Ask its owner or an administrator to remove it (\`rm -r ${real}\` as root), then start your agent again, ${elsewhere}`,
     );
   }
   if ((st.mode & 0o022) !== 0) {
-    refuse(`the agent's socket folder ${real} is writable by other users (mode ${mode(st)}, owner ${owner(st)})`, real, st, `Run \`chmod 700 ${real}\`, ${elsewhere}`);
+    refuse(`the agent's socket folder ${real} is writable by other users (owner ${holder(st)})`, real, st, `Run \`chmod 700 ${real}\`, ${elsewhere}`);
   }
   const sock = lstatOrUndefined(posix.join(real, posix.basename(path)), refuse);
   if (sock === undefined) return { socket: 'absent', folder: real };
   const file = posix.join(real, posix.basename(path));
-  if (sock.isSymbolicLink()) refuse(`the agent's socket ${file} is a symbolic link to ${safeReadlink(file)} (owner ${owner(sock)}), not a socket`, file, sock, `Remove the link, then start your agent again`);
+  if (sock.isSymbolicLink()) refuse(`the agent's socket ${file} is a symbolic link to ${safeReadlink(file)} (owner ${holder(sock)}), not a socket`, file, sock, `Remove the link, then start your agent again, ${elsewhere}`);
   if (sock.uid !== uid) {
     refuse(
-      `the agent's socket ${file} belongs to ${owner(sock)} (mode ${mode(sock)}), not to you (${me}): a program of that user listens there`,
+      `the agent's socket ${file} belongs to ${holder(sock)}, not to you (${me}): a program of that user listens there`,
       file,
       sock,
-      `Stop that program or ask an administrator to remove the file, then start your agent again`,
+      `Stop that program or ask an administrator to remove the file, then start your agent again, ${elsewhere}`,
     );
   }
   return { socket: 'present', folder: real };
@@ -168,7 +167,7 @@ function lstatOrUndefined(path: string, refuse: Refuse): Stats | undefined {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    return refuse(`${path} could not be checked (${code ?? (err as Error).message})`, path, undefined, 'Check the permissions of the folders on the way to it');
+    return refuse(`${path} could not be checked (${code ?? (err as Error).message})`, path, undefined, 'Check the permissions of the folders on the way to it, or set PLUGIN_LICENSE_SOCKET to a path in a folder only you can write');
   }
 }
 
@@ -183,6 +182,13 @@ function safeReadlink(path: string): string {
 /** `0755`-style text of a mode's permission bits (with the sticky bit when set). */
 function modeText(mode: number): string {
   return (mode & 0o1777).toString(8).padStart(4, '0');
+}
+
+/** "nobody (uid 65534, mode 0755)", or "uid 1234 (mode 0755)" when no name is known. */
+function holderText(st: Stats): string {
+  const name = userName(st.uid);
+  const mode = modeText(st.mode);
+  return name === undefined ? `uid ${st.uid} (mode ${mode})` : `${name} (uid ${st.uid}, mode ${mode})`;
 }
 
 /** "nobody (uid 65534)", or "uid 1234" when no name is known. */

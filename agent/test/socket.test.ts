@@ -152,6 +152,6 @@ describe('another user (needs root to create one)', () => {
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, uid, gid);
     const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(theirs, 'a.sock') }));
-    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining(`belongs to ${name} (uid ${uid}) (mode 0700), not to you`) });
+    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining(`belongs to ${name} (uid ${uid}, mode 0700), not to you`) });
   });
 });
