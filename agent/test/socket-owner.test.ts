@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, lchownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { otherUserUnavailable, OTHER_UID, rejection as sharedRejection, squatSocket } from '@plugin-license/test-utils';
@@ -10,6 +11,7 @@ import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './hel
 const { service, cleanups } = useTestService();
 const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 const unavailable = otherUserUnavailable();
+const me = userInfo();
 
 function base(): string {
   const d = shortDir();
@@ -65,10 +67,10 @@ describe('checkSocketOwner: the one rule for "this socket path is the user\'s ow
       const dir = folder(join(b, `m${mode.toString(8)}`), mode);
       const err = refusal(join(dir, 'agent.sock'));
       expect(err.code).toBe('socket_dir_unsafe');
-      expect(err.message).toContain(`the agent's socket folder ${dir} is writable by other users (owner root (uid 0, mode 0${mode.toString(8)}))`);
+      expect(err.message).toContain(`the agent's socket folder ${dir} is writable by other users (owner ${me.username} (uid ${me.uid}, mode 0${mode.toString(8)}))`);
       expect(err.message).toContain('nothing was sent to it');
       expect(err.message).toContain(`chmod 700 ${dir}`);
-      expect(err.holder).toEqual({ path: dir, uid: 0, user: 'root', mode: `0${mode.toString(8)}` });
+      expect(err.holder).toEqual({ path: dir, uid: me.uid, user: me.username, mode: `0${mode.toString(8)}` });
     }
     const target = folder(join(b, 'target'));
     symlinkSync(target, join(b, 'link'));
@@ -91,7 +93,7 @@ describe('checkSocketOwner: the one rule for "this socket path is the user\'s ow
     const b = base();
     const open = folder(join(b, 'open'), 0o777);
     folder(join(open, 's'));
-    expect(refusal(join(open, 's', 'agent.sock')).message).toContain(`${open}, a folder above the agent's socket, is writable by other users without the sticky bit (owner root (uid 0, mode 0777))`);
+    expect(refusal(join(open, 's', 'agent.sock')).message).toContain(`${open}, a folder above the agent's socket, is writable by other users without the sticky bit (owner ${me.username} (uid ${me.uid}, mode 0777))`);
     const sticky = folder(join(b, 'sticky'), 0o1777);
     folder(join(sticky, 's'));
     expect(checkSocketOwner(join(sticky, 's', 'agent.sock')).socket).toBe('absent');
