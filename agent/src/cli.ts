@@ -11,6 +11,6 @@ runAgentCommand(process.argv.slice(2), { name: NAME, prefix: [] }).then(
   },
   (err: unknown) => {
     process.stderr.write(`${NAME}: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = isAgentError(err) && (err.code === 'usage' || err.code === 'config_invalid' || err.code === 'socket_path_too_long') ? 2 : 1;
+    process.exitCode = isAgentError(err) && (err.code === 'usage' || err.code === 'config_invalid' || err.code === 'socket_path_too_long' || err.code === 'socket_dir_unsafe') ? 2 : 1;
   },
 );

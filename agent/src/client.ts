@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
+import * as z from 'zod';
 import { AgentError, isAgentError } from './errors.js';
 import { LineSplitter } from './framing.js';
 import { fromWireState, type LicenseState } from './license-state.js';
@@ -7,6 +8,7 @@ import { PROTOCOL_VERSION, type HelloResult, type OfflineRequestResult, type Rpc
 import { fromRpcError } from './rpc-errors.js';
 import { agentCommandHint, resolveConfig } from '@plugin-license/licensing';
 import { socketPathOf } from './socket-path.js';
+import { checkSocketOwner } from './socket-owner.js';
 
 /** How `AgentClient` reconnects after the agent goes away. */
 export interface ReconnectOptions {
@@ -41,6 +43,11 @@ interface Pending {
 
 const CLIENT_MAX_LINE = 16 * 1024 * 1024;
 const QUEUE_LIMIT = 1000;
+
+const HelloWire = z.looseObject({ protocol: z.number(), agent: z.string(), namespace: z.string(), data_dir: z.string().optional(), connections: z.number().optional() });
+const ListWire = z.looseObject({ licenses: z.array(z.unknown()) });
+const OfflineRequestWire = z.looseObject({ document: z.string(), file_name: z.string() });
+const ErrorWire = z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() });
 
 /**
  * One subscription: an event emitter (`changed`) and an async iterator of `LicenseState`.
@@ -181,30 +188,36 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     return this.socket !== undefined && !this.socket.destroyed;
   }
 
-  /** `hello`: the agent's protocol, version and namespace. */
+  /** `hello`: the agent's protocol, version and namespace (and, from agents that send them, its data folder and connection count). */
   async hello(): Promise<HelloResult> {
-    const r = (await this.request('hello', { protocol: PROTOCOL_VERSION, ...(this.o.clientName ? { client: this.o.clientName } : {}) })) as HelloResult;
-    return { protocol: r.protocol, agent: r.agent, namespace: r.namespace };
+    const r = this.read('hello', await this.request('hello', { protocol: PROTOCOL_VERSION, ...(this.o.clientName ? { client: this.o.clientName } : {}) }), (v) => HelloWire.parse(v));
+    return {
+      protocol: r.protocol,
+      agent: r.agent,
+      namespace: r.namespace,
+      ...(r.data_dir === undefined ? {} : { data_dir: r.data_dir }),
+      ...(r.connections === undefined ? {} : { connections: r.connections }),
+    };
   }
 
   /** `check`: the state from the agent's memory (no network). */
   async check(projectId: string): Promise<LicenseState> {
-    return fromWireState(await this.request('check', { project_id: projectId }));
+    return this.read('check', await this.request('check', { project_id: projectId }), fromWireState);
   }
 
   /** `activate`: activates the code online; the answer carries only a hint of the code. */
   async activate(projectId: string, code: string): Promise<LicenseState> {
-    return fromWireState(await this.request('activate', { project_id: projectId, code }));
+    return this.read('activate', await this.request('activate', { project_id: projectId, code }), fromWireState);
   }
 
   /** `deactivate`: frees this machine's slot. */
   async deactivate(projectId: string): Promise<LicenseState> {
-    return fromWireState(await this.request('deactivate', { project_id: projectId }));
+    return this.read('deactivate', await this.request('deactivate', { project_id: projectId }), fromWireState);
   }
 
   /** `refresh`: validates online now, or answers from the cache when the service is unreachable. */
   async refresh(projectId: string): Promise<LicenseState> {
-    return fromWireState(await this.request('refresh', { project_id: projectId }));
+    return this.read('refresh', await this.request('refresh', { project_id: projectId }), fromWireState);
   }
 
   /**
@@ -213,19 +226,30 @@ export class AgentClient extends EventEmitter<ClientEvents> {
    * `agent_outdated`.
    */
   async offlineRequest(projectId: string, code?: string): Promise<OfflineRequestResult> {
-    const r = (await this.newMethod('offline_request', { project_id: projectId, ...(code === undefined ? {} : { code }) })) as OfflineRequestResult;
+    const r = this.read('offline_request', await this.newMethod('offline_request', { project_id: projectId, ...(code === undefined ? {} : { code }) }), (v) => OfflineRequestWire.parse(v));
     return { document: r.document, file_name: r.file_name };
   }
 
   /** `offline_import` (added to protocol 1): imports a response (file contents or its text line); the state after it. */
   async offlineImport(document: string): Promise<LicenseState> {
-    return fromWireState(await this.newMethod('offline_import', { document }));
+    return this.read('offline_import', await this.newMethod('offline_import', { document }), fromWireState);
   }
 
   /** `list`: every project the agent holds. */
   async list(): Promise<LicenseState[]> {
-    const r = (await this.request('list', {})) as { licenses?: unknown[] };
-    return (r.licenses ?? []).map(fromWireState);
+    return this.read('list', await this.request('list', {}), (v) => ListWire.parse(v).licenses.map(fromWireState));
+  }
+
+  /**
+   * The one way an answer becomes a typed value: one that is not of the protocol's shape is
+   * `bad_answer`, in words, never a schema dump (nor the answer itself).
+   */
+  private read<T>(method: string, value: unknown, parse: (v: unknown) => T): T {
+    try {
+      return parse(value);
+    } catch (err) {
+      throw badAnswer(this.where, `its answer to '${method}' is not of the protocol's shape${err instanceof z.ZodError ? ` (${issueText(err)})` : ''}`, err);
+    }
   }
 
   /**
@@ -311,6 +335,15 @@ export class AgentClient extends EventEmitter<ClientEvents> {
 
   private open(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
+      // Only the user's own agent: nothing is sent, and no connection made, to a path another
+      // user holds. Checked again once connected (before any byte is written), so a folder made
+      // by someone else between the check and the connect is caught too.
+      try {
+        checkSocketOwner(this.socketPath, { role: 'client' });
+      } catch (err) {
+        reject(err as Error);
+        return;
+      }
       const socket = createConnection(this.socketPath);
       const timer = setTimeout(() => {
         socket.destroy();
@@ -332,6 +365,13 @@ export class AgentClient extends EventEmitter<ClientEvents> {
       socket.once('connect', () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
+        try {
+          checkSocketOwner(this.socketPath, { role: 'client' });
+        } catch (err) {
+          socket.destroy();
+          reject(err as Error);
+          return;
+        }
         this.attach(socket);
         resolve();
       });
@@ -376,10 +416,13 @@ export class AgentClient extends EventEmitter<ClientEvents> {
           return;
         } catch (err) {
           last = err;
+          // Another user's path does not become ours by waiting.
+          if (isAgentError(err) && err.code === 'socket_dir_unsafe') break;
         }
       }
       if (!this.userClosed && !this.connected) {
-        const err = new AgentError('not_running', `gave up reconnecting to the agent at ${this.where} after ${r.maxAttempts} attempts`, { cause: last });
+        const unsafe = isAgentError(last) && last.code === 'socket_dir_unsafe';
+        const err = unsafe ? (last as AgentError) : new AgentError('not_running', `gave up reconnecting to the agent at ${this.where} after ${r.maxAttempts} attempts`, { cause: last });
         for (const s of [...this.subscriptions]) s.close();
         this.emit('closed', err);
       }
@@ -389,13 +432,18 @@ export class AgentClient extends EventEmitter<ClientEvents> {
   }
 
   private onLine(line: string): void {
-    let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: RpcErrorObject };
+    let msg: { id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
     try {
       msg = JSON.parse(line);
-    } catch {
+    } catch (err) {
+      // The agent writes JSON lines only: whatever answers here does not speak the protocol.
+      this.unreadable('it sent a line that is not JSON', err);
       return;
     }
-    if (typeof msg !== 'object' || msg === null) return;
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
+      this.unreadable('it sent JSON that is not a JSON-RPC message');
+      return;
+    }
     if (msg.method === 'changed' && msg.id === undefined) {
       let state: LicenseState;
       try {
@@ -412,8 +460,22 @@ export class AgentClient extends EventEmitter<ClientEvents> {
     if (!p) return;
     this.pending.delete(msg.id);
     clearTimeout(p.timer);
-    if (msg.error) p.reject(fromRpcError(msg.error));
-    else p.resolve(msg.result);
+    if (msg.error !== undefined) {
+      const error = ErrorWire.safeParse(msg.error);
+      p.reject(error.success ? fromRpcError(error.data as RpcErrorObject) : badAnswer(this.where, 'its error answer is not a JSON-RPC error object', error.error));
+    } else if ('result' in msg) p.resolve(msg.result);
+    else p.reject(badAnswer(this.where, 'its answer has neither a result nor an error'));
+  }
+
+  /** A line no request can be matched with: every pending request fails with `bad_answer`, and the connection is closed. */
+  private unreadable(why: string, cause?: unknown): void {
+    const err = badAnswer(this.where, why, cause);
+    this.failPending(err);
+    const socket = this.socket;
+    this.socket = undefined;
+    socket?.destroy();
+    this.emit('disconnected', err);
+    if (this.o.reconnect !== false && !this.userClosed) this.startReconnect();
   }
 
   private failPending(err: AgentError): void {
@@ -423,4 +485,22 @@ export class AgentClient extends EventEmitter<ClientEvents> {
       this.pending.delete(id);
     }
   }
+}
+
+/** The one error for an answer that cannot be read, whatever the reason. */
+function badAnswer(where: string, why: string, cause?: unknown): AgentError {
+  return new AgentError(
+    'bad_answer',
+    `the agent's answer could not be read: ${why}. The program at ${where} is not the license agent, or not one of this version: stop it, or update the license agent`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/** The first problem zod found, as a path and a few words (never the value). */
+function issueText(err: z.ZodError): string {
+  const issue = err.issues[0];
+  if (issue === undefined) return 'unexpected shape';
+  const at = issue.path.length > 0 ? issue.path.join('.') : 'the result';
+  const more = err.issues.length > 1 ? ` and ${err.issues.length - 1} more` : '';
+  return `${at}: ${issue.message}${more}`;
 }

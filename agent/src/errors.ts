@@ -19,10 +19,22 @@ export type AgentErrorCode =
   | 'socket_path_too_long'
   | 'socket_in_use'
   | 'socket_dir_unsafe'
+  | 'bad_answer'
   | 'config_invalid'
   | 'usage'
   | 'unsupported_platform'
   | 'service_manager_failed';
+
+/** Who holds a socket path that is not the user's own (`socket_dir_unsafe`). */
+export interface SocketHolder {
+  /** The folder, link or socket file that failed the check. */
+  path: string;
+  uid: number;
+  /** The owner's user name, when the system knows it. */
+  user: string | undefined;
+  /** Permission bits as octal text, e.g. `0755`, `1777`. */
+  mode: string;
+}
 
 export interface AgentErrorFields {
   /** JSON-RPC error code, when the error came from (or goes to) the socket. */
@@ -39,6 +51,8 @@ export interface AgentErrorFields {
   path?: string;
   /** The raw JSON-RPC `data` object, when any. */
   data?: unknown;
+  /** For `socket_dir_unsafe`: who holds the path, and its mode. */
+  holder?: SocketHolder;
   cause?: unknown;
 }
 
@@ -61,6 +75,7 @@ export class AgentError extends Error {
   readonly limit?: string;
   readonly path?: string;
   readonly data?: unknown;
+  readonly holder?: SocketHolder;
   readonly [MARKER] = true;
 
   constructor(code: AgentErrorCode, message: string, fields: AgentErrorFields = {}) {
@@ -73,6 +88,7 @@ export class AgentError extends Error {
     if (fields.limit !== undefined) this.limit = fields.limit;
     if (fields.path !== undefined) this.path = fields.path;
     if (fields.data !== undefined) this.data = fields.data;
+    if (fields.holder !== undefined) this.holder = fields.holder;
   }
 }
 

@@ -3,36 +3,20 @@ import { createConnection } from 'node:net';
 import { dirname } from 'node:path';
 import { AgentError } from './errors.js';
 import { isPipePath } from './socket-path.js';
+import { checkSocketOwner } from './socket-owner.js';
 
 /**
- * Creates the socket's folder with mode 0700, or checks an existing one: it must be a real
- * folder (not a link), owned by this user and not writable by group or others.
+ * Creates the socket's folder with mode 0700, or checks an existing one, by the one rule of
+ * `checkSocketOwner` (the agent's start and every Node client): the folder is the user's own, not
+ * a link, not writable by others, and nobody else can replace it. Read bits are then tightened
+ * to 0700, as the protocol asks.
  */
 export function prepareSocketDir(socketPath: string): void {
   if (isPipePath(socketPath)) return;
-  const dir = dirname(socketPath);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = lstatSync(dir);
-  if (!st.isDirectory()) {
-    throw new AgentError('socket_dir_unsafe', `socket folder ${dir} is not a folder (a symbolic link or a file); remove it or choose another socket path`, { path: dir });
-  }
-  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined;
-  if (uid !== undefined && st.uid !== uid) {
-    throw new AgentError(
-      'socket_dir_unsafe',
-      `socket folder ${dir} belongs to user ${st.uid}, not to you (${uid}); another user may have created it to intercept the agent. Remove it or set PLUGIN_LICENSE_SOCKET to a path in a folder you own`,
-      { path: dir },
-    );
-  }
-  if ((st.mode & 0o022) !== 0) {
-    throw new AgentError(
-      'socket_dir_unsafe',
-      `socket folder ${dir} is writable by other users (mode ${(st.mode & 0o777).toString(8)}); run \`chmod 700 ${dir}\` or set PLUGIN_LICENSE_SOCKET to a path in a private folder`,
-      { path: dir },
-    );
-  }
+  mkdirSync(dirname(socketPath), { recursive: true, mode: 0o700 });
+  const { folder } = checkSocketOwner(socketPath, { role: 'agent' });
   // Ours and not writable by others: tighten read/search bits too, as the protocol asks for 0700.
-  if ((st.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  if (folder !== undefined && (lstatSync(folder).mode & 0o077) !== 0) chmodSync(folder, 0o700);
 }
 
 export type SocketProbe = 'absent' | 'stale' | 'live';

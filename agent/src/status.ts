@@ -2,8 +2,7 @@ import { readCachedStatus, resolvePaths } from '@plugin-license/licensing';
 import { AgentClient } from './client.js';
 import type { AgentConfig } from './config.js';
 import { isAgentError } from './errors.js';
-import { LicenseStateWire, toWireState } from './license-state.js';
-import type { HelloResult } from './protocol.js';
+import { toWireState, type LicenseStateWire } from './license-state.js';
 
 /** What `plugin-license-agent status` reports. */
 export interface AgentStatusReport {
@@ -41,15 +40,15 @@ export async function agentStatus(config: AgentConfig, timeoutMs = 1000): Promis
   let running = false;
   let version: string | undefined;
   try {
-    const client = await AgentClient.connect({ socketPath: config.socketPath, namespace: config.namespace, connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, reconnect: false });
+    const client = await AgentClient.connect({ socketPath: config.socketPath, namespace: config.namespace, connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs, reconnect: false, clientName: 'plugin-license-agent status' });
     try {
-      const hello = (await client.request('hello', { protocol: 1, client: 'plugin-license-agent status' })) as Partial<HelloResult>;
+      const hello = await client.hello();
       running = true;
       version = hello.agent;
       if (hello.data_dir === undefined || hello.data_dir === dataDir) {
-        const list = (await client.request('list', {})) as { licenses?: unknown[] };
+        const list = await client.list();
         const others = typeof hello.connections === 'number' ? { connections: hello.connections - 1 } : {};
-        return { running, ...base, ...(version ? { version } : {}), ...others, from: 'agent', licenses: (list.licenses ?? []).map((l) => LicenseStateWire.parse(l)) };
+        return { running, ...base, ...(version ? { version } : {}), ...others, from: 'agent', licenses: list.map(toWireState) };
       }
       other = hello.data_dir;
     } finally {

@@ -36,9 +36,9 @@ function nextChange(client: AgentClient, predicate: (s: LicenseState) => boolean
 }
 
 describe('protocol 1 methods through AgentClient', () => {
-  it('hello names the protocol, version and namespace', async () => {
+  it('hello names the protocol, version and namespace, and (additive) the data folder and connections', async () => {
     const { client } = await agentAndClient();
-    expect(await client.hello()).toEqual({ protocol: 1, agent: expect.stringMatching(/^\d+\.\d+\.\d+/), namespace: 'agent-test' });
+    expect(await client.hello()).toEqual({ protocol: 1, agent: expect.stringMatching(/^\d+\.\d+\.\d+/), namespace: 'agent-test', data_dir: expect.stringMatching(/\/data$/), connections: 1 });
   });
 
   it('check of an unknown project: not_activated, from memory', async () => {

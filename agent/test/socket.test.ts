@@ -43,7 +43,7 @@ describe('socket placement and permissions', () => {
     mkdirSync(open);
     chmodSync(open, 0o777);
     const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(open, 'a.sock') }));
-    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining('writable by other users (mode 777)') });
+    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringMatching(/is writable by other users \(owner .*mode 0777\)/) });
   });
 
   it('a path over the sun_path limit is an error, never truncated', async () => {
@@ -152,6 +152,6 @@ describe('another user (needs root to create one)', () => {
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, uid, gid);
     const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(theirs, 'a.sock') }));
-    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining(`belongs to user ${uid}`) });
+    expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining(`belongs to ${name} (uid ${uid}, mode 0700), not to you`) });
   });
 });

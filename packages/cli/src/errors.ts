@@ -34,9 +34,13 @@ export function classify(err: unknown): Classified {
   }
   if (isAgentError(err)) {
     const negative = err.serviceCode !== undefined && NEGATIVE_LICENSE.has(err.serviceCode);
-    const usage = err.code === 'usage' || err.code === 'config_invalid' || err.code === 'invalid_params' || err.code === 'socket_path_too_long' || err.serviceCode === 'invalid_code' || (err.serviceCode !== undefined && CONFIGURATION.has(err.serviceCode));
+    // A socket path another user holds is the configuration to fix (remove it, or choose another path), not a failure that passes.
+    const usage = err.code === 'usage' || err.code === 'config_invalid' || err.code === 'invalid_params' || err.code === 'socket_path_too_long' || err.code === 'socket_dir_unsafe' || err.serviceCode === 'invalid_code' || (err.serviceCode !== undefined && CONFIGURATION.has(err.serviceCode));
     const exit = usage ? EXIT.usage : negative ? EXIT.negative : EXIT.failed;
-    return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(err.path ? { details: { path: err.path } } : {}) };
+    const details: Record<string, unknown> = {};
+    if (err.path) details.path = err.path;
+    if (err.holder) details.holder = err.holder;
+    return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(Object.keys(details).length ? { details } : {}) };
   }
   if (isConfigError(err)) return { exit: EXIT.usage, code: 'invalid_config', message: err.message };
   if (isServiceError(err)) {

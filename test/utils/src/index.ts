@@ -378,3 +378,4 @@ export async function startService<E extends ServiceEmulator>(
   };
 }
 export * from './processes.js';
+export * from './squatter.js';

@@ -41,10 +41,10 @@ export function parseProducts(ctx: Context, values: readonly string[]): Product[
   return [...seen.values()];
 }
 
-/** The HTTP status of a failure, from its exit code: bad input 400, a negative answer 422, the agent away 503, the service 502. */
+/** The HTTP status of a failure, from its exit code: bad input 400, a negative answer 422, the agent away (or another user's socket in its place) 503, the service 502. */
 function pageError(err: unknown): PageError {
   const f = classify(err);
-  const status = f.exit === EXIT.usage ? 400 : f.exit === EXIT.negative ? 422 : f.code === 'not_running' ? 503 : 502;
+  const status = f.code === 'not_running' || f.code === 'socket_dir_unsafe' ? 503 : f.exit === EXIT.usage ? 400 : f.exit === EXIT.negative ? 422 : 502;
   return { status, code: f.code, message: f.message };
 }
 

@@ -179,7 +179,9 @@ export async function keygenCommand(ctx: Context, o: { out: string }): Promise<E
 
 /** Whether the running agent (if any) answers plugins with the imported license yet: it should within a second. */
 async function agentHears(ctx: Context, projectId: string): Promise<string> {
-  const agent = await ctx.agent(500).catch(() => undefined);
+  const agent = await ctx.agent(500).catch((err: unknown) => (err as { code?: unknown }).code === 'socket_dir_unsafe' ? (err as Error) : undefined);
+  // Imported all the same (by the library); what plugins cannot hear is said in the check's own words.
+  if (agent instanceof Error) return `Imported. Plugins cannot be told through the agent: ${agent.message}`;
   if (agent === undefined) return 'Imported. No agent answers for this namespace; plugins see the license when it starts.';
   const deadline = Date.now() + 2000;
   for (;;) {

@@ -19,6 +19,8 @@ export class AgentLink {
   /** The attempt under way: an action and the retry timer that both ask wait for the same one. */
   #connecting: Promise<void> | undefined;
   #closed = false;
+  /** Why the last attempt could not connect, when it was refused before a byte was sent (another user's socket path). */
+  #refused: AgentError | undefined;
 
   constructor(
     readonly socketPath: string,
@@ -40,6 +42,7 @@ export class AgentLink {
     if (this.#client?.connected) return this.#client;
     await this.connect();
     if (this.#client?.connected) return this.#client;
+    if (this.#refused) throw this.#refused;
     // The agent's own words: where it looked, and how to start it.
     throw new AgentError('not_running', this.#view.running ? 'the license agent went away; try again' : this.#view.problem);
   }
@@ -58,9 +61,11 @@ export class AgentLink {
       // An activation waits on the service (the agent's own time-out is shorter than this).
       client = await AgentClient.connect({ socketPath: this.socketPath, namespace: this.namespace, connectTimeoutMs: 1000, requestTimeoutMs: 30_000, reconnect: false, clientName: 'license-manager' });
     } catch (err) {
+      this.#refused = isAgentError(err) && err.code === 'socket_dir_unsafe' ? err : undefined;
       this.#down(isAgentError(err) ? err.message : String(err));
       return;
     }
+    this.#refused = undefined;
     if (this.#closed) {
       client.close();
       return;
