@@ -1,6 +1,7 @@
 import { posix, win32 } from 'node:path';
 import { resolveNamespace } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
+import { NODE_RUNTIME_VARIABLES } from './node-environment.js';
 
 /** The platforms a per-user service can be generated for. */
 export type ServicePlatform = 'linux' | 'darwin' | 'win32';
@@ -94,6 +95,8 @@ export function systemdUnit(spec: ServiceSpec): ServiceFile {
     '[Service]',
     'Type=simple',
     `ExecStart=${systemdCommandLine(words)}`,
+    // The user manager's environment (environment.d, import-environment) must not change what runs.
+    `UnsetEnvironment=${NODE_RUNTIME_VARIABLES.join(' ')}`,
     'Restart=on-failure',
     'RestartSec=5',
     'KillSignal=SIGTERM',
