@@ -16,6 +16,7 @@ export { resolveAgentConfig, DEFAULT_LIMITS, LOG_LEVELS } from './config.js';
 export type { AgentConfig, AgentFlags, AgentLimits, LogLevel } from './config.js';
 export { ManualScheduler, systemScheduler } from './scheduler.js';
 export type { Scheduler, TimerHandle } from './scheduler.js';
+export { NODE_RUNTIME_VARIABLES, withoutNodeRuntimeVariables, dropNodeRuntimeVariables } from './node-environment.js';
 export { serviceFile, systemdUnit, launchdPlist, windowsTask, SERVICE_PLATFORMS } from './service-files.js';
 export type { ServiceFile, ServicePlatform, ServiceSpec } from './service-files.js';
 export { agentStatus, formatStatus } from './status.js';

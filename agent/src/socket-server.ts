@@ -196,7 +196,9 @@ function listen(server: Server, path: string): Promise<void> {
     });
     // A DAW opening a session connects dozens of plugin instances at once: a deep accept queue
     // (the kernel caps it at somaxconn) turns a burst into a short wait instead of EAGAIN.
-    const options = { path, backlog: LISTEN_BACKLOG };
+    // exclusive: a process Node started as a cluster worker (NODE_UNIQUE_ID, read before any code
+    // of ours) would otherwise ask a primary that does not exist for the socket, and never listen.
+    const options = { path, backlog: LISTEN_BACKLOG, exclusive: true };
     if (isPipePath(path)) {
       server.listen(options);
       return;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolveAgentConfig, resolveSocketPath, serviceFile, SERVICE_PLATFORMS, type ServiceSpec } from '../src/index.js';
+import { resolveAgentConfig, resolveSocketPath, serviceFile, SERVICE_PLATFORMS, type ServicePlatform, type ServiceSpec } from '../src/index.js';
 import { commandText, installService, uninstallService, type CommandRunner } from '../src/service-install.js';
 import { shortDir } from './helpers.js';
 
@@ -74,12 +74,19 @@ const spec: ServiceSpec = {
   uid: 1000,
   username: 'PC\\ann',
 };
+/** The same service as a Windows computer has it: its own program path and folders. */
+const winSpec: ServiceSpec = {
+  ...spec,
+  command: ['C:\\Program Files\\nodejs\\node.exe', 'C:\\Users\\ann\\agent\\bin\\plugin-license-agent.js'],
+  runArgs: ['--home', 'C:\\data\\50% "off"\\'],
+};
+const specFor = (p: ServicePlatform): ServiceSpec => (p === 'win32' ? winSpec : spec);
 
 describe('per-user service files (every OS)', () => {
   it('systemd --user unit', () => {
     const f = serviceFile('linux', spec);
     expect(f.path).toBe('/home/ann/.config/systemd/user/acme-agent.service');
-    expect(f.contents).toContain('ExecStart="/opt/node dir/bin/node" /opt/agent/bin/plugin-license-agent.js run --app acme --home "/data/50%% \\"off\\""\n');
+    expect(f.contents).toContain('ExecStart="@/opt/node dir/bin/node" "/opt/node dir/bin/node" "/opt/agent/bin/plugin-license-agent.js" "run" "--app" "acme" "--home" "/data/50%% \\"off\\""\n');
     expect(f.contents).toContain('Restart=on-failure');
     expect(f.contents).toContain('WantedBy=default.target');
     expect(f.enable).toEqual([
@@ -99,19 +106,19 @@ describe('per-user service files (every OS)', () => {
   });
 
   it('Windows logon task (schtasks XML, UTF-16)', () => {
-    const f = serviceFile('win32', spec);
+    const f = serviceFile('win32', winSpec);
     expect(f.path).toBe('C:\\Users\\ann\\AppData\\Local\\acme\\Data\\agent-task.xml');
     expect(f.encoding).toBe('utf16le');
     expect(f.contents).toContain('<LogonTrigger>\r\n      <Enabled>true</Enabled>\r\n      <UserId>PC\\ann</UserId>');
-    expect(f.contents).toContain('<Command>/opt/node dir/bin/node</Command>');
-    expect(f.contents).toContain('<Arguments>/opt/agent/bin/plugin-license-agent.js run --app acme --home &quot;/data/50% \\&quot;off\\&quot;&quot;</Arguments>');
+    expect(f.contents).toContain('<Command>C:\\Program Files\\nodejs\\node.exe</Command>');
+    expect(f.contents).toContain('<Arguments>C:\\Users\\ann\\agent\\bin\\plugin-license-agent.js run --app acme --home &quot;C:\\data\\50% \\&quot;off\\&quot;\\\\&quot;</Arguments>');
     expect(f.enable[0]).toEqual(['schtasks', '/Create', '/TN', 'acme agent', '/XML', f.path, '/F']);
   });
 
   it('is a pure function of its input and never carries the token', () => {
     for (const p of SERVICE_PLATFORMS) {
-      expect(serviceFile(p, spec)).toEqual(serviceFile(p, spec));
-      expect(serviceFile(p, spec).contents).not.toMatch(/--token|PLUGIN_LICENSE_TOKEN/);
+      expect(serviceFile(p, specFor(p))).toEqual(serviceFile(p, specFor(p)));
+      expect(serviceFile(p, specFor(p)).contents).not.toMatch(/--token|PLUGIN_LICENSE_TOKEN/);
     }
   });
 
@@ -124,7 +131,7 @@ describe('per-user service files (every OS)', () => {
           calls.push([c, ...a]);
           return { ok: true, output: '' };
         };
-        const file = serviceFile(platform, { ...spec, homedir: d.dir, xdgConfigHome: join(d.dir, 'cfg'), dataDir: join(d.dir, 'data') });
+        const file = serviceFile(platform, { ...specFor(platform), homedir: d.dir, xdgConfigHome: join(d.dir, 'cfg'), dataDir: join(d.dir, 'data') });
         const install = installService(file, { dryRun: true, manage: true, platform, run });
         expect(install.steps[0]).toBe(`would write ${file.path}:`);
         expect(install.steps[1]).toBe(file.contents.replace(/\r\n/g, '\n'));

@@ -5,6 +5,10 @@
 // npm bins (agent/bin/run-bundle.js, bundled into this file by packaging/build.mjs), with the
 // same code cache on the user's disk: a code cache embedded at build time would be rejected on
 // every platform but the one that built it.
+// First thing: Node's run-time variables (agent/src/node-environment.ts, the one list) leave this
+// process's environment, so neither Node's later reads (TLS checks, the thread pool) nor the
+// programs this one starts see them. NODE_OPTIONS is already ignored (execArgvExtension "none").
+require('../../agent/src/node-environment.ts').dropNodeRuntimeVariables();
 const { getAsset } = require('node:sea');
 const { dirname, join, basename } = require('node:path');
 const { runBundle } = require('../../agent/bin/run-bundle.js');
