@@ -135,7 +135,7 @@ export function parseOptions(argv, env = process.env) {
     sign = { cert, password: env.PLUGIN_LICENSE_SIGN_PASSWORD, ...(env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL ? { timestampUrl: env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL } : {}) };
   }
   for (const flag of ['product', 'company']) {
-    // eslint-disable-next-line no-control-regex
+     
     if (values[flag] !== undefined && (values[flag].trim() === '' || /[\u0000-\u001f\u007f]/.test(values[flag]))) {
       throw new PackageError(`--${flag} ${JSON.stringify(values[flag])} is not usable: give one line of text (no line breaks or control characters)`, { usage: true });
     }

@@ -46,7 +46,7 @@ export function shellQuote(value) {
  */
 export function xmlEscape(value) {
   const text = String(value);
-  // eslint-disable-next-line no-control-regex
+   
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new PackageError(`${JSON.stringify(text)} cannot be written into XML (it holds a control character)`);
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
 }
@@ -76,7 +76,7 @@ export function brand(file, text, values) {
         if (!has(key)) return whole;
         const value = String(values[key]);
         if (comment) {
-          // eslint-disable-next-line no-control-regex
+           
           if (/[\u0000-\u001f\u007f]/.test(value)) throw new PackageError(`${key} ${JSON.stringify(value)} cannot be written into a comment of ${file}: it holds a line break or a control character; use one line of plain text`);
           return value;
         }
