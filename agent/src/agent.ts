@@ -144,7 +144,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     limits: () => config.limits,
     scheduler,
     logger,
-    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret }),
+    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret, shutdown: () => void close() }),
     toError: (err) => {
       const known = isAgentError(err) || (typeof err === 'object' && err !== null && (err as Error).name === 'LicenseError');
       if (!known) logger.error({ err: describeError(err) }, 'unexpected error while handling a request');

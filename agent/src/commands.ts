@@ -10,10 +10,11 @@ import { selfCommand } from './self.js';
 import { SERVICE_PLATFORMS, serviceFile, type ServicePlatform, type ServiceSpec } from './service-files.js';
 import { installService, uninstallService } from './service-install.js';
 import { agentStatus, formatStatus } from './status.js';
+import { stopAgent } from './stop.js';
 import { AGENT_VERSION } from './version.js';
 
 /** The agent's subcommands, the same under `plugin-license-agent` and `plugin-license agent`. */
-export const AGENT_COMMANDS = ['run', 'install', 'uninstall', 'socket-path', 'status'] as const;
+export const AGENT_COMMANDS = ['run', 'install', 'uninstall', 'socket-path', 'status', 'stop'] as const;
 
 /** How the program that mounts the agent's commands calls them. */
 export interface AgentCommandOptions {
@@ -128,6 +129,16 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
       exit = report.from === 'agent' ? 0 : 1;
     });
 
+  commonOptions(program.command('stop').description('stop the agent of this namespace, however it was started (asked on its socket), and wait until it is gone; exit 0 stopped or none running, 1 not stopped'))
+    .option('--json', 'print JSON instead of text')
+    .option('--timeout-ms <ms>', 'how long it may take to finish in-flight requests and exit (default 15000)', positiveInt('--timeout-ms'))
+    .addHelpText('after', `\nExamples:\n  ${options.name} stop\n  ${options.name} stop --app acme-audio --json\n\nInstallers run it on upgrade and uninstall. Only the agent answering on this user's socket for this namespace is stopped.`)
+    .action(async (opts: CommonOpts & { timeoutMs?: number }) => {
+      const report = await stopAgent(inspectionConfig(flagsOf(opts), options.name, stderr), opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs });
+      const text = report.was_running ? `agent stopped (process ${report.pid}, namespace ${report.namespace})` : `no agent was running (socket ${report.socket_path})`;
+      stdout.write((opts.json || given.json ? JSON.stringify(report, null, 2) : text) + '\n');
+    });
+
   commonOptions(program.command('install').description('write (and enable, where the OS matches) a per-user service that runs this program: launchd LaunchAgent, systemd --user unit or Windows logon task'))
     .option('--dry-run', 'print what would be written and run, change nothing')
     .option('--no-enable', 'write the file but do not enable or start it')
@@ -225,6 +236,8 @@ async function run(flags: AgentFlags, name: string, stdout: NodeJS.WritableStrea
     agent.reload().catch((err: unknown) => stderr.write(`${name}: reload failed, keeping the previous configuration: ${(err as Error).message}\n`));
   });
   await agent.closed;
+  // Asked on the socket (`shutdown`): closed as SIGTERM closes it, and gone as promptly.
+  if (!stopping) process.exit(0);
   return 0;
 }
 

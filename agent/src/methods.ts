@@ -16,10 +16,12 @@ import {
   PROTOCOL_VERSION,
   ProjectParams,
   RpcErrorCode,
+  ShutdownParams,
   SubscribeParams,
   describeIssues,
   type HelloResult,
   type RpcRequest,
+  type ShutdownResult,
 } from './protocol.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -35,6 +37,8 @@ export interface MethodDeps {
   dataDir: () => string;
   /** Registers a code seen on the socket, so no log line or error message shows it in full. */
   secret: (code: string) => void;
+  /** Stops the agent as SIGTERM does (in-flight answers are written first). */
+  shutdown: () => void;
 }
 
 /** Most projects one connection may subscribe to by id (a subscription to all is one). */
@@ -113,6 +117,16 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
       },
     }),
     offline_import: method({ params: OfflineImportParams, slow: true, run: (p: OfflineImportParams) => deps.offline.import(p.document) }),
+    // Only this user can connect (the socket is 0600 in a 0700 folder): asking the agent to stop
+    // is what lets an uninstaller stop one it did not start, with no pid file and no signal.
+    shutdown: method({
+      params: ShutdownParams,
+      run(_p: unknown, connection): ShutdownResult {
+        logger.info({ connection: connection.id }, 'shutdown requested on the socket');
+        setImmediate(deps.shutdown);
+        return { stopping: true, pid: process.pid };
+      },
+    }),
   };
 
   // Project ids already validated: `check` is the hot path and sees the same few ids.

@@ -33,6 +33,7 @@ export const ActivateParams = z.looseObject({
   code: z.string().trim().min(1, 'code must not be empty').max(256, 'code is too long (at most 256 characters)'),
 });
 export const ListParams = z.looseObject({});
+export const ShutdownParams = z.looseObject({});
 export const SubscribeParams = z.looseObject({ project_id: ProjectId.optional() });
 /** `offline_request`: the code is optional (the online step may give it), as in `plugin-license offline request`. */
 export const OfflineRequestParams = z.looseObject({
@@ -51,8 +52,11 @@ export type SubscribeParams = z.infer<typeof SubscribeParams>;
 export type OfflineRequestParams = z.infer<typeof OfflineRequestParams>;
 export type OfflineImportParams = z.infer<typeof OfflineImportParams>;
 
-/** The methods of protocol 1 (`offline_request` and `offline_import` were added to it: plugin-integration.md). */
-export const METHODS = ['hello', 'check', 'activate', 'deactivate', 'refresh', 'list', 'subscribe', 'offline_request', 'offline_import'] as const;
+/**
+ * The methods of protocol 1 (`offline_request` and `offline_import` were added to it:
+ * plugin-integration.md; `shutdown` for installers: agent/README.md).
+ */
+export const METHODS = ['hello', 'check', 'activate', 'deactivate', 'refresh', 'list', 'subscribe', 'offline_request', 'offline_import', 'shutdown'] as const;
 export type MethodName = (typeof METHODS)[number];
 
 export interface HelloResult {
@@ -63,6 +67,13 @@ export interface HelloResult {
   data_dir?: string;
   /** Additive: connections open now, the asking one included (plugin instances share one per process and project). */
   connections?: number;
+}
+
+/** What `shutdown` answers, before the agent stops as on SIGTERM. */
+export interface ShutdownResult {
+  stopping: true;
+  /** The agent's process id, so the asker can wait until the process is gone (never to signal it). */
+  pid: number;
 }
 
 /** What `offline_request` answers: the request as its text line, and a file name to suggest. */

@@ -65,6 +65,8 @@ Options:
                       (password from PLUGIN_LICENSE_SIGN_PASSWORD; a timestamp server from
                       PLUGIN_LICENSE_SIGN_TIMESTAMP_URL when set)
   --out DIR           the release folder (default dist/release), replaced whole on success
+  --build             run "pnpm build" first, once the options are known to be good
+                      (pnpm package passes it; --help and a bad option answer at once)
   -h, --help          this text
 
 Flag > environment > config.json > baked default > built-in default, on the customer's computer.
@@ -87,6 +89,7 @@ export function parseOptions(argv, env = process.env) {
         'sign-cert': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        build: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -94,7 +97,7 @@ export function parseOptions(argv, env = process.env) {
   } catch (err) {
     throw new PackageError(`${err.message.replace(/\. To specify a positional.*$/s, '')} (see pnpm package --help)`, { usage: true });
   }
-  if (values.help) return { help: true };
+  if (values.help) return { help: true, build: false };
   const name = values.name ?? 'plugin-license';
   if (!NAME_PATTERN.test(name)) throw new PackageError(`--name '${name}' is not usable as a file name; use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, { usage: true });
   if (values.app !== undefined && !NAME_PATTERN.test(values.app)) {
@@ -131,9 +134,16 @@ export function parseOptions(argv, env = process.env) {
     if (env.PLUGIN_LICENSE_SIGN_PASSWORD === undefined) throw new PackageError('--sign-cert needs the certificate password in PLUGIN_LICENSE_SIGN_PASSWORD (empty for none)', { usage: true });
     sign = { cert, password: env.PLUGIN_LICENSE_SIGN_PASSWORD, ...(env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL ? { timestampUrl: env.PLUGIN_LICENSE_SIGN_TIMESTAMP_URL } : {}) };
   }
+  for (const flag of ['product', 'company']) {
+     
+    if (values[flag] !== undefined && (values[flag].trim() === '' || /[\u0000-\u001f\u007f]/.test(values[flag]))) {
+      throw new PackageError(`--${flag} ${JSON.stringify(values[flag])} is not usable: give one line of text (no line breaks or control characters)`, { usage: true });
+    }
+  }
   const product = values.product ?? name;
   return {
     help: false,
+    build: values.build === true,
     name,
     app: values.app,
     baseUrl,

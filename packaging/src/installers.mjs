@@ -24,9 +24,69 @@ export function brandValues(options, version) {
   };
 }
 
-/** A file of the examples with its placeholders filled in. */
-export function brand(text, values) {
-  return text.replace(/@([A-Z_]+)@/g, (whole, key) => (key in values ? values[key] : whole));
+/**
+ * A value as one single-quoted shell word: nothing in it is expanded, split or run (`'` becomes
+ * `'\''`). The one way a branded value reaches a shell script.
+ *
+ * @example
+ * shellQuote("Acme's $HOME") // => 'Acme'\''s $HOME'
+ */
+export function shellQuote(value) {
+  const text = String(value);
+  if (text.includes('\0')) throw new PackageError(`${JSON.stringify(text)} cannot be written into a shell script (it holds a NUL character)`);
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * A value as XML character data or an attribute value (distribution.xml, entitlements.plist);
+ * a control character XML 1.0 cannot hold is refused.
+ *
+ * @example
+ * xmlEscape('Tom & Jerry <Audio>') // => 'Tom &amp; Jerry &lt;Audio&gt;'
+ */
+export function xmlEscape(value) {
+  const text = String(value);
+   
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/.test(text)) throw new PackageError(`${JSON.stringify(text)} cannot be written into XML (it holds a control character)`);
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]);
+}
+
+const SHELL_SCRIPTS = new Set(['install.sh', 'uninstall.sh', 'preinstall', 'postinstall', 'common.sh', 'build-pkg.sh']);
+
+/**
+ * A file of the examples with its `@KEY@` placeholders filled in for the file's format: in a
+ * shell script a placeholder stands alone as a word (`NAME=@NAME@`) and becomes one quoted word,
+ * or sits in a comment and must then be one line of text; in XML it is escaped. A placeholder
+ * whose key is not a value (`@TEAM_ID@`, filled on the vendor's Mac) is left as it is.
+ *
+ * @param {string} file the file's name (its format)
+ * @example
+ * brand('install.sh', 'PRODUCT=@PRODUCT@\n', { PRODUCT: "Acme's" }) // => "PRODUCT='Acme'\\''s'\n"
+ */
+export function brand(file, text, values) {
+  const name = file.split('/').pop();
+  const has = (key) => Object.hasOwn(values, key);
+  if (/\.(xml|plist)$/.test(name)) return text.replace(/@([A-Z_]+)@/g, (whole, key) => (has(key) ? xmlEscape(values[key]) : whole));
+  if (!SHELL_SCRIPTS.has(name)) throw new PackageError(`${file}: no branding rule for this kind of file (add it in packaging/src/installers.mjs)`);
+  return text
+    .split('\n')
+    .map((line, i) => {
+      const comment = /^\s*#/.test(line);
+      return line.replace(/@([A-Z_]+)@/g, (whole, key, offset) => {
+        if (!has(key)) return whole;
+        const value = String(values[key]);
+        if (comment) {
+           
+          if (/[\u0000-\u001f\u007f]/.test(value)) throw new PackageError(`${key} ${JSON.stringify(value)} cannot be written into a comment of ${file}: it holds a line break or a control character; use one line of plain text`);
+          return value;
+        }
+        if (!/(^|[\s=])$/.test(line.slice(0, offset)) || !/^(\s|;|$)/.test(line.slice(offset + whole.length))) {
+          throw new PackageError(`${file} line ${i + 1}: ${whole} is part of a longer word; put it alone in a variable (KEY=${whole}) and use "$KEY", so it is written as one quoted word`);
+        }
+        return shellQuote(value);
+      });
+    })
+    .join('\n');
 }
 
 /**
@@ -55,7 +115,7 @@ async function linuxTarball({ work, scratch, values, exe, version, name }) {
   copyFileSync(exe, join(dir, name));
   chmodSync(join(dir, name), 0o755);
   for (const script of ['install.sh', 'uninstall.sh']) {
-    writeFileSync(join(dir, script), brand(readFileSync(join(INSTALLERS, script === 'install.sh' ? 'linux' : 'unix', script), 'utf8'), values), { mode: 0o755 });
+    writeFileSync(join(dir, script), brand(script, readFileSync(join(INSTALLERS, script === 'install.sh' ? 'linux' : 'unix', script), 'utf8'), values), { mode: 0o755 });
   }
   const file = `${base}.tar.gz`;
   try {
@@ -77,7 +137,7 @@ async function macKit({ work, scratch, values, exe, version, name, target }) {
   mkdirSync(join(dir, 'scripts'), { recursive: true });
   copyFileSync(exe, join(dir, 'payload', name));
   chmodSync(join(dir, 'payload', name), 0o755);
-  const put = (from, to, mode = 0o644) => writeFileSync(join(dir, to), brand(readFileSync(join(INSTALLERS, from), 'utf8'), values), { mode });
+  const put = (from, to, mode = 0o644) => writeFileSync(join(dir, to), brand(from, readFileSync(join(INSTALLERS, from), 'utf8'), values), { mode });
   put('unix/uninstall.sh', 'payload/uninstall.sh', 0o755);
   put('macos/scripts/preinstall', 'scripts/preinstall', 0o755);
   put('macos/scripts/postinstall', 'scripts/postinstall', 0o755);

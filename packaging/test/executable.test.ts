@@ -4,7 +4,7 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -61,9 +61,9 @@ function newHome(): string {
   return home;
 }
 
-async function runFile(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+async function runFile(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000 });
+    const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000, ...(cwd ? { cwd } : {}) });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -354,5 +354,217 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     expect(await slots(code)).toBe(0);
     expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
     expect(existsSync(join(home, '.local', 'share', 'acme-audio'))).toBe(false);
+  });
+});
+
+describe('the Linux installer with hostile homes, other users, full disks and leftovers', () => {
+  const unpack = (): string => {
+    // Readable by every user: the setpriv cases run the kit as another user.
+    const into = mkdtempSync(join('/tmp', 'plk-'));
+    homes.push(into);
+    chmodSync(into, 0o755);
+    execFileSync('tar', ['-xzf', join(release, manifest.installers[0]!.file), '-C', into]);
+    return join(into, `acme-license-${manifest.version}-linux-x64`);
+  };
+  let kit: string;
+  beforeAll(() => {
+    kit = unpack();
+  });
+  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string) => runFile('sh', [script, ...args], env, cwd);
+  const lib = (home: string) => join(home, '.local', 'lib', 'acme-audio');
+  const root = process.getuid?.() === 0;
+
+  it('--help of both scripts prints their whole comment block, and no line of code', async () => {
+    for (const [script, last] of [
+      ['install.sh', 'may change anything else.'],
+      ['uninstall.sh', 'as the installed one: it acts on the installed program, wherever it is run from.'],
+    ] as const) {
+      const help = await sh(join(kit, script), ['--help'], bareEnv(newHome()));
+      expect(help.code).toBe(0);
+      const lines = help.stdout.trimEnd().split('\n');
+      expect(lines.at(-1)).toBe(last);
+      expect(help.stdout).not.toMatch(/set -eu|^#|@[A-Z_]+@/m);
+      expect(lines[0]).toMatch(/^acme-license(:| \d)/);
+    }
+    expect((await sh(join(kit, 'uninstall.sh'), ['--help'], bareEnv(newHome()))).stdout).toContain('--purge    also remove the license data');
+  });
+
+  // A home whose name a word split or a glob would turn into other paths, with the folders such a
+  // mistake would hit (relative ones under the script's working folder).
+  it.each([
+    ['my home', ['my', 'cwd/home']],
+    ['u*', ['u-other', 'uu']],
+    ['a?b', ['axb']],
+    ['x[ab]', ['xa', 'xb']],
+    ["it's", []],
+    ['say "hi"', ['say', 'cwd/"hi"']],
+    ['cost$HOME', ['cost']],
+    ['back\\slash', ['backslash']],
+    ['new\nline', ['new', 'cwd/line']],
+    ['naïve ü', ['naïve', 'cwd/ü']],
+    ['-rf *', ['cwd/-rf', 'zz']],
+  ])('uninstall --purge under the home %j removes exactly its own folders, and says so truly', async (name, decoys) => {
+    const base = mkdtempSync(join('/tmp', 'plh-'));
+    homes.push(base);
+    const home = join(base, name);
+    mkdirSync(join(home, 'run'), { recursive: true, mode: 0o700 });
+    mkdirSync(join(base, 'cwd'));
+    const env = bareEnv(home);
+    const install = await sh(join(kit, 'install.sh'), [], env, join(base, 'cwd'));
+    expect(install.code, install.stderr).toBe(0);
+    const installed = join(lib(home), 'acme-license');
+    const folders = (JSON.parse((await runFile(installed, ['--json', 'config', 'path'], env)).stdout) as { folders: Record<string, string> }).folders;
+    const mine = ['config', 'data', 'cache', 'log'].map((k) => folders[k]!);
+    for (const f of mine) {
+      expect(f.startsWith(home + '/')).toBe(true);
+      mkdirSync(f, { recursive: true });
+      writeFileSync(join(f, 'license.json'), '{}');
+    }
+    // Each decoy looks like a home of ours, with the same folders, and must survive.
+    const decoyFiles = decoys.flatMap((d) => mine.map((f) => join(base, d, f.slice(home.length + 1), 'keep')));
+    for (const f of decoyFiles) {
+      mkdirSync(join(f, '..'), { recursive: true });
+      writeFileSync(f, 'not yours');
+    }
+    const purge = await sh(join(lib(home), 'uninstall.sh'), ['--purge'], env, join(base, 'cwd'));
+    expect(purge.code, purge.stderr).toBe(0);
+    expect(purge.stdout).toContain('acme-license is removed, with its license data and settings.');
+    for (const f of mine) expect(existsSync(f), f).toBe(false);
+    for (const f of decoyFiles) expect(readFileSync(f, 'utf8'), f).toBe('not yours');
+    expect(existsSync(installed)).toBe(false);
+    expect(existsSync(lib(home))).toBe(false);
+    expect(readdirSync(join(home, '.config'))).not.toContain('acme-audio');
+  });
+
+  it.skipIf(!root)('as root with the home of another user (sudo keeping HOME): both scripts refuse and create nothing; as that user they work (needs root)', async () => {
+    const home = newHome();
+    chownSync(home, 65534, 65534);
+    chownSync(join(home, 'run'), 65534, 65534);
+    const env = bareEnv(home);
+    for (const script of [join(kit, 'install.sh'), join(kit, 'uninstall.sh')]) {
+      const refused = await sh(script, ['--purge'].slice(script.endsWith('install.sh') && !script.endsWith('uninstall.sh') ? 1 : 0), env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/this runs as user 0, but the home folder .* belongs to user 65534 \(sudo keeps HOME\)\. .*run this as that user, without sudo\. Nothing was changed\./);
+      expect(readdirSync(home)).toEqual(['run']);
+    }
+    const asUser = (script: string, args: string[]) => runFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'sh', script, ...args], env);
+    const install = await asUser(join(kit, 'install.sh'), []);
+    expect(install.code, install.stderr).toBe(0);
+    expect(statSync(join(lib(home), 'acme-license')).uid).toBe(65534);
+    for (const d of ['.local', '.config']) expect(statSync(join(home, d)).uid).toBe(65534);
+    const removed = await asUser(join(lib(home), 'uninstall.sh'), ['--purge']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
+  });
+
+  it.skipIf(!root)('a full disk during install or upgrade: exit 1 with words, nothing half-written, the previous install unchanged (needs root: tmpfs)', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    const where = lib(home);
+    mkdirSync(where, { recursive: true });
+    const page = 4096;
+    const exeBytes = Math.ceil(statSync(join(kit, 'acme-license')).size / page) * page;
+    const mount = (options: string) => execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', where]);
+    const used = () => {
+      const s = statfsSync(where);
+      return (s.blocks - s.bfree) * s.bsize;
+    };
+    // Leaves exactly `free` bytes (whole pages) on the install's disk.
+    const leave = (free: number) => execFileSync('mount', ['-o', `remount,size=${used() + free}`, where]);
+    const left = () => readdirSync(where).sort();
+    mount(`size=${exeBytes * 3},mode=0755`);
+    try {
+      // A first install: room for half the program, then for the program but not uninstall.sh.
+      for (const free of [exeBytes / 2, exeBytes + page]) {
+        leave(free);
+        const r = await sh(join(kit, 'install.sh'), [], env);
+        expect(r.code, `${free}: ${r.stdout}`).toBe(1);
+        expect(r.stderr).toMatch(/could not copy the program into .* \(is the disk full\?\)\. The previous install is unchanged\./);
+        expect(left()).toEqual([]);
+        expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
+      }
+      leave(exeBytes + 4 * page);
+      expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
+      const before = statSync(join(where, 'acme-license')).ino;
+      // An upgrade on the full disk: the same, and the installed files as they were.
+      for (const free of [0, exeBytes / 2, exeBytes + page]) {
+        leave(free);
+        const r = await sh(join(kit, 'install.sh'), [], env);
+        expect(r.code, `${free}: ${r.stdout}`).toBe(1);
+        expect(r.stderr).toMatch(/The previous install is unchanged\./);
+        expect(left()).toEqual(['acme-license', 'uninstall.sh']);
+        expect(statSync(join(where, 'acme-license')).ino).toBe(before);
+        expect(readFileSync(join(where, 'uninstall.sh'))).toEqual(readFileSync(join(kit, 'uninstall.sh')));
+        expect((await runFile(join(where, 'acme-license'), ['--version'], env)).code).toBe(0);
+      }
+    } finally {
+      execFileSync('umount', ['-l', where]);
+    }
+  });
+
+  it('an interrupted install leaves copies that a new run and uninstall remove; the download\'s uninstall.sh uninstalls', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    const where = lib(home);
+    // A first install killed while copying: only its copies exist.
+    mkdirSync(where, { recursive: true });
+    writeFileSync(join(where, '.acme-license.new'), readFileSync(join(kit, 'acme-license')).subarray(0, 1 << 20));
+    const cleared = await sh(join(kit, 'uninstall.sh'), [], env);
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(cleared.stdout).toContain('leftovers of the unfinished install are removed');
+    expect(existsSync(where)).toBe(false);
+    // An upgrade killed while copying: the next run clears its copies.
+    expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
+    const leftovers = () => {
+      copyFileSync(join(kit, 'uninstall.sh'), join(where, '.uninstall.sh.new'));
+      writeFileSync(join(where, '.acme-license.new'), readFileSync(join(kit, 'acme-license')).subarray(0, 1 << 20));
+    };
+    leftovers();
+    expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
+    expect(readdirSync(where).sort()).toEqual(['acme-license', 'uninstall.sh']);
+    // Uninstall, run from the unpacked download (not the installed copy), removes them too.
+    leftovers();
+    const gone = await sh(join(kit, 'uninstall.sh'), [], env);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(gone.stdout).toContain('acme-license is removed. Its license data is kept');
+    expect(existsSync(where)).toBe(false);
+    expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
+  });
+
+  it('uninstall and upgrade stop an agent started by hand (no service manager); another namespace\'s agent keeps running', async () => {
+    const home = newHome();
+    const env = bareEnv(home);
+    expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
+    const installed = join(lib(home), 'acme-license');
+    const start = async (args: string[]) => {
+      const agent = spawn(installed, ['agent', 'run', ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+      children.push(agent);
+      const exited = new Promise<number | null>((r) => agent.once('exit', r));
+      const ready = JSON.parse(await new Promise<string>((ok) => createInterface({ input: agent.stdout! }).once('line', ok))) as { socket: string };
+      return { agent, exited, socket: ready.socket };
+    };
+    const answers = async (socketPath: string) => {
+      try {
+        (await AgentClient.connect({ socketPath, reconnect: false, connectTimeoutMs: 1000 })).close();
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const other = await start(['--app', 'other-vendor']);
+    const first = await start([]);
+    // An upgrade: the old program's agent is stopped (it would answer from a replaced file).
+    const upgrade = await sh(join(unpack(), 'install.sh'), [], env);
+    expect(upgrade.code, upgrade.stderr).toBe(0);
+    expect(await first.exited).toBe(0);
+    const second = await start([]);
+    const removed = await sh(join(lib(home), 'uninstall.sh'), [], env);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(await second.exited).toBe(0);
+    expect(await answers(second.socket)).toBe(false);
+    expect(existsSync(second.socket)).toBe(false);
+    expect(await answers(other.socket)).toBe(true);
+    other.agent.kill('SIGTERM');
+    expect(await other.exited).toBe(0);
   });
 });

@@ -37,7 +37,7 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
   const log = join(w, 'calls.log');
   for (const d of [dest, scripts, bin]) mkdirSync(d, { recursive: true });
   const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: 'https://licenses.acme.example/functions/v1', product: 'Acme Licenses', company: 'Acme Audio' }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
-  for (const f of ['preinstall', 'postinstall', 'common.sh']) writeFileSync(join(scripts, f), brand(readFileSync(join(KIT, 'scripts', f), 'utf8'), values), { mode: 0o755 });
+  for (const f of ['preinstall', 'postinstall', 'common.sh']) writeFileSync(join(scripts, f), brand(f, readFileSync(join(KIT, 'scripts', f), 'utf8'), values), { mode: 0o755 });
   // The macOS commands, recorded; sudo and launchctl asuser run what they were given.
   exe(join(bin, 'id'), `#!/bin/sh\necho "id $*" >> "${log}"\nif [ "$1" = -u ] && [ $# -eq 1 ]; then echo ${options.root ? 0 : 501}; else echo 501; fi\n`);
   exe(join(bin, 'stat'), `#!/bin/sh\necho "stat $*" >> "${log}"\necho ${options.console ?? 'alice'}\n`);
@@ -79,8 +79,10 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
     const program = w.calls().filter((c) => c.startsWith('program '));
     expect(program).toEqual([
       'program --app acme-audio agent uninstall',
+      'program --app acme-audio agent stop',
       'program --version',
       'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
+      'program --app acme-audio agent stop',
       'program --app acme-audio agent install',
       'program --app acme-audio agent status',
     ]);

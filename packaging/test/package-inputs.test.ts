@@ -185,7 +185,8 @@ describe('the macOS executable', () => {
     for (const f of ['payload/acme-license', 'payload/uninstall.sh', 'scripts/preinstall', 'scripts/postinstall', 'scripts/common.sh', 'build-pkg.sh', 'distribution.xml', 'entitlements.plist']) expect(listing).toContain(`${kit}/${f}`);
     expect(listing).toMatch(/-rwxr-xr-x .* acme-license-[^/]+\/scripts\/postinstall/);
     const build = execFileSync('tar', ['-xzOf', join(out, `${kit}.tar.gz`), `${kit}/build-pkg.sh`], { encoding: 'utf8' });
-    expect(build).toContain('--install-location "Library/Application Support/acme-audio"');
+    expect(build).toContain("\nVENDOR_DIR='acme-audio'\n");
+    expect(build).toContain('--install-location "Library/Application Support/$VENDOR_DIR"');
     // Every placeholder filled in, but the team id, which build-pkg.sh reads from the vendor's signing identity.
     expect(build.replace(/@TEAM_ID@/g, '')).not.toMatch(/@[A-Z_]+@/);
   }, 120_000);

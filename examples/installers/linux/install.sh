@@ -5,55 +5,81 @@
 #
 # Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/, writes the service
 # base URL into config.json (never a token), and registers a systemd --user unit that starts the
-# agent at login. Run a newer one over an older one to upgrade: licenses are kept.
+# agent at login. Run a newer one over an older one to upgrade: licenses are kept. Run it as the
+# user who uses it, never with sudo.
 #
 # pnpm package fills in the @…@ values of this example (packaging/src/installers.mjs); a vendor
 # may change anything else.
 set -eu
 
-NAME='@NAME@'
-APP='@APP@'
-BASE_URL='@BASE_URL@'
-PRODUCT='@PRODUCT@'
-VENDOR_DIR='@VENDOR_DIR@'
+# pnpm package writes each value shell-quoted (packaging/src/installers.mjs).
+NAME=@NAME@
+APP=@APP@
+BASE_URL=@BASE_URL@
+PRODUCT=@PRODUCT@
+VENDOR_DIR=@VENDOR_DIR@
 
 say() { printf '%s\n' "$*"; }
 fail() {
   printf '%s: %s\n' "$PRODUCT" "$*" >&2
   exit 1
 }
+# The comment block at the top of this file, up to its first line that is not a comment.
+usage() { awk 'NR > 1 { if ($0 !~ /^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
+
+# Run as another user than the home's owner (sudo keeping HOME), this would leave folders in the
+# home that the user's own agent cannot write: refused, saying why.
+require_own_home() {
+  if [ -z "${HOME:-}" ] || ! [ -d "$HOME" ]; then
+    fail "HOME is not set to an existing folder; run this as the user who uses $PRODUCT. Nothing was changed."
+  fi
+  me=$(id -u)
+  # Only the owner column of the one line is read, whatever the name holds.
+  # shellcheck disable=SC2012
+  owner=$(ls -ldnL -- "$HOME" | awk 'NR == 1 { print $3 }')
+  if [ "$owner" != "$me" ]; then
+    fail "this runs as user $me, but the home folder $HOME belongs to user $owner (sudo keeps HOME). $PRODUCT is installed per user: run this as that user, without sudo. Nothing was changed."
+  fi
+}
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; BASE_URL=$2; shift 2 ;;
     --base-url=*) BASE_URL=${1#--base-url=}; shift ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) fail "unknown option '$1' (see $0 --help)" ;;
   esac
 done
+require_own_home
 
 HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 LIB="$HOME/.local/lib/$VENDOR_DIR"
 BIN="$HOME/.local/bin"
 EXE="$LIB/$NAME"
 NEW="$LIB/.$NAME.new"
+UNINSTALL_NEW="$LIB/.uninstall.sh.new"
 set -- ${APP:+--app "$APP"}
 
 # 1. The new program must run on this computer before anything is changed.
 "$HERE/$NAME" --version >/dev/null 2>&1 ||
   fail "this download does not run on this computer (it is for 64-bit Linux) or is damaged; download it again. Nothing was changed."
 
-# 2. A copy beside the installed one, checked, then one rename: the previous install works until then.
-mkdir -p "$LIB" "$BIN" 2>/dev/null || fail "cannot create $LIB or $BIN; check that your home folder is writable. Nothing was changed."
-if ! cp "$HERE/$NAME" "$NEW" 2>/dev/null || ! chmod 755 "$NEW" || ! "$NEW" --version >/dev/null 2>&1; then
-  rm -f "$NEW"
+# 2. Copies beside the installed files, each checked, then one rename each: the previous install
+# works until then. What an interrupted run left is cleared first.
+mkdir -p -- "$LIB" "$BIN" 2>/dev/null || fail "cannot create $LIB or $BIN; check that your home folder is writable. Nothing was changed."
+discard() { rm -f -- "$NEW" "$UNINSTALL_NEW"; }
+discard
+# A copy that is the same bytes as its source and has its mode, or nothing (a full disk).
+copy_checked() { cp -- "$1" "$2" 2>/dev/null && chmod 755 -- "$2" && cmp -s -- "$1" "$2"; }
+if ! copy_checked "$HERE/$NAME" "$NEW" || ! "$NEW" --version >/dev/null 2>&1 || ! copy_checked "$HERE/uninstall.sh" "$UNINSTALL_NEW"; then
+  discard
   fail "could not copy the program into $LIB (is the disk full?). The previous install is unchanged."
 fi
 
 # 3. The base URL, as every tool and the agent will read it (the file is replaced whole or not at all).
 if [ -n "$BASE_URL" ]; then
   if ! out=$("$NEW" "$@" config set base_url "$BASE_URL" 2>&1); then
-    rm -f "$NEW"
+    discard
     fail "the service address could not be saved: $out. The previous install is unchanged."
   fi
 fi
@@ -63,14 +89,18 @@ UNIT="$NAMESPACE-agent.service"
 UPGRADE=no
 [ -x "$EXE" ] && UPGRADE=yes
 
-# 4. An upgrade stops the agent the user manager runs; plugins see "not running" for a moment,
-# then the same licenses. (An agent started by hand keeps running the old program until it stops.)
+# 4. An upgrade stops the agent, whoever started it (the user manager, a plugin, a person), so no
+# old program keeps answering; plugins see "not running" for a moment, then the same licenses.
 if [ "$UPGRADE" = yes ] && command -v systemctl >/dev/null 2>&1; then
   systemctl --user stop "$UNIT" >/dev/null 2>&1 || true
 fi
-mv -f "$NEW" "$EXE" || fail "could not replace $EXE. The previous install is unchanged."
-ln -sf "$EXE" "$BIN/$NAME"
-cp "$HERE/uninstall.sh" "$LIB/uninstall.sh" && chmod 755 "$LIB/uninstall.sh" || say "(could not copy uninstall.sh into $LIB; keep the one from this download)"
+if ! out=$("$NEW" "$@" agent stop 2>&1); then
+  discard
+  fail "the running license agent did not stop: $out. Close your plugins and the license manager, then run this again. The previous install is unchanged."
+fi
+mv -f -- "$NEW" "$EXE" || { discard; fail "could not replace $EXE. The previous install is unchanged."; }
+mv -f -- "$UNINSTALL_NEW" "$LIB/uninstall.sh" || { discard; fail "could not put uninstall.sh into $LIB; run this installer again."; }
+ln -sf -- "$EXE" "$BIN/$NAME" || fail "could not link $BIN/$NAME to $EXE; run this installer again."
 
 # 5. The systemd --user unit, enabled and started.
 if out=$("$EXE" "$@" agent install 2>&1); then

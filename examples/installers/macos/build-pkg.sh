@@ -12,26 +12,35 @@
 # ~/Library/Application Support/@VENDOR_DIR@), scripts/ (preinstall, postinstall), this script,
 # distribution.xml, entitlements.plist.
 set -eu
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 64; }
+# pnpm package writes each value shell-quoted (packaging/src/installers.mjs).
+NAME=@NAME@
+VERSION=@VERSION@
+TARGET=@TARGET@
+BUNDLE_ID=@BUNDLE_ID@
+VENDOR_DIR=@VENDOR_DIR@
+# The comment block at the top of this file, up to its first line that is not a comment.
+usage() { awk 'NR > 1 { if ($0 !~ /^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+[ $# -ge 2 ] || { usage; exit 64; }
 APP_IDENTITY=$1
 INSTALLER_IDENTITY=$2
 PROFILE=${3:-}
 HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 TEAM_ID=$(printf '%s' "$APP_IDENTITY" | sed -n 's/.*(\([A-Z0-9]*\))$/\1/p')
 [ -n "$TEAM_ID" ] || { echo "the identity must end in (TEAMID), as security find-identity -v -p codesigning lists it" >&2; exit 64; }
-OUT="$HERE/@NAME@-@VERSION@-@TARGET@.pkg"
+OUT="$HERE/$NAME-$VERSION-$TARGET.pkg"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 # 1. The executable: hardened runtime, the entitlements V8 needs, the app group of your plugins.
 sed "s/@TEAM_ID@/$TEAM_ID/g" "$HERE/entitlements.plist" >"$WORK/entitlements.plist"
 codesign --force --sign "$APP_IDENTITY" --options runtime --timestamp \
-  --entitlements "$WORK/entitlements.plist" --identifier "@BUNDLE_ID@.agent" "$HERE/payload/@NAME@"
-codesign --verify --strict --verbose=2 "$HERE/payload/@NAME@"
+  --entitlements "$WORK/entitlements.plist" --identifier "$BUNDLE_ID.agent" "$HERE/payload/$NAME"
+codesign --verify --strict --verbose=2 "$HERE/payload/$NAME"
 
 # 2. The component package: installed into the user's home, with the scripts.
-pkgbuild --root "$HERE/payload" --scripts "$HERE/scripts" --identifier "@BUNDLE_ID@.agent" \
-  --version "@VERSION@" --install-location "Library/Application Support/@VENDOR_DIR@" "$WORK/agent.pkg"
+pkgbuild --root "$HERE/payload" --scripts "$HERE/scripts" --identifier "$BUNDLE_ID.agent" \
+  --version "$VERSION" --install-location "Library/Application Support/$VENDOR_DIR" "$WORK/agent.pkg"
 
 # 3. The product archive (per user: distribution.xml enables the home folder only), signed.
 productbuild --distribution "$HERE/distribution.xml" --package-path "$WORK" \

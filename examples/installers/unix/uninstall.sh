@@ -9,42 +9,76 @@
 #   --purge    also remove the license data and settings (kept by default: a reinstall finds
 #              its licenses again)
 #
-# RELEASE=1 and PURGE=1 in the environment do the same.
+# RELEASE=1 and PURGE=1 in the environment do the same. The copy in the download does the same
+# as the installed one: it acts on the installed program, wherever it is run from.
 set -eu
 
-NAME='@NAME@'
-APP='@APP@'
-PRODUCT='@PRODUCT@'
-VENDOR_DIR='@VENDOR_DIR@'
+# pnpm package writes each value shell-quoted (packaging/src/installers.mjs).
+NAME=@NAME@
+APP=@APP@
+PRODUCT=@PRODUCT@
+VENDOR_DIR=@VENDOR_DIR@
 RELEASE=${RELEASE:-0}
 PURGE=${PURGE:-0}
+NL='
+'
 
 say() { printf '%s\n' "$*"; }
 fail() {
   printf '%s: %s\n' "$PRODUCT" "$*" >&2
   exit 1
 }
+# The comment block at the top of this file, up to its first line that is not a comment.
+usage() { awk 'NR > 1 { if ($0 !~ /^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
+
+# Run as another user than the home's owner (sudo keeping HOME), this would remove or leave
+# folders as that other user: refused, saying why.
+require_own_home() {
+  if [ -z "${HOME:-}" ] || ! [ -d "$HOME" ]; then
+    fail "HOME is not set to an existing folder; run this as the user who uses $PRODUCT. Nothing was changed."
+  fi
+  me=$(id -u)
+  # Only the owner column of the one line is read, whatever the name holds.
+  # shellcheck disable=SC2012
+  owner=$(ls -ldnL -- "$HOME" | awk 'NR == 1 { print $3 }')
+  if [ "$owner" != "$me" ]; then
+    fail "this runs as user $me, but the home folder $HOME belongs to user $owner (sudo keeps HOME). $PRODUCT is installed per user: run this as that user, without sudo. Nothing was changed."
+  fi
+}
 
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) RELEASE=1; shift ;;
     --purge) PURGE=1; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
     *) fail "unknown option '$1' (see $0 --help)" ;;
   esac
 done
+require_own_home
 
-# The installed copy of this script acts on the program beside it, in one of the two places the
-# installers use; a copy elsewhere (a download) would act on the wrong one.
-LIB=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
-case "$LIB" in
-  "$HOME/.local/lib/$VENDOR_DIR" | "$HOME/Library/Application Support/$VENDOR_DIR") ;;
-  *) fail "run the uninstall.sh installed with $PRODUCT: $HOME/.local/lib/$VENDOR_DIR/uninstall.sh (Linux) or $HOME/Library/Application Support/$VENDOR_DIR/uninstall.sh (macOS)" ;;
-esac
+# The installed program, in one of the two places the installers use (this script may be the
+# copy in a download: it acts on the installed program all the same).
+LIB=
+for place in "$HOME/.local/lib/$VENDOR_DIR" "$HOME/Library/Application Support/$VENDOR_DIR"; do
+  if [ -e "$place/$NAME" ] || [ -e "$place/.$NAME.new" ] || [ -e "$place/.uninstall.sh.new" ]; then
+    LIB=$place
+    break
+  fi
+done
+[ -n "$LIB" ] || fail "$PRODUCT is not installed for this user (nothing in $HOME/.local/lib/$VENDOR_DIR or $HOME/Library/Application Support/$VENDOR_DIR)."
 BIN="$HOME/.local/bin"
 EXE="$LIB/$NAME"
 set -- ${APP:+--app "$APP"}
-[ -x "$EXE" ] || fail "$PRODUCT is not installed for this user ($EXE is missing)."
+
+# An install that was interrupted leaves its copies beside the program; they go in any case.
+remove_leftovers() { rm -f -- "$LIB/.$NAME.new" "$LIB/.uninstall.sh.new"; }
+if ! [ -x "$EXE" ]; then
+  remove_leftovers
+  rm -f -- "$LIB/uninstall.sh"
+  rmdir -- "$LIB" 2>/dev/null || true
+  say "$PRODUCT was not fully installed; the leftovers of the unfinished install are removed."
+  exit 0
+fi
 
 # 1. Give the activations back first, while everything is still in place: a failure stops here.
 if [ "$RELEASE" = 1 ]; then
@@ -54,19 +88,46 @@ if [ "$RELEASE" = 1 ]; then
   [ -n "$out" ] && say "$out"
 fi
 
-# 2. Where the settings and data are, asked before the program goes.
+# 2. Where the settings and data are, asked before the program goes: each path exactly as the
+# program prints it (it may hold spaces, *, quotes or newlines), never split or expanded.
+FOLDER=
+folder_of() {
+  FOLDER=$("$EXE" ${APP:+--app "$APP"} config path --folder "$1" && printf x) || fail "could not ask the program where its $1 folder is. Nothing was removed."
+  FOLDER=${FOLDER%x}
+  FOLDER=${FOLDER%"$NL"}
+  case "$FOLDER" in
+    /?*) [ "$FOLDER" != "$HOME" ] || fail "the program names your home folder as its $1 folder; nothing was removed." ;;
+    *) fail "the program named '$FOLDER' as its $1 folder, which is not an absolute path; nothing was removed." ;;
+  esac
+}
 if [ "$PURGE" = 1 ]; then
-  folders=""
-  for f in config data cache log; do folders="$folders $("$EXE" "$@" config path --folder "$f")"; done
+  folder_of config; CONFIG_DIR=$FOLDER
+  folder_of data; DATA_DIR=$FOLDER
+  folder_of cache; CACHE_DIR=$FOLDER
+  folder_of log; LOG_DIR=$FOLDER
 fi
 
-# 3. The service, then the files.
+# 3. The service, then whatever agent still runs (started by hand or by a plugin), then the files.
 "$EXE" "$@" agent uninstall >/dev/null 2>&1 || say "(the user service manager was not reachable; the unit file is removed all the same)"
-[ "$(readlink "$BIN/$NAME" 2>/dev/null)" = "$EXE" ] && rm -f "$BIN/$NAME"
-rm -f "$EXE" "$LIB/uninstall.sh"
-rmdir "$LIB" 2>/dev/null || true
+if ! out=$("$EXE" "$@" agent stop 2>&1); then
+  fail "the running license agent did not stop: $out. Close your plugins and the license manager, then run this again. The program is still installed."
+fi
+[ "$(readlink -- "$BIN/$NAME" 2>/dev/null)" = "$EXE" ] && rm -f -- "$BIN/$NAME"
+rm -f -- "$EXE" "$LIB/uninstall.sh"
+remove_leftovers
+rmdir -- "$LIB" 2>/dev/null || true
+
+# 4. The folders named in step 2, each as one path.
+remove_folders() {
+  left=
+  for f do
+    rm -rf -- "$f" 2>/dev/null || true
+    if [ -e "$f" ] || [ -L "$f" ]; then left="$left$NL  $f"; fi
+  done
+  [ -z "$left" ] || fail "the program is removed, but these folders of its license data could not be removed (check their permissions):$left"
+}
 if [ "$PURGE" = 1 ]; then
-  for f in $folders; do rm -rf "$f"; done
+  remove_folders "$CONFIG_DIR" "$DATA_DIR" "$CACHE_DIR" "$LOG_DIR"
   say "$PRODUCT is removed, with its license data and settings."
 else
   say "$PRODUCT is removed. Its license data is kept, so a reinstall finds your licenses again."

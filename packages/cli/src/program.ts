@@ -216,7 +216,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .command('agent')
     .description('the agent: run it, install it as a service, or ask the running one')
     .addHelpText('after', `\nExamples:\n  ${name} agent status\n  ${name} agent check ${UUID_EXAMPLE}\n  ${name} agent install`);
-  // run, install, uninstall, socket-path and status are the agent's own commands
+  // run, install, uninstall, socket-path, status and stop are the agent's own commands
   // (@plugin-license/agent/commands, the same as plugin-license-agent's): their arguments pass
   // through to it, with the global options given here; it parses, helps and answers.
   const AGENT_OWN: Array<[string, string]> = [
@@ -225,6 +225,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     ['uninstall', 'remove the per-user service'],
     ['socket-path', 'print the socket path (or Windows pipe name) in effect'],
     ['status', 'whether an agent answers, and the licenses it holds (exit 0 when one answers, 1 when not)'],
+    ['stop', 'stop the running agent of this namespace, however it was started, and wait until it is gone'],
   ];
   for (const [sub, description] of AGENT_OWN) {
     agent
