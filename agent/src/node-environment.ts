@@ -11,8 +11,9 @@
  *
  * Node 22 refuses to start a single executable application that ignores `NODE_OPTIONS` when
  * `NODE_REPL_EXTERNAL_MODULE` is set at all (exit 9, "can't be used with
- * kDisableNodeOptionsEnv"), before any code of ours runs: only whoever starts the executable can
- * remove that one, which is why this list is also given to every starter.
+ * kDisableNodeOptionsEnv"), before any code of ours runs; packaging empties the name that check
+ * reads in the executable's Node (packaging/src/node-startup.mjs), and starters are given this
+ * list too, for any Node they run.
  *
  * @example
  * spawn(command, args, { env: withoutNodeRuntimeVariables(process.env) });

@@ -14,6 +14,7 @@ import { PackageError } from './errors.mjs';
 import { ROOT } from './root.mjs';
 import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
 import { brandWindowsExecutable, signWindowsFile } from './windows.mjs';
+import { ignoreReplModuleVariable } from './node-startup.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI_BUILD = join(ROOT, 'packages', 'cli', 'dist', 'bin');
@@ -290,6 +291,13 @@ async function makeBlob(scratch, info, cache, log) {
 
 async function makeExecutable(target, file, blob, o) {
   const os = TARGETS[target].os;
+  const binary = readFileSync(file);
+  try {
+    ignoreReplModuleVariable(binary, target);
+  } catch (err) {
+    throw new PackageError(err.message);
+  }
+  writeFileSync(file, binary);
   if (os === 'win32') {
     brandWindowsExecutable(file, { product: o.product, company: o.company, description: `${o.product} license agent and tool`, version: o.version, fileName: o.fileName });
   } else if (os === 'darwin') {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { AgentClient, NODE_RUNTIME_VARIABLES, withoutNodeRuntimeVariables } from '@plugin-license/agent';
+import { AgentClient, NODE_RUNTIME_VARIABLES } from '@plugin-license/agent';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,7 @@ describe('the Linux executable, with no Node on the PATH', () => {
       NODE_ICU_DATA: '/nonexistent',
       NODE_USE_ENV_PROXY: '1',
       NODE_DISABLE_COLORS: '1',
+      NODE_REPL_EXTERNAL_MODULE: '/nonexistent/repl-hook.js',
       NODE_REPL_HISTORY: '/nonexistent/history',
       NODE_CHANNEL_FD: '99',
       NODE_CHANNEL_SERIALIZATION_MODE: 'advanced',
@@ -145,8 +146,8 @@ describe('the Linux executable, with no Node on the PATH', () => {
       UV_THREADPOOL_SIZE: 'abc',
       UV_USE_IO_URING: '1',
     };
-    // Every listed variable but the one Node itself refuses (below) has a hostile value here.
-    expect(Object.keys(hostile).sort()).toEqual(NODE_RUNTIME_VARIABLES.filter((n) => n !== 'NODE_REPL_EXTERNAL_MODULE').sort());
+    // Every listed variable has a hostile value here.
+    expect(Object.keys(hostile).sort()).toEqual([...NODE_RUNTIME_VARIABLES].sort());
     const plain = await runExe(['--version'], bareEnv(home));
     for (const [name, value] of Object.entries(hostile)) {
       const r = await runExe(['--version'], bareEnv(home, { [name]: value }));
@@ -171,14 +172,16 @@ describe('the Linux executable, with no Node on the PATH', () => {
     expect(await exited).toBe(0);
   });
 
-  it("NODE_REPL_EXTERNAL_MODULE is refused by Node itself before any code of ours (a known limit of Node 22's single executables): whoever starts the executable removes it", async () => {
+  it('NODE_REPL_EXTERNAL_MODULE, which Node refuses in a single executable that ignores NODE_OPTIONS, set or empty: the executable starts and loads nothing', async () => {
     const home = newHome();
-    const r = await runExe(['--version'], bareEnv(home, { NODE_REPL_EXTERNAL_MODULE: '' }));
-    // If a Node upgrade lifts this, the list's note in agent/src/node-environment.ts can go.
-    expect(r.code).toBe(9);
-    expect(r.stderr).toContain("NODE_REPL_EXTERNAL_MODULE can't be used with kDisableNodeOptionsEnv");
-    expect(NODE_RUNTIME_VARIABLES).toContain('NODE_REPL_EXTERNAL_MODULE');
-    expect(await runExe(['--version'], withoutNodeRuntimeVariables(bareEnv(home, { NODE_REPL_EXTERNAL_MODULE: '/x.js' })))).toMatchObject({ code: 0 });
+    const marker = join(home, 'repl-hook-ran');
+    const hook = join(home, 'repl-hook.js');
+    writeFileSync(hook, `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`);
+    const plain = await runExe(['--version'], bareEnv(home));
+    for (const value of ['', hook, 'x'.repeat(4096)]) {
+      expect(await runExe(['--version'], bareEnv(home, { NODE_REPL_EXTERNAL_MODULE: value }))).toEqual(plain);
+    }
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('uses the baked base URL with no variable; environment and config.json rank above it', async () => {
