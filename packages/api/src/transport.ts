@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import { TIMEOUT_CODES, type Carrier, type CarriedAnswer, type HeaderValues } from './carrier.js';
 import { redact, redactDeep } from './code-hint.js';
+import type { Deadline } from './deadline.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
 import { parseRateLimit, parseRetryAfterMs, type RateLimit } from './rate-limit.js';
 import { backoffDelay, type RetryPolicy } from './retry-policy.js';
@@ -12,6 +13,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Time-out of each attempt in ms (headers wait and body pauses), overriding the client's `timeoutMs`. */
   timeoutMs?: number;
+  /**
+   * The deadline this call shares with others (a command's), overriding the client's `deadline`:
+   * every attempt and retry wait ends by it. See {@link Deadline}.
+   */
+  deadline?: Deadline;
 }
 
 /** Everything the transport needs to know about one endpoint call. */
@@ -43,6 +49,8 @@ export interface TransportConfig {
   /** The carrier: a promise while the first request makes it, then the carrier itself. */
   carrier: () => Carrier | Promise<Carrier>;
   timeoutMs: number;
+  /** The deadline of a call given none: the client's, shared or one per call. */
+  deadline: (() => Deadline) | undefined;
   userAgent: string;
   policy: RetryPolicy;
   onRateLimit: (rateLimit: RateLimit) => void;
@@ -111,6 +119,17 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
   return e instanceof ServiceError && (e.status === 429 || e.status >= 500);
 }
 
+/** The one message of a deadline that ran out: it names the deadline applied, and what raises it. */
+function deadlineError(spec: CallSpec<unknown>, deadline: Deadline, cause: unknown): TimeoutError {
+  const raise = deadline.name === undefined ? 'give it more time' : `raise ${deadline.name}`;
+  return new TimeoutError(
+    `no answer from the service within ${deadline.describe()} to ${spec.endpoint}; check the network and any proxy, or ${raise} if the service is slow`,
+    spec.endpoint,
+    deadline.ms,
+    cause,
+  );
+}
+
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
@@ -132,22 +151,35 @@ export class Transport {
 
   async call<T>(spec: CallSpec<T>, options: CallOptions = {}): Promise<T> {
     const { policy } = this.config;
-    const signal = options.signal;
+    const deadline = options.deadline ?? this.config.deadline?.();
+    // A deadline's signal (Ctrl-C) cuts off only a call that is safe to repeat: one that changes
+    // something runs to its answer or its deadline, so its outcome is known.
+    const signal = options.signal ?? (spec.idempotent ? deadline?.signal : undefined);
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new ConfigError(`timeoutMs must be a positive number of milliseconds (got ${String(timeoutMs)})`, 'timeoutMs');
     }
     const retries = spec.idempotent ? policy.retries : 0;
-    const deadline = policy.now() + policy.deadlineMs;
+    // The call's own budget, waits the service asks for included (policy.deadlineMs); a shared
+    // deadline bounds the time spent waiting for answers.
+    const callEnd = policy.now() + policy.deadlineMs;
     const url = this.url(spec);
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortReason(signal);
-      const left = deadline - policy.now();
-      const attemptTimeout = retries > 0 ? Math.max(1, Math.min(timeoutMs, left)) : timeoutMs;
+      let attemptMs = retries > 0 ? Math.max(1, Math.min(timeoutMs, callEnd - policy.now())) : timeoutMs;
+      let cutBy: Deadline | undefined;
+      if (deadline !== undefined) {
+        const left = deadline.remainingMs();
+        if (left <= 0) throw deadlineError(spec, deadline, undefined);
+        if (left <= attemptMs) {
+          attemptMs = left;
+          cutBy = deadline;
+        }
+      }
       let failure: unknown;
       try {
-        const answer = await this.attempt(spec, url, attemptTimeout, signal);
+        const answer = await this.attempt(spec, url, attemptMs, signal, cutBy);
         return this.interpret(spec, url, answer);
       } catch (e) {
         failure = e;
@@ -155,15 +187,19 @@ export class Transport {
       if (!isRetryable(failure) || attempt >= retries) throw failure;
       const retryAfterMs = failure instanceof ServiceError ? failure.retryAfterMs : undefined;
       if (retryAfterMs !== undefined && retryAfterMs > policy.maxServiceWaitMs) throw failure;
-      const now = policy.now();
       const wait = backoffDelay(policy, attempt, retryAfterMs);
-      if (now + wait >= deadline) throw failure;
+      if (policy.now() + wait >= callEnd) throw failure;
+      // A back-off is part of waiting for an answer; a wait the service asked for is not.
+      if (deadline !== undefined && retryAfterMs === undefined && wait >= deadline.remainingMs()) {
+        throw failure instanceof TimeoutError ? deadlineError(spec, deadline, failure) : failure;
+      }
       try {
         await policy.sleep(wait, signal);
       } catch (e) {
         if (signal?.aborted) throw abortReason(signal);
         throw e;
       }
+      if (deadline !== undefined && retryAfterMs !== undefined) deadline.extend(wait);
     }
   }
 
@@ -181,11 +217,12 @@ export class Transport {
   // Time-outs are the carrier's own (undici's headersTimeout/bodyTimeout, a socket time-out in
   // Node's) rather than an AbortController per attempt: creating and wiring a signal per request
   // cost ~15% of a loopback round trip.
-  private async attempt(spec: CallSpec<unknown>, url: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<RawAnswer> {
+  private async attempt(spec: CallSpec<unknown>, url: string, timeoutMs: number, signal: AbortSignal | undefined, cutBy: Deadline | undefined): Promise<RawAnswer> {
     const fail = (e: unknown, stage: string): never => {
       if (signal?.aborted) throw abortReason(signal);
       const code = (e as { code?: unknown } | undefined)?.code;
       if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
+        if (cutBy !== undefined) throw deadlineError(spec, cutBy, e);
         throw new TimeoutError(
           `no answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
           spec.endpoint,
