@@ -1,4 +1,4 @@
-import { ConfigError } from './errors.js';
+import { ConfigError, TimeoutError } from './errors.js';
 
 /** Options of `new Deadline(...)`. */
 export interface DeadlineOptions {
@@ -69,6 +69,57 @@ export class Deadline {
   describe(): string {
     const seconds = Number((this.ms / 1000).toFixed(3));
     return `${seconds} s${this.name === undefined ? '' : ` (${this.name})`}`;
+  }
+
+  /**
+   * The one time-out of this deadline, whatever waited (a call, an answer relayed by another
+   * process): it names the deadline applied and what raises it.
+   * @param what what was waited for, e.g. `GET /builds/usage`
+   */
+  timeoutError(what: string, cause?: unknown): TimeoutError {
+    const raise = this.name === undefined ? 'give it more time' : `raise ${this.name}`;
+    return new TimeoutError(`no answer from the service within ${this.describe()} (${what}); check the network and any proxy, or ${raise} if the service is slow`, what, this.ms, cause);
+  }
+
+  /**
+   * Waits for `task` (an answer that comes another way than a call given this deadline: through
+   * another process, a probe) until the deadline: then it rejects with {@link timeoutError}; the
+   * signal rejects it at once with the signal's reason. `task` goes on; what it brings later is dropped.
+   *
+   * @example
+   * const state = await deadline.bound(agent.activate(projectId, code), 'asked through the agent');
+   */
+  bound<T>(task: Promise<T>, what: string): Promise<T> {
+    task.catch(() => undefined);
+    const signal = this.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const left = this.remainingMs();
+    if (left <= 0) return Promise.reject(this.timeoutError(what));
+    return new Promise<T>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', interrupted);
+      };
+      const interrupted = (): void => {
+        done();
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(this.timeoutError(what));
+      }, left);
+      signal?.addEventListener('abort', interrupted, { once: true });
+      task.then(
+        (value) => {
+          done();
+          resolve(value);
+        },
+        (e: unknown) => {
+          done();
+          reject(e);
+        },
+      );
+    });
   }
 }
 

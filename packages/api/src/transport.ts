@@ -119,17 +119,6 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
   return e instanceof ServiceError && (e.status === 429 || e.status >= 500);
 }
 
-/** The one message of a deadline that ran out: it names the deadline applied, and what raises it. */
-function deadlineError(spec: CallSpec<unknown>, deadline: Deadline, cause: unknown): TimeoutError {
-  const raise = deadline.name === undefined ? 'give it more time' : `raise ${deadline.name}`;
-  return new TimeoutError(
-    `no answer from the service within ${deadline.describe()} to ${spec.endpoint}; check the network and any proxy, or ${raise} if the service is slow`,
-    spec.endpoint,
-    deadline.ms,
-    cause,
-  );
-}
-
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
@@ -171,7 +160,7 @@ export class Transport {
       let cutBy: Deadline | undefined;
       if (deadline !== undefined) {
         const left = deadline.remainingMs();
-        if (left <= 0) throw deadlineError(spec, deadline, undefined);
+        if (left <= 0) throw deadline.timeoutError(spec.endpoint);
         if (left <= attemptMs) {
           attemptMs = left;
           cutBy = deadline;
@@ -191,7 +180,7 @@ export class Transport {
       if (policy.now() + wait >= callEnd) throw failure;
       // A back-off is part of waiting for an answer; a wait the service asked for is not.
       if (deadline !== undefined && retryAfterMs === undefined && wait >= deadline.remainingMs()) {
-        throw failure instanceof TimeoutError ? deadlineError(spec, deadline, failure) : failure;
+        throw failure instanceof TimeoutError ? deadline.timeoutError(spec.endpoint, failure) : failure;
       }
       try {
         await policy.sleep(wait, signal);
@@ -222,7 +211,7 @@ export class Transport {
       if (signal?.aborted) throw abortReason(signal);
       const code = (e as { code?: unknown } | undefined)?.code;
       if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
-        if (cutBy !== undefined) throw deadlineError(spec, cutBy, e);
+        if (cutBy !== undefined) throw cutBy.timeoutError(spec.endpoint, e);
         throw new TimeoutError(
           `no answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
           spec.endpoint,

@@ -3,7 +3,7 @@
 // names it. Real loopback servers: one that accepts and never answers, one that answers 503 at
 // once, one that asks for a wait (429); the clock is injected where only the logic is under test.
 import { createServer, type Server, type Socket } from 'node:net';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Deadline, ServiceClient, isConfigError, isNetworkError, isServiceError, isTimeoutError, type TimeoutError } from '../src/index.js';
 
@@ -39,11 +39,11 @@ async function silent(): Promise<{ url: string; connections: () => number }> {
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, connections: () => connections };
 }
 
-async function answering(handler: Parameters<typeof createHttpServer>[0]): Promise<{ baseUrl: string; requests: () => number }> {
+async function answering(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ baseUrl: string; requests: () => number }> {
   let requests = 0;
   const server: HttpServer = createHttpServer((req, res) => {
     requests += 1;
-    (handler as (a: typeof req, b: typeof res) => void)(req, res);
+    handler(req, res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(() => new Promise<void>((r) => server.close(() => r())));
@@ -89,7 +89,7 @@ describe('a shared deadline ends every call by it, retries included', () => {
       expect(Date.now() - started).toBeLessThan(1000 + SLACK_MS);
       for (const e of errors) {
         expect(isTimeoutError(e), String(e)).toBe(true);
-        expect(e.message).toMatch(/^no answer from the service within 1 s \(PLUGIN_LICENSE_TIMEOUT\) to (GET|POST) \//);
+        expect(e.message).toMatch(/^no answer from the service within 1 s \(PLUGIN_LICENSE_TIMEOUT\) \((GET|POST) \/[^)]*\); check the network/);
         expect(e.message).toContain('raise PLUGIN_LICENSE_TIMEOUT');
         expect(e.message).not.toContain(code);
         expect((e as TimeoutError).timeoutMs).toBe(1000);
@@ -97,7 +97,7 @@ describe('a shared deadline ends every call by it, retries included', () => {
       // Spent: the next call of the same piece of work fails at once, without a request.
       const again = Date.now();
       const late = await rejection(c.builds.usage({ deadline }));
-      expect(late.message).toMatch(/within 1 s \(PLUGIN_LICENSE_TIMEOUT\) to GET \/builds\/usage/);
+      expect(late.message).toMatch(/within 1 s \(PLUGIN_LICENSE_TIMEOUT\) \(GET \/builds\/usage\)/);
       expect(Date.now() - again).toBeLessThan(500);
     });
   }
@@ -119,7 +119,7 @@ describe('a shared deadline ends every call by it, retries included', () => {
       const took = Date.now() - started;
       expect(took).toBeGreaterThanOrEqual(550); // a fresh deadline each time
       expect(took).toBeLessThan(600 + SLACK_MS);
-      expect(e.message).toMatch(/within 0\.6 s to GET .*or give it more time/);
+      expect(e.message).toMatch(/within 0\.6 s \(GET .*or give it more time/);
     }
   });
 
@@ -181,6 +181,22 @@ describe('a shared deadline ends every call by it, retries included', () => {
     const c = client(`${url}/functions/v1`, { timeoutMs: 300, retry: false });
     const e = await rejection(c.activation.status(code));
     expect(e.message).toMatch(/no answer from GET \/plugin-activation\/status\/:code within 300 ms/);
+  });
+
+  it('bound(): an answer that comes another way waits no longer than the deadline, and Ctrl-C ends it', async () => {
+    const never = new Promise<never>(() => undefined);
+    const d = new Deadline(300, { name: 'PLUGIN_LICENSE_TIMEOUT' });
+    const started = Date.now();
+    const e = await rejection(d.bound(never, 'asked through the agent'));
+    expect(Date.now() - started).toBeLessThan(300 + SLACK_MS);
+    expect(e.message).toMatch(/^no answer from the service within 0\.3 s \(PLUGIN_LICENSE_TIMEOUT\) \(asked through the agent\); .*raise PLUGIN_LICENSE_TIMEOUT/);
+    await expect(d.bound(Promise.resolve(1), 'x')).rejects.toThrow(/within 0\.3 s/); // spent: at once
+    const interrupt = new AbortController();
+    const long = new Deadline(60_000, { signal: interrupt.signal });
+    const waiting = rejection(long.bound(never, 'x'));
+    interrupt.abort();
+    expect((await waiting).name).toBe('AbortError');
+    await expect(new Deadline(60_000).bound(Promise.resolve('answer'), 'x')).resolves.toBe('answer');
   });
 
   it('refuses what is not a deadline, with words', () => {

@@ -38,6 +38,10 @@ export function classify(err: unknown): Classified {
     const exit = usage ? EXIT.usage : negative ? EXIT.negative : EXIT.failed;
     return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(err.path ? { details: { path: err.path } } : {}) };
   }
+  // Ctrl-C ended a wait for the service (the deadline's signal): only calls safe to repeat are cut off.
+  if (err instanceof Error && err.name === 'AbortError') {
+    return { exit: EXIT.interrupted, code: 'interrupted', message: 'interrupted while waiting for the service; nothing more was asked of it' };
+  }
   if (isConfigError(err)) return { exit: EXIT.usage, code: 'invalid_config', message: err.message };
   if (isServiceError(err)) {
     const code = err.code;
