@@ -245,7 +245,8 @@ async function service(ctx: Context, config: ResolvedConfig, facts: Facts, add: 
     });
     return undefined;
   } finally {
-    await closeDispatcher(dispatcher);
+    // A probe that got no answer may leave a stuck connection: it is not waited for.
+    await closeDispatcher(dispatcher, ctx.deadline.remainingMs());
   }
 }
 

@@ -94,6 +94,12 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
   const license = ctx.license(projectId);
   const state = await ctx.out.spin('validating', () => license.validate({ force: true, slots: true, signal: ctx.signal }));
   await report(ctx, 'validated', state, 'library');
+  // The library keeps the stored state when the service is not heard (the offline grace): say
+  // so, and why, rather than let it pass for the service's word.
+  if (state.source === 'cache' && state.reason !== 'not_activated') {
+    const why = ctx.deadline.remainingMs() === 0 ? ctx.deadline.timeoutError('POST /plugin-activation/validate').message : 'the service could not be reached';
+    ctx.out.note(`${why}. Shown is the state stored on this computer, not the service's word`);
+  }
   return validity(state);
 }
 
