@@ -185,7 +185,8 @@ export class Transport {
       try {
         await policy.sleep(wait, signal);
       } catch (e) {
-        if (signal?.aborted) throw abortReason(signal);
+        // The default sleep rejects with an AbortError; an injected one may say it its own way.
+        if (signal?.aborted && (e as { name?: unknown } | undefined)?.name === 'AbortError') throw abortReason(signal);
         throw e;
       }
       if (deadline !== undefined && retryAfterMs !== undefined) deadline.extend(wait);
