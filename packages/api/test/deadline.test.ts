@@ -199,6 +199,22 @@ describe('a shared deadline ends every call by it, retries included', () => {
     await expect(new Deadline(60_000).bound(Promise.resolve('answer'), 'x')).resolves.toBe('answer');
   });
 
+  it('the activation calls (no async wrapper on the hot path) still reject, never throw, on a body that is not an object', async () => {
+    const c = client('http://127.0.0.1:9/functions/v1');
+    for (const call of [c.activation.activate, c.activation.deactivate, c.activation.validate]) {
+      let thrown: unknown;
+      let returned: Promise<unknown> | undefined;
+      try {
+        returned = call(null as never);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeUndefined();
+      const e = await rejection(returned as Promise<unknown>);
+      expect(isConfigError(e) && e.message).toMatch(/body must be an object/);
+    }
+  });
+
   it('refuses what is not a deadline, with words', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '1000' as unknown as number]) {
       expect(() => new Deadline(bad)).toThrow(/a deadline must be a positive number of milliseconds/);
