@@ -51,6 +51,9 @@ export async function createCarrier(o: ConnectionOptions): Promise<Carrier> {
 /** A carrier over an undici dispatcher; `owned` says whether `close()` closes it. */
 export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
   let request: typeof undiciRequest | undefined;
+  // An attempt ended before its answer (time-out or abort) may leave a connection that never
+  // ends by itself (a proxy that never answers CONNECT): then closing waits for nothing.
+  let stuck = false;
   return {
     async send(url, r) {
       // An injected dispatcher may come before undici's module is loaded here; after that, no await.
@@ -79,6 +82,7 @@ export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
       ended.catch(() => undefined);
       const response = await Promise.race([pending, ended])
         .catch((e: unknown) => {
+          if (signal.aborted) stuck = true;
           pending.then((res) => res.body.destroy(), () => undefined); // whatever it brings later is dropped
           throw late(e);
         })
@@ -93,7 +97,7 @@ export function undiciCarrier(dispatcher: Dispatcher, owned: boolean): Carrier {
       };
     },
     async close() {
-      if (owned) await closeDispatcher(dispatcher);
+      if (owned) await closeDispatcher(dispatcher, stuck ? 0 : undefined);
     },
   };
 }

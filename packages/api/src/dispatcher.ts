@@ -89,18 +89,21 @@ export function redactCredentials(value: string): string {
 const CLOSE_GRACE_MS = 1000;
 
 /**
- * Closes a dispatcher gracefully, but not for longer than a moment: a connection stuck where no
- * answer comes (a proxy that never answers CONNECT) would otherwise hold the close, and the
- * process, until the system gives up on it minutes later.
+ * Closes a dispatcher gracefully, but not for longer than a moment (`graceMs`, at most 1 s; 0
+ * ends its connections at once): a connection stuck where no answer comes (a proxy that never
+ * answers CONNECT) would otherwise hold the close, and the process, until the system gives up on
+ * it minutes later.
  *
  * @example
  * const dispatcher = await createDispatcher({ timeoutMs: 10_000 });
  * try { ... } finally { await closeDispatcher(dispatcher); }
  */
-export async function closeDispatcher(dispatcher: { close(): Promise<void>; destroy(): Promise<void> }): Promise<void> {
+export async function closeDispatcher(dispatcher: { close(): Promise<void>; destroy(): Promise<void> }, graceMs: number = CLOSE_GRACE_MS): Promise<void> {
+  // No grace (a connection known to be stuck, a deadline already spent): ended at once.
+  if (!(graceMs > 0)) return dispatcher.destroy();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), CLOSE_GRACE_MS);
+    timer = setTimeout(() => resolve('late'), Math.min(graceMs, CLOSE_GRACE_MS));
   });
   const closed = await Promise.race([dispatcher.close().then(() => 'closed' as const), late]);
   clearTimeout(timer);

@@ -2,6 +2,8 @@ export * from './schemas.js';
 export { ServiceClient } from './service-client.js';
 export type { ServiceClientOptions, ListBuildsParams, TriggerAuth } from './service-client.js';
 export type { CallOptions } from './transport.js';
+export { Deadline } from './deadline.js';
+export type { DeadlineOptions } from './deadline.js';
 export type { RetryOptions } from './retry-policy.js';
 export { closeDispatcher, createDispatcher, connectionRoute, checkProxyUrl, PROXY_VARIABLES, NO_PROXY_VARIABLES } from './dispatcher.js';
 export type { ConnectionOptions } from './dispatcher.js';

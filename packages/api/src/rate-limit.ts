@@ -48,9 +48,21 @@ function clampWait(ms: number): number {
  * serviceWaitMs(Date.parse('2026-01-01T00:01:00Z'), { date: 'Thu, 01 Jan 2026 00:00:30 GMT' }, Date.now()); // 30_000
  */
 export function serviceWaitMs(serviceTimeMs: number, headers: Headers, localNow: number): number {
-  const date = header(headers, 'date');
-  const serviceNow = date === undefined ? Number.NaN : Date.parse(date);
+  const serviceNow = dateOf(header(headers, 'date'));
   return clampWait(serviceTimeMs - (Number.isNaN(serviceNow) ? localNow : serviceNow));
+}
+
+// The `Date` header changes once a second, and every answer carries one: its last reading is kept.
+let lastDate: string | undefined;
+let lastDateMs = Number.NaN;
+
+function dateOf(date: string | undefined): number {
+  if (date === undefined) return Number.NaN;
+  if (date !== lastDate) {
+    lastDateMs = Date.parse(date);
+    lastDate = date;
+  }
+  return lastDateMs;
 }
 
 /**

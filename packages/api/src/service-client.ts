@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { connectionRoute } from './dispatcher.js';
 import { createCarrier, undiciCarrier, type Carrier } from './carrier.js';
 import { assertBaseUrl } from './base-url.js';
+import type { Deadline } from './deadline.js';
 import { ConfigError } from './errors.js';
 import type { RateLimit } from './rate-limit.js';
 import { createRetryPolicy, type RetryHooks, type RetryOptions } from './retry-policy.js';
@@ -81,6 +82,14 @@ export interface ServiceClientOptions {
    */
   timeoutMs?: number;
   /**
+   * A deadline every call of this client obeys, attempts and retries together: one
+   * {@link Deadline} shared with other calls and clients (a command's), or a function giving a
+   * new one per call. A call's own `{ deadline }` overrides it. Default: none (each attempt has
+   * `timeoutMs`, each call `retry.deadlineMs`).
+   * @example new Deadline(10_000, { name: 'PLUGIN_LICENSE_TIMEOUT', signal: interrupted })
+   */
+  deadline?: Deadline | (() => Deadline);
+  /**
    * Retries of safe calls (GETs and `activation.validate`) on network errors, time-outs, 5xx and 429;
    * `false` turns them off. Defaults: `{ retries: 2, minDelayMs: 250, maxDelayMs: 5000, deadlineMs: 30000 }`.
    * @example { retries: 4, deadlineMs: 60000 }
@@ -159,6 +168,11 @@ export class ServiceClient {
     // The own connections are made on the first request (undici loaded then only for a proxy);
     // a bad proxy URL, given or in the environment, fails now.
     this.#carrier = options.dispatcher === undefined ? undefined : undiciCarrier(options.dispatcher, false);
+    const deadline = options.deadline;
+    // By shape, not class: a bundle may carry its own copy of this package.
+    if (deadline !== undefined && typeof deadline !== 'function' && typeof (deadline as Partial<Deadline> | null)?.remainingMs !== 'function') {
+      throw new ConfigError('deadline must be a Deadline, or a function that returns a new one per call', 'deadline');
+    }
     const connection = { timeoutMs, ...(options.proxy === undefined ? {} : { proxy: options.proxy }), ...(options.ca === undefined ? {} : { ca: options.ca }) };
     if (options.dispatcher === undefined) connectionRoute(connection);
     const carrier = (): Carrier | Promise<Carrier> =>
@@ -174,6 +188,7 @@ export class ServiceClient {
       token: options.token,
       carrier,
       timeoutMs,
+      deadline: deadline === undefined ? undefined : typeof deadline === 'function' ? deadline : () => deadline,
       userAgent: options.userAgent ?? `plugin-license-api/${version} node/${process.versions.node}`,
       policy: createRetryPolicy(options.retry, hooks),
       onRateLimit: (rateLimit) => {
@@ -301,15 +316,14 @@ export class ServiceClient {
    */
   readonly activation = {
     /** @example await client.activation.activate({ code, machine_id, plugin_id: projectId }); */
-    activate: async (body: ActivationRequest, opts?: CallOptions): Promise<ActivateResult> => this.#activation('activate', ActivateResult, false, body, opts),
+    activate: (body: ActivationRequest, opts?: CallOptions): Promise<ActivateResult> => this.#activation('activate', ActivateResult, false, body, opts),
     /** @example await client.activation.deactivate({ code, machine_id, plugin_id: projectId }); */
-    deactivate: async (body: ActivationRequest, opts?: CallOptions): Promise<DeactivateResult> =>
-      this.#activation('deactivate', DeactivateResult, false, body, opts),
+    deactivate: (body: ActivationRequest, opts?: CallOptions): Promise<DeactivateResult> => this.#activation('deactivate', DeactivateResult, false, body, opts),
     /**
      * Problems come back in the body (`valid: false` and a `reason`), not as errors.
      * @example const { valid, reason } = await client.activation.validate({ code, machine_id });
      */
-    validate: async (body: ActivationRequest, opts?: CallOptions): Promise<ValidateResult> => this.#activation('validate', ValidateResult, true, body, opts),
+    validate: (body: ActivationRequest, opts?: CallOptions): Promise<ValidateResult> => this.#activation('validate', ValidateResult, true, body, opts),
     /** Slots of a code; no token needed. @example const { available } = await client.activation.status(code); */
     status: async (code: string, opts?: CallOptions): Promise<CodeStatus> =>
       this.#call(
@@ -347,8 +361,14 @@ export class ServiceClient {
       ),
   };
 
+  // Not async, and no extra promise per call (the hot path of plugins and the agent): whatever
+  // goes wrong still rejects, never throws.
   #activation<T>(action: 'activate' | 'deactivate' | 'validate', schema: CallSpec<T>['schema'], idempotent: boolean, body: ActivationRequest, opts?: CallOptions): Promise<T> {
-    requireObject(body, 'body');
+    try {
+      requireObject(body, 'body');
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.#call(
       {
         method: 'POST',

@@ -1,6 +1,7 @@
 import type * as z from 'zod';
 import { TIMEOUT_CODES, type Carrier, type CarriedAnswer, type HeaderValues } from './carrier.js';
 import { redact, redactDeep } from './code-hint.js';
+import type { Deadline } from './deadline.js';
 import { ConfigError, NetworkError, SchemaError, ServiceError, TimeoutError, type SchemaIssue } from './errors.js';
 import { parseRateLimit, parseRetryAfterMs, type RateLimit } from './rate-limit.js';
 import { backoffDelay, type RetryPolicy } from './retry-policy.js';
@@ -12,6 +13,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Time-out of each attempt in ms (headers wait and body pauses), overriding the client's `timeoutMs`. */
   timeoutMs?: number;
+  /**
+   * The deadline this call shares with others (a command's), overriding the client's `deadline`:
+   * every attempt and retry wait ends by it. See {@link Deadline}.
+   */
+  deadline?: Deadline;
 }
 
 /** Everything the transport needs to know about one endpoint call. */
@@ -43,6 +49,8 @@ export interface TransportConfig {
   /** The carrier: a promise while the first request makes it, then the carrier itself. */
   carrier: () => Carrier | Promise<Carrier>;
   timeoutMs: number;
+  /** The deadline of a call given none: the client's, shared or one per call. */
+  deadline: (() => Deadline) | undefined;
   userAgent: string;
   policy: RetryPolicy;
   onRateLimit: (rateLimit: RateLimit) => void;
@@ -114,9 +122,11 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
   private readonly base: string;
+  private readonly bearer: string;
 
   constructor(private readonly config: TransportConfig) {
     this.base = config.baseUrl.href.replace(/\/+$/, '');
+    this.bearer = `Bearer ${config.token ?? ''}`;
   }
 
   url(spec: Pick<CallSpec<unknown>, 'path' | 'query'>): string {
@@ -132,102 +142,116 @@ export class Transport {
 
   async call<T>(spec: CallSpec<T>, options: CallOptions = {}): Promise<T> {
     const { policy } = this.config;
-    const signal = options.signal;
+    const deadline = options.deadline ?? this.config.deadline?.();
+    // A deadline's signal (Ctrl-C) cuts off only a call that is safe to repeat: one that changes
+    // something runs to its answer or its deadline, so its outcome is known.
+    const signal = options.signal ?? (spec.idempotent ? deadline?.signal : undefined);
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new ConfigError(`timeoutMs must be a positive number of milliseconds (got ${String(timeoutMs)})`, 'timeoutMs');
     }
     const retries = spec.idempotent ? policy.retries : 0;
-    const deadline = policy.now() + policy.deadlineMs;
+    // The call's own budget, waits the service asks for included (policy.deadlineMs); a shared
+    // deadline bounds the time spent waiting for answers.
+    const callEnd = policy.now() + policy.deadlineMs;
     const url = this.url(spec);
 
     for (let attempt = 0; ; attempt++) {
       if (signal?.aborted) throw abortReason(signal);
-      const left = deadline - policy.now();
-      const attemptTimeout = retries > 0 ? Math.max(1, Math.min(timeoutMs, left)) : timeoutMs;
+      let attemptMs = retries > 0 ? Math.max(1, Math.min(timeoutMs, callEnd - policy.now())) : timeoutMs;
+      let cutBy: Deadline | undefined;
+      if (deadline !== undefined) {
+        const left = deadline.remainingMs();
+        if (left <= 0) throw deadline.timeoutError(spec.endpoint);
+        if (left <= attemptMs) {
+          attemptMs = left;
+          cutBy = deadline;
+        }
+      }
       let failure: unknown;
+      // One attempt, inline (not a method of its own: one promise less per call on the hot path).
+      // Time-outs are the carrier's own (undici's headersTimeout/bodyTimeout, a timer in Node's)
+      // rather than an AbortController per attempt: creating and wiring a signal per request
+      // cost ~15% of a loopback round trip.
       try {
-        const answer = await this.attempt(spec, url, attemptTimeout, signal);
-        return this.interpret(spec, url, answer);
+        if (signal?.aborted) throw abortReason(signal);
+        // No await once the carrier is made: the client hands it back itself, not a promise.
+        const made = this.config.carrier();
+        const carrier = made instanceof Promise ? await made : made;
+        let response: CarriedAnswer;
+        try {
+          const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
+          response = await carrier.send(url, { method: spec.method, headers: this.headers(spec), body, signal, timeoutMs: attemptMs });
+        } catch (e) {
+          return this.failed(e, 'reach', spec, attemptMs, signal, cutBy);
+        }
+        const { headers } = response;
+        const rateLimit = parseRateLimit(headers, policy.now());
+        if (rateLimit) this.config.onRateLimit(rateLimit);
+        let text: string;
+        try {
+          text = await response.text();
+        } catch (e) {
+          return this.failed(e, 'read the answer of', spec, attemptMs, signal, cutBy);
+        }
+        return this.interpret(spec, url, { status: response.status, headers, text, rateLimit });
       } catch (e) {
         failure = e;
       }
       if (!isRetryable(failure) || attempt >= retries) throw failure;
       const retryAfterMs = failure instanceof ServiceError ? failure.retryAfterMs : undefined;
       if (retryAfterMs !== undefined && retryAfterMs > policy.maxServiceWaitMs) throw failure;
-      const now = policy.now();
       const wait = backoffDelay(policy, attempt, retryAfterMs);
-      if (now + wait >= deadline) throw failure;
+      if (policy.now() + wait >= callEnd) throw failure;
+      // A back-off is part of waiting for an answer; a wait the service asked for is not.
+      if (deadline !== undefined && retryAfterMs === undefined && wait >= deadline.remainingMs()) {
+        throw failure instanceof TimeoutError ? deadline.timeoutError(spec.endpoint, failure) : failure;
+      }
       try {
         await policy.sleep(wait, signal);
       } catch (e) {
-        if (signal?.aborted) throw abortReason(signal);
+        // The default sleep rejects with an AbortError; an injected one may say it its own way.
+        if (signal?.aborted && (e as { name?: unknown } | undefined)?.name === 'AbortError') throw abortReason(signal);
         throw e;
       }
+      if (deadline !== undefined && retryAfterMs !== undefined) deadline.extend(wait);
     }
   }
 
   private headers(spec: CallSpec<unknown>): Record<string, string> {
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      'user-agent': this.config.userAgent,
-      ...spec.headers,
-    };
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.config.userAgent };
+    if (spec.headers) Object.assign(headers, spec.headers);
     if (spec.body) headers['content-type'] = 'application/json';
-    if (spec.bearer && this.config.token) headers.authorization = `Bearer ${this.config.token}`;
+    if (spec.bearer && this.config.token) headers.authorization = this.bearer;
     return headers;
   }
 
-  // Time-outs are the carrier's own (undici's headersTimeout/bodyTimeout, a socket time-out in
-  // Node's) rather than an AbortController per attempt: creating and wiring a signal per request
-  // cost ~15% of a loopback round trip.
-  private async attempt(spec: CallSpec<unknown>, url: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<RawAnswer> {
-    const fail = (e: unknown, stage: string): never => {
-      if (signal?.aborted) throw abortReason(signal);
-      const code = (e as { code?: unknown } | undefined)?.code;
-      if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
-        throw new TimeoutError(
-          `no answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
-          spec.endpoint,
-          timeoutMs,
-          e,
-        );
-      }
-      const tls = tlsFailure(e);
-      if (tls !== undefined) {
-        throw new NetworkError(
-          `the TLS certificate of ${this.config.baseUrl.hostname} is not trusted (${tls}); if the service uses a private CA, pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS, otherwise check the base URL and this machine's clock`,
-          spec.endpoint,
-          e,
-        );
-      }
+  /** What a failed attempt throws (a method, not a closure made per attempt: the hot path stays lean). */
+  private failed(e: unknown, stage: string, spec: CallSpec<unknown>, timeoutMs: number, signal: AbortSignal | undefined, cutBy: Deadline | undefined): never {
+    if (signal?.aborted) throw abortReason(signal);
+    const code = (e as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
+      if (cutBy !== undefined) throw cutBy.timeoutError(spec.endpoint, e);
+      throw new TimeoutError(
+        `no answer from ${spec.endpoint} within ${timeoutMs} ms; check the network, or raise timeoutMs if the service is slow`,
+        spec.endpoint,
+        timeoutMs,
+        e,
+      );
+    }
+    const tls = tlsFailure(e);
+    if (tls !== undefined) {
       throw new NetworkError(
-        `could not ${stage} ${spec.endpoint} at ${this.config.baseUrl.host} (${redact(describeCause(e), this.secrets(spec))}); check the network connection and the base URL`,
+        `the TLS certificate of ${this.config.baseUrl.hostname} is not trusted (${tls}); if the service uses a private CA, pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS, otherwise check the base URL and this machine's clock`,
         spec.endpoint,
         e,
       );
-    };
-    if (signal?.aborted) throw abortReason(signal);
-    // No await once the carrier is made: the client hands it back itself, not a promise.
-    const made = this.config.carrier();
-    const carrier = made instanceof Promise ? await made : made;
-    let response: CarriedAnswer;
-    try {
-      const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
-      response = await carrier.send(url, { method: spec.method, headers: this.headers(spec), body, signal, timeoutMs });
-    } catch (e) {
-      return fail(e, 'reach');
     }
-    const { headers } = response;
-    const rateLimit = parseRateLimit(headers, this.config.policy.now());
-    if (rateLimit) this.config.onRateLimit(rateLimit);
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (e) {
-      return fail(e, 'read the answer of');
-    }
-    return { status: response.status, headers, text, rateLimit };
+    throw new NetworkError(
+      `could not ${stage} ${spec.endpoint} at ${this.config.baseUrl.host} (${redact(describeCause(e), this.secrets(spec))}); check the network connection and the base URL`,
+      spec.endpoint,
+      e,
+    );
   }
 
   private secrets(spec: CallSpec<unknown>): (string | undefined)[] {

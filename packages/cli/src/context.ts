@@ -1,10 +1,13 @@
 import type { AgentClient } from '@plugin-license/agent';
-import { ServiceClient } from '@plugin-license/api';
+import { Deadline, ServiceClient } from '@plugin-license/api';
 import { assertProjectId, License, normalizeCode, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
 import { usageError } from './exit.js';
 import type { Output } from './output.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** What the deadline's messages name: the setting that raises it. */
+export const TIMEOUT_VARIABLE = 'PLUGIN_LICENSE_TIMEOUT';
 
 /** The longest a command waits for the service's rate limit to reset (a window is a minute). */
 export const RATE_LIMIT_WAIT_MS = 90_000;
@@ -24,6 +27,7 @@ export interface GlobalOptions {
 export class Context {
   #config: ResolvedConfig | undefined;
   #inspection: ResolvedConfig | undefined;
+  #deadline: Deadline | undefined;
   readonly #closers: Array<() => Promise<void> | void> = [];
 
   constructor(
@@ -56,8 +60,8 @@ export class Context {
   }
 
   /**
-   * The deadline of one request, whatever carries it (a direct connection, a proxy, a download's
-   * longest stall is three of them): 10 s, or `PLUGIN_LICENSE_TIMEOUT` seconds (1 to 300).
+   * `PLUGIN_LICENSE_TIMEOUT` in ms (1 to 300 s; default 10 s): the length of the command's
+   * deadline (and of each step's, for a command that runs on).
    */
   get requestTimeoutMs(): number {
     const raw = this.env.PLUGIN_LICENSE_TIMEOUT;
@@ -65,6 +69,25 @@ export class Context {
     const seconds = Number(raw);
     if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || seconds < 1 || seconds > 300) throw usageError(`PLUGIN_LICENSE_TIMEOUT must be a number of seconds from 1 to 300, got '${raw}'`);
     return seconds * 1000;
+  }
+
+  /**
+   * The command's one deadline: every wait for the service of the whole command (every request,
+   * retry and back-off, on every client, the agent's answer and doctor's probes) ends by it,
+   * and its time-out names it. It starts at the command's first wait for the service; Ctrl-C
+   * interrupts it. A wait the service asks for (a rate limit, shown as a countdown) is not counted.
+   */
+  get deadline(): Deadline {
+    this.#deadline ??= this.stepDeadline();
+    return this.#deadline;
+  }
+
+  /**
+   * A deadline of the same length for one step of a command that runs on by design (a batch of
+   * codes, a watched build, a download's links, the manager's actions): each step ends by its own.
+   */
+  stepDeadline(): Deadline {
+    return new Deadline(this.requestTimeoutMs, { name: TIMEOUT_VARIABLE, signal: this.signal });
   }
 
   baseUrl(config: ResolvedConfig = this.config): string {
@@ -75,8 +98,11 @@ export class Context {
     return baseUrl.value;
   }
 
-  /** A client of the service; `needsToken` for the endpoints that take the bearer token. */
-  client(needsToken: boolean, options: { retry?: false; config?: ResolvedConfig } = {}): ServiceClient {
+  /**
+   * A client of the service; `needsToken` for the endpoints that take the bearer token. Its calls
+   * share the command's deadline, or with `steps` each has its own (see `stepDeadline`).
+   */
+  client(needsToken: boolean, options: { retry?: false; config?: ResolvedConfig; steps?: boolean } = {}): ServiceClient {
     const config = options.config ?? this.config;
     const token = config.token.value;
     if (needsToken && token === undefined) {
@@ -89,6 +115,7 @@ export class Context {
         ...(needsToken && token !== undefined ? { token } : {}),
         ...(proxy === undefined ? {} : { proxy }),
         timeoutMs: this.requestTimeoutMs,
+        deadline: options.steps === true ? () => this.stepDeadline() : () => this.deadline,
         // A person waits out a rate limit (a window is a minute), with a countdown; a script
         // gets exit 1 only after that wait. Ctrl-C ends the wait.
         retry: options.retry === false ? false : { deadlineMs: RATE_LIMIT_WAIT_MS },
@@ -100,13 +127,18 @@ export class Context {
     return client;
   }
 
-  /** The library's `License` for a project of this namespace (what an installer would use). */
+  /**
+   * The library's `License` for a project of this namespace (what an installer would use), on a
+   * client of this command: its requests share the command's deadline.
+   */
   license(projectId: string): License {
     const license = new License({
       projectId: this.projectId(projectId),
       baseUrl: this.baseUrl(),
       namespace: this.config.namespace.value,
       ...(this.config.home.value === undefined ? {} : { home: this.config.home.value }),
+      offlinePublicKeys: this.config.offlinePublicKeys.value,
+      client: this.client(false),
       policy: { requestTimeoutMs: this.requestTimeoutMs },
     });
     this.#closers.push(() => license.close());

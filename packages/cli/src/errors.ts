@@ -42,6 +42,10 @@ export function classify(err: unknown): Classified {
     if (err.holder) details.holder = err.holder;
     return { exit, code: err.serviceCode ?? err.code, message: err.message, ...(Object.keys(details).length ? { details } : {}) };
   }
+  // Ctrl-C ended a wait for the service (the deadline's signal): only calls safe to repeat are cut off.
+  if (err instanceof Error && err.name === 'AbortError') {
+    return { exit: EXIT.interrupted, code: 'interrupted', message: 'interrupted while waiting for the service; nothing more was asked of it' };
+  }
   if (isConfigError(err)) return { exit: EXIT.usage, code: 'invalid_config', message: err.message };
   if (isServiceError(err)) {
     const code = err.code;

@@ -35,7 +35,10 @@ Exit codes:
 
 Configuration: flag > environment (PLUGIN_LICENSE_BASE_URL, PLUGIN_LICENSE_TOKEN, PLUGIN_LICENSE_APP,
 PLUGIN_LICENSE_HOME) > config.json in the config folder > default. Prefer the environment for the
-token: a --token flag shows in the process list.`;
+token: a --token flag shows in the process list.
+
+PLUGIN_LICENSE_TIMEOUT (seconds, 1 to 300, default 10) is the deadline of the whole command's waiting
+for the service, retries included; a batch, a watch, a download and the manager give it to each step.`;
 
 function wholeNumber(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {

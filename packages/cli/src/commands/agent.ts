@@ -3,7 +3,7 @@ import { agentCommandHint } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
-import { report, validity } from './license.js';
+import { report, THROUGH_AGENT, validity } from './license.js';
 
 async function running(ctx: Context): Promise<AgentClient> {
   const agent = await ctx.agent();
@@ -22,7 +22,9 @@ async function running(ctx: Context): Promise<AgentClient> {
 export async function agentStateCommand(ctx: Context, method: 'check' | 'refresh', rawProject: string): Promise<ExitCode> {
   const projectId = ctx.projectId(rawProject);
   const agent = await running(ctx);
-  const state = await ctx.out.spin(method === 'refresh' ? 'asking the service through the agent' : 'asking the agent', () => agent[method](projectId));
+  const state = await ctx.out.spin(method === 'refresh' ? 'asking the service through the agent' : 'asking the agent', () =>
+    method === 'refresh' ? ctx.deadline.bound(agent.refresh(projectId), THROUGH_AGENT) : agent.check(projectId),
+  );
   await report(ctx, method === 'refresh' ? 'refreshed' : 'checked', state, 'agent');
   return validity(state);
 }

@@ -169,7 +169,8 @@ function safeName(name: string): string {
  * Existing files are never overwritten.
  */
 export async function downloadCommand(ctx: Context, buildId: string, artifactId: string | undefined, o: DownloadOptions, signal: AbortSignal): Promise<ExitCode> {
-  const client = ctx.client(true);
+  // Downloads run on by design (files are large): each request has its own deadline, the bytes their stall rule.
+  const client = ctx.client(true, { steps: true });
   const { artifacts } = await ctx.out.spin('listing artifacts', () => client.builds.artifacts(buildId));
   const chosen = artifacts.filter(
     (a) => (artifactId === undefined || a.id === artifactId.toLowerCase()) && (o.platform === undefined || a.platform === o.platform) && (o.format === undefined || a.format === o.format),
@@ -334,7 +335,8 @@ function startProgress(ctx: Context, artifact: Artifact): { update(bytes: number
  * (6 s) keeps within the builds endpoints' 10 requests a minute.
  */
 export async function watchCommand(ctx: Context, id: string, o: { interval: number }, signal: AbortSignal): Promise<ExitCode> {
-  const client = ctx.client(true);
+  // A watch runs until the build ends: each look has its own deadline.
+  const client = ctx.client(true, { steps: true });
   const seen: Array<{ at: string; status: string; step: string; progress: number }> = [];
   let build: Build | undefined;
   for (;;) {

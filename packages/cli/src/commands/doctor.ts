@@ -4,7 +4,7 @@ import { lookup } from 'node:dns/promises';
 import { access, constants, stat, statfs } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
-import { closeDispatcher, createDispatcher, NO_PROXY_VARIABLES, PROXY_VARIABLES } from '@plugin-license/api';
+import { closeDispatcher, createDispatcher, isTimeoutError, NO_PROXY_VARIABLES, PROXY_VARIABLES } from '@plugin-license/api';
 import { selfCommand } from '@plugin-license/agent';
 import { agentCommandHint, askServiceAbout, getMachineId, readCachedStatus, resolveConfig, type CachedLicense, type ResolvedConfig, type ServiceView } from '@plugin-license/licensing';
 import { programName } from '@plugin-license/licensing/executable';
@@ -199,14 +199,14 @@ async function service(ctx: Context, config: ResolvedConfig, facts: Facts, add: 
   const dispatcher = await createDispatcher({ timeoutMs: PROBE_TIMEOUT_MS, ...(config.proxy.value === undefined ? {} : { proxy: config.proxy.value }), env: ctx.env });
   const started = performance.now();
   try {
-    // The deadline ends the probe whatever stage hangs (a proxy that never answers CONNECT is not
-    // aborted by undici itself); the stuck connection goes with the dispatcher.
-    const { res, text } = await withDeadline(
+    // The command's deadline ends the probe whatever stage hangs (a proxy that never answers
+    // CONNECT is not aborted by undici itself); the stuck connection goes with the dispatcher.
+    const { res, text } = await ctx.deadline.bound(
       (async () => {
         const answer = await request(`${base}/plugin-activation/status/doctor-probe`, { dispatcher, headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS });
         return { res: answer, text: await answer.body.text() };
       })(),
-      PROBE_TIMEOUT_MS,
+      'GET /plugin-activation/status/:code, the public request of this check',
     );
     const ms = performance.now() - started;
     const date = Date.parse(String(res.headers.date ?? ''));
@@ -232,6 +232,7 @@ async function service(ctx: Context, config: ResolvedConfig, facts: Facts, add: 
     if (answered && ms > 2000) add({ section, name: 'latency', level: 'warning', detail: `${ms.toFixed(0)} ms for one request`, fix: 'a slow network or proxy; activation still works, but slowly' });
     return { localAt: Date.now() - ms / 2, serviceDate: Number.isNaN(date) ? undefined : date, isService };
   } catch (err) {
+    if (ctx.signal.aborted) throw err; // Ctrl-C: the report stops here
     const e = err as Error & { code?: string; cause?: { code?: string } };
     const code = e.code ?? e.cause?.code ?? '';
     const tls = /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code + e.message);
@@ -239,26 +240,13 @@ async function service(ctx: Context, config: ResolvedConfig, facts: Facts, add: 
       section,
       name: 'connect and TLS',
       level: 'failed',
-      detail: `${url.host}: ${tls ? `the certificate is not trusted (${code || e.message})` : `no answer (${code || e.message})`}`,
+      detail: `${url.host}: ${tls ? `the certificate is not trusted (${code || e.message})` : isTimeoutError(err) ? err.message : `no answer (${code || e.message})`}`,
       fix: tls ? 'if the service sits behind a private CA, point NODE_EXTRA_CA_CERTS at its PEM file' : 'check the network connection, the proxy settings and the base URL; licenses stay valid offline during the grace period',
     });
     return undefined;
   } finally {
-    await closeDispatcher(dispatcher);
-  }
-}
-
-/** `promise`, or a time-out error (code ERR_PLC_TIMEOUT) after `ms`. */
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'ERR_PLC_TIMEOUT' })), ms);
-  });
-  promise.catch(() => undefined);
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
+    // A probe that got no answer may leave a stuck connection: it is not waited for.
+    await closeDispatcher(dispatcher, ctx.deadline.remainingMs());
   }
 }
 
@@ -285,7 +273,7 @@ async function token(ctx: Context, config: ResolvedConfig, probe: Probe | undefi
   else add({ section, name: 'expiry', level: exp - Date.now() < 7 * 86_400_000 ? 'warning' : 'ok', detail: `expires ${when(new Date(exp))}`, fix: 'get a new token soon' });
   if (!probe?.isService) return; // the service checks above say why
   try {
-    await ctx.client(true, { retry: false, config }).builds.usage({ timeoutMs: ctx.requestTimeoutMs });
+    await ctx.client(true, { retry: false, config }).builds.usage();
     add({ section, name: 'accepted', level: 'ok', detail: 'an authenticated request succeeded' });
   } catch (err) {
     const f = classify(err);
@@ -391,7 +379,7 @@ async function licenses(
   facts.licenses = [];
   for (const l of shown) {
     const s = l.status;
-    const view: ServiceView | null = client ? await askServiceAbout(l, client, { timeoutMs: ctx.requestTimeoutMs }) : null;
+    const view: ServiceView | null = client ? await askServiceAbout(l, client) : null;
     const parts = [
       `stored: ${s.valid ? 'valid' : `not valid: ${s.reason}`}`,
       `code ${s.codeHint ?? '-'}`,

@@ -13,6 +13,9 @@ const VIA_TEXT: Record<Via, string> = {
   library: 'directly with the library (no agent answers for this namespace)',
 };
 
+/** What a time-out says of an answer the running agent was to bring from the service (it goes on and keeps what it hears). */
+export const THROUGH_AGENT = 'asked through the running agent, which goes on asking and keeps what it hears';
+
 /** `status <code>`: the public status of a code. */
 export async function statusCommand(ctx: Context, rawCode: string): Promise<ExitCode> {
   const code = ctx.code(rawCode);
@@ -60,7 +63,7 @@ export async function activateCommand(ctx: Context, rawCode: string, o: { projec
   }
   const agent = await ctx.agent();
   const via: Via = agent ? 'agent' : 'library';
-  const state = await ctx.out.spin('activating', () => (agent ? agent.activate(projectId, code) : ctx.license(projectId).activate(code)));
+  const state = await ctx.out.spin('activating', () => (agent ? ctx.deadline.bound(agent.activate(projectId, code), THROUGH_AGENT) : ctx.license(projectId).activate(code, { signal: ctx.signal })));
   await report(ctx, 'activated', state, via);
   return validity(state);
 }
@@ -89,8 +92,14 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
     return exit;
   }
   const license = ctx.license(projectId);
-  const state = await ctx.out.spin('validating', () => license.validate({ force: true, slots: true }));
+  const state = await ctx.out.spin('validating', () => license.validate({ force: true, slots: true, signal: ctx.signal }));
   await report(ctx, 'validated', state, 'library');
+  // The library keeps the stored state when the service is not heard (the offline grace): say
+  // so, and why, rather than let it pass for the service's word.
+  if (state.source === 'cache' && state.reason !== 'not_activated') {
+    const why = ctx.deadline.remainingMs() === 0 ? ctx.deadline.timeoutError('POST /plugin-activation/validate').message : 'the service could not be reached';
+    ctx.out.note(`${why}. Shown is the state stored on this computer, not the service's word`);
+  }
   return validity(state);
 }
 
@@ -113,7 +122,7 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
     return exit;
   }
   const agent = await ctx.agent();
-  const state = await ctx.out.spin('deactivating', () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
+  const state = await ctx.out.spin('deactivating', () => (agent ? ctx.deadline.bound(agent.deactivate(projectId), THROUGH_AGENT) : ctx.license(projectId).deactivate({ signal: ctx.signal })));
   await report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
   return EXIT.ok; // released: the state says not_activated, which is what was asked
 
@@ -142,7 +151,7 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
     }
     if (reason === 'not_activated') continue;
     try {
-      await ctx.out.spin(`deactivating ${projectId}`, () => (agent ? agent.deactivate(projectId) : ctx.license(projectId).deactivate()));
+      await ctx.out.spin(`deactivating ${projectId}`, () => (agent ? ctx.deadline.bound(agent.deactivate(projectId), THROUGH_AGENT) : ctx.license(projectId).deactivate({ signal: ctx.signal })));
       released.push(projectId);
     } catch (err) {
       const f = classify(err);

@@ -93,7 +93,7 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
 
   // One client of the service for the online computer's steps, made when first needed.
   let serviceClient: ReturnType<Context['client']> | undefined;
-  const service = (): ReturnType<Context['client']> => (serviceClient ??= ctx.client(false));
+  const service = (): ReturnType<Context['client']> => (serviceClient ??= ctx.client(false, { steps: true })); // the page's actions come and go: each has its own deadline
   const viaAgent = async <T>(call: (agent: Awaited<ReturnType<AgentLink['client']>>) => Promise<T>): Promise<T> => call(await link.client());
   const backend: ManagerBackend = {
     snapshot: () => ({

@@ -91,7 +91,8 @@ function tagged(notes: string | undefined, batch: string): string {
  */
 export async function generateCommand(ctx: Context, rawProject: string, o: GenerateOptions, signal: AbortSignal): Promise<ExitCode> {
   const projectId = ctx.projectId(rawProject);
-  const client = ctx.client(true, { retry: false });
+  // A batch runs on by design: each request has its own deadline.
+  const client = ctx.client(true, { retry: false, steps: true });
   const file = o.out === undefined ? undefined : openOut(ctx, o.out, o.append === true, projectId);
   const batch = file ? randomBytes(4).toString('hex') : undefined;
   const notes = batch === undefined ? (o.notes ?? '') : tagged(o.notes, batch);
