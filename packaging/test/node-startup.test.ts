@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: plain JavaScript, no types
 import { ignoreReplModuleVariable, replModuleNameOffsets } from '../src/node-startup.mjs';
 
 const NAME = 'NODE_REPL_EXTERNAL_MODULE';
@@ -19,10 +20,10 @@ describe('the C string NODE_REPL_EXTERNAL_MODULE in a Node binary', () => {
     if (count === 1) {
       const before = Buffer.from(binary);
       ignoreReplModuleVariable(binary, 'linux-x64');
-      const at = replModuleNameOffsets(before)[0]!;
+      const at: number = replModuleNameOffsets(before)[0];
       // Only the first byte of that one string changes: the name reads "" now.
       expect(binary[at]).toBe(0);
-      expect([...binary].filter((b, i) => b !== before[i])).toHaveLength(1);
+      expect([...binary].filter((b: number, i: number) => b !== before[i])).toHaveLength(1);
       expect(replModuleNameOffsets(binary)).toEqual([]);
     } else {
       expect(() => ignoreReplModuleVariable(Buffer.from(binary), 'win-x64')).toThrow(`the win-x64 Node binary has ${count} C strings NODE_REPL_EXTERNAL_MODULE, not 1`);
