@@ -12,8 +12,8 @@ import { buildAll, hasCc, hasTool, socketDir, type Binaries } from './helpers/to
 type Answer = Record<string, unknown>;
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
-const hasSetpriv = hasTool('setpriv', ['--version']);
-const hasMkfifo = hasTool('mkfifo', ['--version']);
+const hasSetpriv = hasTool('setpriv');
+const hasMkfifo = hasTool('mkfifo');
 const otherUserReason = !isRoot ? 'not root: setpriv cannot run a listener as another user' : !hasSetpriv ? 'no setpriv (util-linux) on PATH' : '';
 if (hasCc && otherUserReason) console.log(`plugin-host-c: skipping the other-user tests: ${otherUserReason}`);
 

@@ -79,6 +79,20 @@ static int remaining_ms(int64_t deadline) {
 
 static plc_status still_waiting(const plc_client *c, int64_t deadline, int enforce_deadline);
 
+#ifndef _WIN32
+/* The folder of a socket path ("." for a bare name); dir holds PLC_PATH_CAP bytes. */
+static void socket_folder(const char *path, char *dir) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (n == 0) {
+    memcpy(dir, ".", 2);
+    return;
+  }
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+}
+#endif
+
 /* ---------------------------------------------------------------- default socket path */
 
 #ifndef _WIN32
@@ -917,19 +931,12 @@ int getpeereid(int, uid_t *, gid_t *); /* <unistd.h> has it; declared again for 
  */
 static plc_status check_holder(plc_client *c, int fd) {
   char dir[PLC_PATH_CAP];
-  const char *slash = strrchr(c->path, '/');
   struct stat st;
   uid_t me = geteuid();
   uid_t peer;
   c->holder = -1;
   c->holder_mode = 0;
-  if (slash == NULL) {
-    memcpy(dir, ".", 2);
-  } else {
-    size_t n = slash == c->path ? 1 : (size_t)(slash - c->path);
-    memcpy(dir, c->path, n);
-    dir[n] = '\0';
-  }
+  socket_folder(c->path, dir);
   if (lstat(dir, &st) != 0) return PLC_ERR_CONNECT;
   c->holder = (long)st.st_uid;
   c->holder_mode = (unsigned long)st.st_mode;
@@ -1509,13 +1516,10 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
     return out;
   }
   {
-    const char *slash = strrchr(client->path, '/');
     char dir[PLC_PATH_CAP];
-    size_t n = slash == NULL ? 0 : slash == client->path ? 1 : (size_t)(slash - client->path);
-    memcpy(dir, client->path, n);
-    dir[n] = '\0';
+    socket_folder(client->path, dir);
     add(out, out_size, &pos, "the agent's socket folder ");
-    add(out, out_size, &pos, n == 0 ? "." : dir);
+    add(out, out_size, &pos, dir);
     if (!S_ISDIR((mode_t)client->holder_mode)) {
       add(out, out_size, &pos, S_ISLNK((mode_t)client->holder_mode) ? " is a symbolic link" : " is not a folder");
       add(out, out_size, &pos, " (owned by ");

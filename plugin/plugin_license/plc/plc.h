@@ -11,6 +11,11 @@
  * A plc_client is not thread-safe; give each thread its own. The one exception: the handle given
  * to plc_set_interrupt may be signalled from any thread.
  *
+ * Every call has one deadline (its time-out, from when it began) and can be interrupted, whatever
+ * the peer sends meanwhile. Before a byte is sent, every connection checks who holds the path: the
+ * socket's folder must be the user's and writable by no one else, and the program on the other end
+ * must run as the user (PLC_ERR_FOREIGN_FOLDER, PLC_ERR_FOREIGN_AGENT; plc_describe says who).
+ *
  *   plc_client client;
  *   plc_license lic;
  *   plc_init(&client, NULL);                  // NULL: PLUGIN_LICENSE_SOCKET, else the default path
@@ -197,8 +202,9 @@ plc_status plc_offline_import(plc_client *client, const char *document, plc_lice
  * answer about the project is newer than them): subscribe a connection to one project. */
 plc_status plc_subscribe(plc_client *client, const char *project_id, plc_license *error_out, int timeout_ms);
 
-/* Waits up to timeout_ms (0: only what has arrived) for the next `changed` notification of a
- * subscribed connection: PLC_OK with `out` the new state. PLC_ERR_TIMEOUT (nothing came) and
+/* Waits up to timeout_ms (0: one read of what has arrived) for the next `changed` notification of a
+ * subscribed connection: PLC_OK with `out` the new state. Other lines, however many, do not
+ * extend the wait. PLC_ERR_TIMEOUT (nothing came) and
  * PLC_ERR_INTERRUPTED leave the connection open; any other error closes it. PLC_ERR_CLOSED when
  * the client is not connected. */
 plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms);
