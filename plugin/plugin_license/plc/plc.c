@@ -800,7 +800,7 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     if (st != PLC_OK) return st;
     /* WaitNamedPipe cannot be interrupted: wait in slices, each turn checking the interrupt. */
     int left = remaining_ms(deadline);
-    WaitNamedPipeA(c->path, (DWORD)(left < 50 ? left : 50));
+    if (left > 0) WaitNamedPipeA(c->path, (DWORD)(left < 50 ? left : 50)); /* never 0: that is the pipe's default wait */
   }
   owner = check_holder(c, h);
   if (owner != PLC_OK) {
