@@ -87,13 +87,13 @@ constexpr const char *kUsage =
     "  -h, --help   show this help\n";
 
 int main(int argc, char **argv) {
-  const std::string first = argc >= 2 ? argv[1] : "";
-  if (first == "-h" || first == "--help") {
+  const std::string arg1 = argc >= 2 ? argv[1] : "";
+  if (arg1 == "-h" || arg1 == "--help") {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  if (argc < 2 || argc > 4 || (first.size() > 1 && first[0] == '-')) {
-    if (argc >= 2 && first[0] == '-') std::fprintf(stderr, "plugin-license-test-host: unknown option %s\n", first.c_str());
+  if (argc < 2 || argc > 4 || (arg1.size() > 1 && arg1[0] == '-')) {
+    if (argc >= 2 && arg1[0] == '-') std::fprintf(stderr, "plugin-license-test-host: unknown option %s\n", arg1.c_str());
     std::fputs(kUsage, stderr);
     return 64;
   }
