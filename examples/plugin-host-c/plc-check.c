@@ -13,6 +13,9 @@
  *                                                          COUNT changes, each awaited WAIT_MS
  *   plc-check interrupt SOCKET PROJECT_ID AFTER_MS         subscribe, wait for a change, and
  *                                                          interrupt the wait from elsewhere
+ *   plc-check read-document FILE [CAP]                     plc_read_document (CAP: PLC_IMPORT_MAX_BYTES + 1)
+ *
+ * A failed call's "message" is plc_describe's words (who holds the path, when that is the failure).
  *
  * Exit status: 0 valid (or done), 1 not valid, 2 no answer (agent down, time-out, error), 64 usage.
  * REPEAT > 1 checks that many times over one plc_client and prints one line per answer.
@@ -52,6 +55,11 @@ static const char *status_name(plc_status st) {
     case PLC_ERR_FOREIGN_AGENT: return "foreign_agent";
     case PLC_ERR_INTERRUPTED: return "interrupted";
     case PLC_ERR_AGENT_OUTDATED: return "agent_outdated";
+    case PLC_ERR_FOREIGN_FOLDER: return "foreign_folder";
+    case PLC_ERR_NOT_A_FILE: return "not_a_file";
+    case PLC_ERR_FILE_TOO_LARGE: return "file_too_large";
+    case PLC_ERR_NO_FILE: return "no_file";
+    case PLC_ERR_FILE_UNREADABLE: return "file_unreadable";
   }
   return "unknown";
 }
@@ -72,6 +80,14 @@ static void print_text_or_null(const char *key, const char *value) {
   else print_json_string(value);
 }
 
+static plc_client client; /* 4 KiB buffer inside: keep it off the stack */
+
+static void print_message(plc_status st) {
+  char words[512];
+  fputs(",\"message\":", stdout);
+  print_json_string(plc_describe(&client, st, words, sizeof words));
+}
+
 static int print_answer(plc_status st, const plc_license *lic) {
   printf("{\"status\":\"%s\"", status_name(st));
   if (st == PLC_OK) {
@@ -90,8 +106,7 @@ static int print_answer(plc_status st, const plc_license *lic) {
     print_text_or_null("next_check_at", lic->next_check_at);
     printf(",\"next_check_at_s\":%lld", (long long)lic->next_check_at_s);
   } else {
-    fputs(",\"message\":", stdout);
-    print_json_string(plc_strerror(st));
+    print_message(st);
     if (st == PLC_ERR_AGENT || st == PLC_ERR_AGENT_OUTDATED) {
       printf(",\"error_code\":%ld", lic->error_code);
       print_text_or_null("error_message", lic->error_message);
@@ -113,8 +128,9 @@ static int usage(const char *argv0) {
           "       %s offline-request SOCKET PROJECT_ID CODE|- [TIMEOUT_MS]\n"
           "       %s offline-import SOCKET FILE|- [TIMEOUT_MS]\n"
           "       %s watch SOCKET PROJECT_ID|- COUNT WAIT_MS\n"
-          "       %s interrupt SOCKET PROJECT_ID AFTER_MS\n",
-          argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
+          "       %s interrupt SOCKET PROJECT_ID AFTER_MS\n"
+          "       %s read-document FILE [CAP]\n",
+          argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0, argv0);
   return 64;
 }
 
@@ -130,7 +146,6 @@ static long long monotonic_ms(void) {
 #endif
 }
 
-static plc_client client; /* 4 KiB buffer inside: keep it off the stack */
 static char document[PLC_IMPORT_MAX_BYTES + 2];
 
 static int offline_request(int argc, char **argv) {
@@ -143,8 +158,7 @@ static int offline_request(int argc, char **argv) {
     print_text_or_null("document", doc.text);
     print_text_or_null("file_name", doc.file_name);
   } else {
-    fputs(",\"message\":", stdout);
-    print_json_string(plc_strerror(st));
+    print_message(st);
     if (st == PLC_ERR_AGENT || st == PLC_ERR_AGENT_OUTDATED) {
       printf(",\"error_code\":%ld", doc.error_code);
       print_text_or_null("error_message", doc.error_message);
@@ -245,6 +259,19 @@ static int interrupt_wait(int argc, char **argv) {
   return st == PLC_ERR_INTERRUPTED ? 0 : 2;
 }
 
+/* plc_read_document: prints the status, the bytes read and the words. */
+static int read_document(int argc, char **argv) {
+  size_t cap = argc == 4 ? (size_t)strtoul(argv[3], NULL, 10) : sizeof document - 1;
+  size_t len = 0;
+  plc_status st;
+  if (argc < 3 || argc > 4 || cap == 0 || cap > sizeof document) return usage(argv[0]);
+  st = plc_read_document(argv[2], document, cap, &len);
+  printf("{\"status\":\"%s\",\"bytes\":%lu,\"text_bytes\":%lu", status_name(st), (unsigned long)len, (unsigned long)strlen(document));
+  if (st != PLC_OK) print_message(st);
+  puts("}");
+  return st == PLC_OK ? 0 : 2;
+}
+
 int main(int argc, char **argv) {
   plc_license lic;
   if (argc >= 2 && (strcmp(argv[1], "--default-path") == 0 || strcmp(argv[1], "--app-group-path") == 0)) {
@@ -280,6 +307,7 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "offline-import") == 0) return offline_import(argc, argv);
   if (argc >= 2 && strcmp(argv[1], "watch") == 0) return argc == 6 ? watch(argc, argv) : usage(argv[0]);
   if (argc >= 2 && strcmp(argv[1], "interrupt") == 0) return interrupt_wait(argc, argv);
+  if (argc >= 2 && strcmp(argv[1], "read-document") == 0) return read_document(argc, argv);
   if (argc < 3 || argc > 5) return usage(argv[0]);
   int timeout_ms = argc >= 4 ? atoi(argv[3]) : PLC_DEFAULT_TIMEOUT_MS;
   int repeat = argc >= 5 ? atoi(argv[4]) : 1;

@@ -98,7 +98,8 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
     if (st == plc::Status::notRunning)
       return "The license agent is not running on this computer. Reinstall " + vendorOf(settings) + "'s software, or start its license agent.";
     if (st == plc::Status::agentOutdated) return "The license agent needs an update: install " + vendorOf(settings) + "'s current version.";
-    if (st == plc::Status::foreignAgent) return fromUtf8(plc::describe(st)) + ".";
+    if (st == plc::Status::foreignAgent || st == plc::Status::foreignFolder)
+      return fromUtf8(result.holder.empty() ? std::string(plc::describe(st)) : result.holder) + ".";
     if (st == plc::Status::timeout) return "The license agent does not answer. It may be busy; this panel tries again by itself.";
     return "The license agent cannot be reached (" + fromUtf8(plc::describe(st)) + ").";
   }
@@ -164,11 +165,12 @@ class ActivationComponent::Worker {
 
 namespace {
 
-// The agent's words for a failed call, with what it was.
-juce::String failureOf(const juce::String &what, plc::Status status, const std::optional<plc::AgentError> &error) {
+// The agent's words for a failed call, with what it was (and who holds the agent's path, when
+// that is why).
+juce::String failureOf(const juce::String &what, plc::Status status, const std::optional<plc::AgentError> &error, const std::string &holder = {}) {
   if (status == plc::Status::agentOutdated) return what + " needs a newer license agent: install the current version.";
   if (error) return what + " failed: " + fromUtf8(error->message);
-  return what + " failed: " + fromUtf8(plc::describe(status)) + ".";
+  return what + " failed: " + fromUtf8(holder.empty() ? std::string(plc::describe(status)) : holder) + ".";
 }
 
 }  // namespace
@@ -325,7 +327,7 @@ void ActivationComponent::activate() {
     o.state = client.activate(projectId, code);
     o.clearCode = o.state.license.has_value();
     if (o.clearCode) o.done = "Activated.";
-    else o.failure = failureOf("Activation", o.state.status, o.state.agentError);
+    else o.failure = failureOf("Activation", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
 }
@@ -336,7 +338,7 @@ void ActivationComponent::deactivate() {
     Outcome o;
     o.state = client.deactivate(projectId);
     if (o.state.license) o.done = "Deactivated: the slot is free for another computer.";
-    else o.failure = failureOf("Deactivation", o.state.status, o.state.agentError);
+    else o.failure = failureOf("Deactivation", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
 }
@@ -347,7 +349,7 @@ void ActivationComponent::checkNow() {
     Outcome o;
     o.state = client.refresh(projectId);
     if (o.state.license) o.done = "Checked.";
-    else o.failure = failureOf("The check", o.state.status, o.state.agentError);
+    else o.failure = failureOf("The check", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
 }
@@ -368,7 +370,7 @@ void ActivationComponent::makeOfflineRequest(const juce::File &saveTo) {
       o.requestFileName = fromUtf8(r.fileName);
       o.done = "Choose where to save the offline request.";
     } else {
-      o.failure = failureOf("The offline request", r.status, r.agentError);
+      o.failure = failureOf("The offline request", r.status, r.agentError, r.holder);
     }
     return o;
   });
@@ -398,19 +400,26 @@ void ActivationComponent::chooseResponseFile() {
   });
 }
 
+// The file is read on the worker thread, by plc's one reader of picked files: only a regular file,
+// at most an offline response's size; a FIFO, a device or a folder is refused before any read.
 void ActivationComponent::loadOfflineResponseFrom(const juce::File &file) {
-  // An offline response is a few KiB; anything far larger is not one (and must not be read whole).
-  if (!file.existsAsFile() || file.getSize() > PLC_IMPORT_MAX_BYTES) {
-    message_.setText(file.getFullPathName() + (file.existsAsFile() ? " is far larger than an offline response: choose the response file." : " does not exist."),
-                     juce::dontSendNotification);
-    return;
-  }
-  const std::string document = file.loadFileAsString().toStdString();
-  run("Importing the offline response", [document](plc::Client &client) {
+  const juce::String shown = file.getFullPathName();
+  run("Importing the offline response", [path = shown.toStdString(), shown](plc::Client &client) {
     Outcome o;
-    o.state = client.offlineImport(document);
+    const plc::Document document = plc::readDocument(path);
+    if (document.status != plc::Status::ok) {
+      o.state.status = document.status;
+      o.failure = "Could not load " + shown + ": " + fromUtf8(plc::describe(document.status)) + ".";
+      return o;
+    }
+    if (document.text.empty() || document.text.find('\0') != std::string::npos) {
+      o.state.status = plc::Status::invalidArgument;
+      o.failure = shown + (document.text.empty() ? " is empty" : " is not text") + ": choose the offline response file.";
+      return o;
+    }
+    o.state = client.offlineImport(document.text);
     if (o.state.license) o.done = "Offline response imported.";
-    else o.failure = failureOf("The import", o.state.status, o.state.agentError);
+    else o.failure = failureOf("The import", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
 }

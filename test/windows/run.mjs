@@ -328,6 +328,30 @@ await check('plc-check.exe: nothing on the pipe is not_running', async () => {
   expectThat(answer.status === 'not_running', JSON.stringify(answer));
 });
 
+await check('plc-check.exe read-document: a file read, bounded; a folder, a served pipe, a missing or oversized file refused before reading', async () => {
+  const dir = mkdtempSync(join(tmp, 'docs-'));
+  writeFileSync(join(dir, 'response file.txt'), 'PLO1.abc\n');
+  writeFileSync(join(dir, 'huge.bin'), Buffer.alloc(200_000, 65));
+  mkdirSync(join(dir, 'folder'));
+  const pipe = `\\\\.\\pipe\\plc-doc-${randomBytes(4).toString('hex')}`;
+  const hang = winNode([tools, 'hang', pipe]);
+  await lineOf(hang, (l) => l.includes('"ready"'));
+  const read = async (path) => jsonLine((await finished(winSpawn(plcCheck, ['read-document', path]))).stdout);
+  const got = {
+    file: await read(winPath(join(dir, 'response file.txt'))),
+    folder: await read(winPath(join(dir, 'folder'))),
+    pipe: await read(pipe),
+    missing: await read(winPath(join(dir, 'missing.txt'))),
+    huge: await read(winPath(join(dir, 'huge.bin'))),
+  };
+  await hang.stop();
+  expectThat(
+    got.file.status === 'ok' && got.file.bytes === 9 && got.folder.status === 'not_a_file' && got.pipe.status === 'not_a_file' &&
+      got.missing.status === 'no_file' && got.huge.status === 'file_too_large',
+    JSON.stringify(got),
+  );
+});
+
 await check('plc-check.exe: a pipe server that never answers is a time-out', async () => {
   const pipe = `\\\\.\\pipe\\plc-hang-${randomBytes(4).toString('hex')}`;
   const hang = winNode([tools, 'hang', pipe]);

@@ -77,9 +77,24 @@ BlockGain measure(const juce::AudioBuffer<float> &out, const juce::AudioBuffer<f
 
 }  // namespace
 
+constexpr const char *kUsage =
+    "usage: plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS]\n"
+    "\n"
+    "Loads the VST3 INSTANCES times (default 1) in this process and runs processBlock on a 440 Hz\n"
+    "signal in real time, printing JSON lines (loaded, audio, fade, done), for SECONDS (default 60)\n"
+    "or until a line \"quit\" arrives on standard input. PLUGIN_LICENSE_SOCKET names the agent.\n"
+    "\n"
+    "  -h, --help   show this help\n";
+
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PLUGIN.vst3 [INSTANCES] [SECONDS]\n", argv[0]);
+  const std::string arg1 = argc >= 2 ? argv[1] : "";
+  if (arg1 == "-h" || arg1 == "--help") {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (argc < 2 || argc > 4 || (arg1.size() > 1 && arg1[0] == '-')) {
+    if (argc >= 2 && arg1[0] == '-') std::fprintf(stderr, "plugin-license-test-host: unknown option %s\n", arg1.c_str());
+    std::fputs(kUsage, stderr);
     return 64;
   }
   juce::ScopedJuceInitialiser_GUI juce;  // the message manager the plugin's classes expect

@@ -143,6 +143,18 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       ]);
     });
 
+    it('--help answers as help does: the usage on standard output, exit 0; an unknown option is a usage error', async () => {
+      const help = await run(paths.testHost, ['--help']);
+      expect(help).toMatchObject({ code: 0, stderr: '' });
+      expect(help.stdout).toMatch(/^usage: plugin-license-test-host PLUGIN\.vst3 \[INSTANCES\] \[SECONDS\]\n/);
+      expect(help.stdout).toContain('-h, --help');
+      expect((await run(paths.testHost, ['-h'])).stdout).toBe(help.stdout);
+      const bad = await run(paths.testHost, ['--bogus']);
+      expect(bad).toMatchObject({ code: 64, stdout: '' });
+      expect(bad.stderr).toMatch(/^plugin-license-test-host: unknown option --bogus\nusage: /);
+      expect(await run(paths.testHost, [])).toMatchObject({ code: 64, stdout: '' });
+    });
+
     it('PLUGIN_LICENSE_PROJECT_ID overrides the compiled-in project id', async () => {
       const a = await agent();
       expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
@@ -304,10 +316,40 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       // The same response again: refused in the import's words.
       await d.send(`load-response ${responseFile}`);
       await panel(d, { message: /^The import failed: .*answers no pending request of this machine/ }, 'the repeat refused');
-      const huge = join(dir, 'huge.bin');
-      writeFileSync(huge, Buffer.alloc(200_000, 65));
-      await d.send(`load-response ${huge}`);
-      await panel(d, { message: /huge\.bin is far larger than an offline response: choose the response file\.$/ }, 'a huge file refused');
+    });
+
+    it('"Load offline response" given what is not a response file: words, at once, and the panel keeps answering', { timeout: 60_000 }, async () => {
+      const dir = tempDir('plbad-');
+      const a = await agent();
+      const d = driver(a.socket);
+      await panel(d, { state: /^Not activated on this computer/ }, 'not activated');
+      const fifo = join(dir, 'response fifo');
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      mkdirSync(join(dir, 'a folder'));
+      symlinkSync(join(dir, 'a folder'), join(dir, 'link to folder'));
+      symlinkSync(fifo, join(dir, 'link to fifo'));
+      writeFileSync(join(dir, 'huge.bin'), Buffer.alloc(200_000, 65));
+      writeFileSync(join(dir, 'empty.txt'), '');
+      const NOT_A_FILE = 'this is not a regular file \\(a pipe, a device or a folder\\); nothing was read: choose the file itself\\.';
+      const table: Array<[string, string]> = [
+        [fifo, NOT_A_FILE],
+        ['/dev/zero', NOT_A_FILE],
+        [join(dir, 'a folder'), NOT_A_FILE],
+        [join(dir, 'link to folder'), NOT_A_FILE],
+        [join(dir, 'link to fifo'), NOT_A_FILE],
+        [join(dir, 'huge.bin'), 'the file is far larger than the document it should be; nothing was read: choose the right file\\.'],
+        [join(dir, 'missing.txt'), 'no such file\\.'],
+      ];
+      for (const [file, words] of table) {
+        await d.send(`load-response ${file}`);
+        const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        await panel(d, { message: new RegExp(`^Could not load ${escaped}: ${words}$`), busy: false }, `${file} refused`);
+      }
+      await d.send(`load-response ${join(dir, 'empty.txt')}`);
+      await panel(d, { message: /empty\.txt is empty: choose the offline response file\.$/, busy: false }, 'an empty file refused');
+      // The message thread never waited: the panel still draws and answers.
+      await shot(d, 'offline-response-refused');
+      expect(d.child.exitCode).toBeNull();
     });
 
     it('closing the panel in the middle of an activation is safe; the activation completes and a new panel shows it', async () => {

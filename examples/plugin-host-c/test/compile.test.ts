@@ -8,6 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C_FLAGS, compile, CXX_FLAGS, exampleDir, hasCc, hasCxx, hasMingw, hasTool, MINGW, PLC_C, PLC_DIR } from './helpers/toolchain.js';
 
 const hasMake = hasTool('make');
+/** clang with its libFuzzer and sanitizer runtimes (Debian: clang, libclang-rt-dev). */
+const hasLibFuzzer = hasTool('clang') && spawnSync('clang', ['-fsanitize=fuzzer', '-x', 'c', '-', '-o', '/dev/null'], { input: 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n', stdio: ['pipe', 'ignore', 'ignore'] }).status === 0;
+if (hasCc && !hasLibFuzzer) console.log('plugin-host-c: skipping the fuzzing harness build: no clang with libFuzzer (Debian: apt-get install clang libclang-rt-dev)');
 const hasNm = hasTool('nm');
 if (hasCc && !hasCxx) console.log('plugin-host-c: skipping the C++ wrapper build: no `c++` on PATH');
 if (hasCc && !hasMake) console.log('plugin-host-c: skipping the Makefile build: no `make` on PATH');
@@ -32,6 +35,13 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
     compile('cc', [...C_FLAGS, '-Wpedantic', 'plc-check.c', PLC_C, '-o', join(dir, 'plc-check')]);
     compile('cc', [...C_FLAGS, 'bench-check.c', PLC_C, '-o', join(dir, 'bench-check')]);
     compile('cc', [...C_FLAGS, 'echo-server.c', '-o', join(dir, 'echo-server')]);
+  });
+
+  it.skipIf(!hasLibFuzzer)('builds the fuzzing harness (libFuzzer, ASan, UBSan) and replays its corpus clean', () => {
+    const fuzzer = join(dir, 'plc-fuzz');
+    compile('clang', ['-g', '-O1', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all', '-Wall', '-Wextra', '-Werror', `-I${PLC_DIR}`, 'fuzz/plc-fuzz.c', '-o', fuzzer]);
+    const r = spawnSync(fuzzer, ['-runs=0', join(exampleDir, 'fuzz', 'corpus')], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
   });
 
   it('has a macOS branch (the app-group socket path) that compiles; checked for syntax against this system\'s headers, as no Mac is here', () => {

@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -75,6 +76,22 @@ static int remaining_ms(int64_t deadline) {
   if (left <= 0) return 0;
   return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
+
+static plc_status still_waiting(const plc_client *c, int64_t deadline, int enforce_deadline);
+
+#ifndef _WIN32
+/* The folder of a socket path ("." for a bare name); dir holds PLC_PATH_CAP bytes. */
+static void socket_folder(const char *path, char *dir) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+  if (n == 0) {
+    memcpy(dir, ".", 2);
+    return;
+  }
+  memcpy(dir, path, n);
+  dir[n] = '\0';
+}
+#endif
 
 /* ---------------------------------------------------------------- default socket path */
 
@@ -207,9 +224,14 @@ const char *plc_strerror(plc_status status) {
     case PLC_ERR_TOO_LARGE: return "the agent's answer is larger than the client buffer (PLC_BUFFER_SIZE)";
     case PLC_ERR_PROTOCOL: return "the agent's answer is not a valid protocol message";
     case PLC_ERR_AGENT: return "the agent answered with an error";
-    case PLC_ERR_FOREIGN_AGENT: return "another user's program answers on the agent's pipe; nothing was sent to it (start your own agent, or ask your administrator)";
+    case PLC_ERR_FOREIGN_AGENT: return "another user's program answers on the agent's socket or pipe; nothing was sent to it (start your own agent, or ask your administrator)";
     case PLC_ERR_INTERRUPTED: return "the call was interrupted";
     case PLC_ERR_AGENT_OUTDATED: return "the license agent needs an update: it does not know this request";
+    case PLC_ERR_FOREIGN_FOLDER: return "the agent's socket folder belongs to another user, is writable by others or is a link; nothing was sent (remove that folder, or set PLUGIN_LICENSE_SOCKET to a path in a private folder of yours)";
+    case PLC_ERR_NOT_A_FILE: return "this is not a regular file (a pipe, a device or a folder); nothing was read: choose the file itself";
+    case PLC_ERR_FILE_TOO_LARGE: return "the file is far larger than the document it should be; nothing was read: choose the right file";
+    case PLC_ERR_NO_FILE: return "no such file";
+    case PLC_ERR_FILE_UNREADABLE: return "the file cannot be read (permission or a read error)";
   }
   return "unknown status";
 }
@@ -423,6 +445,8 @@ static int scan_number(scan *s, long long *value) {
     neg = 1;
     s->p++;
   }
+  /* JSON has no leading zeros: 01 is not a number. */
+  if (s->end - s->p >= 2 && s->p[0] == '0' && s->p[1] >= '0' && s->p[1] <= '9') return -1;
   while (s->p < s->end && *s->p >= '0' && *s->p <= '9') {
     int dgt = *s->p++ - '0';
     v = v > (0x7fffffffffffffffLL - dgt) / 10 ? 0x7fffffffffffffffLL : v * 10 + dgt;
@@ -633,6 +657,16 @@ static int parse_document(scan *s, void *out) {
   return cut;
 }
 
+/* Ids are exact integers: we send the decimal digits of an unsigned long, so only that same token is
+ * the answer's id. 1.0, 1e0, 01, -1, +1 or "1" (a string) are other ids, never ours. */
+static int same_id(const char *token, size_t n, unsigned long id) {
+  char ours[24];
+  size_t pos = 0;
+  ours[0] = '\0';
+  append_ulong(ours, sizeof ours, &pos, id);
+  return n == pos && memcmp(token, ours, n) == 0;
+}
+
 typedef enum line_kind { LINE_SKIP, LINE_RESULT, LINE_ERROR, LINE_CHANGED, LINE_BAD } line_kind;
 
 /* Classifies one line: the answer to request `id` (its result or error), a `changed`
@@ -651,13 +685,13 @@ static line_kind classify(const char *line, size_t len, unsigned long id, const 
       have_version = !bad;
     } else if (strcmp(key, "id") == 0) {
       int ch = peek(&s);
-      long long v;
       if (ch == 'n') {
         bad = literal(&s, "null");
         id_null = 1;
       } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-        bad = scan_number(&s, &v);
-        is_ours = !bad && v == (long long)id;
+        const char *token = s.p;
+        bad = scan_number(&s, NULL);
+        is_ours = !bad && same_id(token, (size_t)(s.p - token), id);
       } else {
         bad = skip_value(&s, 1);
       }
@@ -707,6 +741,10 @@ static line_kind classify(const char *line, size_t len, unsigned long id, const 
 
 static int is_open(const plc_client *c) { return c->pipe != INVALID_HANDLE_VALUE && c->pipe != NULL; }
 
+static int interrupt_signalled(const plc_client *c) {
+  return c->interrupt != PLC_NO_INTERRUPT && WaitForSingleObject((HANDLE)c->interrupt, 0) == WAIT_OBJECT_0;
+}
+
 static void transport_close(plc_client *c) {
   if (is_open(c)) CloseHandle((HANDLE)c->pipe);
   if (c->event != NULL) CloseHandle((HANDLE)c->event);
@@ -726,16 +764,19 @@ static int token_user_of(HANDLE process, unsigned char *out, DWORD size) {
 }
 
 /*
- * Anyone can create a pipe of a well-known name first. Before a single byte is sent (an activate
- * carries a code), the process serving the pipe must run as this user: its token's user SID must
- * equal ours. A process we may not even query belongs to someone else.
+ * Who holds the path, checked on every connection before a single byte is sent (an activate
+ * carries a code). Anyone can create a pipe of a well-known name first: the process serving the
+ * pipe must run as this user, its token's user SID equal to ours. A process we may not even query
+ * belongs to someone else.
  */
-static plc_status check_pipe_owner(HANDLE pipe) {
+static plc_status check_holder(plc_client *c, HANDLE pipe) {
   ULONG server_pid = 0;
   unsigned char ours[256], theirs[256];
   HANDLE server;
   int same;
+  c->holder = -1;
   if (!GetNamedPipeServerProcessId(pipe, &server_pid)) return PLC_ERR_FOREIGN_AGENT;
+  c->holder = (long)server_pid;
   if (server_pid == GetCurrentProcessId()) return PLC_OK;
   if (!token_user_of(GetCurrentProcess(), ours, (DWORD)sizeof ours)) return PLC_ERR_IO;
   server = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, server_pid);
@@ -755,11 +796,13 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     DWORD e = GetLastError();
     if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return PLC_ERR_NOT_RUNNING;
     if (e != ERROR_PIPE_BUSY) return PLC_ERR_CONNECT;
+    plc_status st = still_waiting(c, deadline, 1);
+    if (st != PLC_OK) return st;
+    /* WaitNamedPipe cannot be interrupted: wait in slices, each turn checking the interrupt. */
     int left = remaining_ms(deadline);
-    if (left == 0) return PLC_ERR_TIMEOUT;
-    if (!WaitNamedPipeA(c->path, (DWORD)left) && GetLastError() == ERROR_SEM_TIMEOUT) return PLC_ERR_TIMEOUT;
+    if (left > 0) WaitNamedPipeA(c->path, (DWORD)(left < 50 ? left : 50)); /* never 0: that is the pipe's default wait */
   }
-  owner = check_pipe_owner(h);
+  owner = check_holder(c, h);
   if (owner != PLC_OK) {
     CloseHandle(h);
     return owner;
@@ -810,7 +853,8 @@ static plc_status overlapped_io(plc_client *c, int writing, void *data, DWORD n,
 static plc_status transport_send_all(plc_client *c, const char *data, size_t n, int64_t deadline) {
   while (n > 0) {
     DWORD done;
-    plc_status st = overlapped_io(c, 1, (void *)data, (DWORD)n, &done, deadline);
+    plc_status st = still_waiting(c, deadline, 1);
+    if (st == PLC_OK) st = overlapped_io(c, 1, (void *)data, (DWORD)n, &done, deadline);
     if (st != PLC_OK) return st;
     data += done;
     n -= done;
@@ -842,6 +886,15 @@ static void transport_close(plc_client *c) {
   c->fd = -1;
 }
 
+static int interrupt_signalled(const plc_client *c) {
+  struct pollfd pfd;
+  if (c->interrupt == PLC_NO_INTERRUPT) return 0;
+  pfd.fd = (int)c->interrupt;
+  pfd.events = POLLIN;
+  pfd.revents = 0;
+  return poll(&pfd, 1, 0) > 0 && pfd.revents != 0;
+}
+
 /* Waits until fd is ready for events, the client's interrupt descriptor is readable, or the
  * deadline passes. */
 static plc_status wait_fd(const plc_client *c, int fd, short events, int64_t deadline) {
@@ -863,6 +916,52 @@ static plc_status wait_fd(const plc_client *c, int fd, short events, int64_t dea
     if (r == 0) return PLC_ERR_TIMEOUT;
     if (errno != EINTR) return PLC_ERR_IO;
   }
+}
+
+#if defined(__APPLE__)
+int getpeereid(int, uid_t *, gid_t *); /* <unistd.h> has it; declared again for a syntax check elsewhere */
+#endif
+
+/*
+ * Who holds the path, checked on every connection before a single byte is sent (an activate
+ * carries a code), as the agent checks its own folder (agent/src/socket-dir.ts): without
+ * XDG_RUNTIME_DIR the socket sits in /tmp/APP-UID, a folder another user can create first. The
+ * socket's folder must be a real folder (not a link), owned by this user and writable by nobody
+ * else; the program on the other end must run as this user (peer credentials).
+ */
+static plc_status check_holder(plc_client *c, int fd) {
+  char dir[PLC_PATH_CAP];
+  struct stat st;
+  uid_t me = geteuid();
+  uid_t peer;
+  c->holder = -1;
+  c->holder_mode = 0;
+  socket_folder(c->path, dir);
+  if (lstat(dir, &st) != 0) return PLC_ERR_CONNECT;
+  c->holder = (long)st.st_uid;
+  c->holder_mode = (unsigned long)st.st_mode;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return PLC_ERR_FOREIGN_FOLDER;
+#if !defined(__APPLE__) && defined(SO_PEERCRED)
+  {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) {
+      c->holder = -1;
+      return PLC_ERR_FOREIGN_AGENT;
+    }
+    peer = cred.uid;
+  }
+#else
+  {
+    gid_t group;
+    if (getpeereid(fd, &peer, &group) != 0) {
+      c->holder = -1;
+      return PLC_ERR_FOREIGN_AGENT;
+    }
+  }
+#endif
+  c->holder = (long)peer;
+  return peer == me ? PLC_OK : PLC_ERR_FOREIGN_AGENT;
 }
 
 static plc_status map_connect_error(int e) {
@@ -919,9 +1018,10 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     if (e == EAGAIN) {
       /* Linux: the listener's backlog is full (a DAW opening many plugins at once); try again. */
       struct timespec pause = {0, 1000000};
-      if (remaining_ms(deadline) == 0) {
+      plc_status st = still_waiting(c, deadline, 1);
+      if (st != PLC_OK) {
         close(fd);
-        return PLC_ERR_TIMEOUT;
+        return st;
       }
       nanosleep(&pause, NULL);
       continue;
@@ -929,12 +1029,19 @@ static plc_status transport_connect(plc_client *c, int64_t deadline) {
     close(fd);
     return map_connect_error(e);
   }
+  plc_status holder = check_holder(c, fd);
+  if (holder != PLC_OK) {
+    close(fd);
+    return holder;
+  }
   c->fd = fd;
   return PLC_OK;
 }
 
 static plc_status transport_send_all(plc_client *c, const char *data, size_t n, int64_t deadline) {
   while (n > 0) {
+    plc_status turn = still_waiting(c, deadline, 1);
+    if (turn != PLC_OK) return turn;
     ssize_t w = send(c->fd, data, n, PLC_SEND_FLAGS);
     if (w > 0) {
       data += w;
@@ -972,6 +1079,22 @@ static plc_status transport_recv(plc_client *c, char *dst, size_t cap, size_t *g
 
 #endif
 
+/* ---------------------------------------------------------------- waiting */
+
+/*
+ * The one check every waiting loop makes on each turn (connect, send, each read of an answer or a
+ * change, each line skipped), whatever arrived meanwhile: the interrupt, then the call's one
+ * deadline, computed once when the call began. A read that finds bytes waiting never blocks, so
+ * without this a peer streaming lines would hold a call past both. `enforce_deadline` is 0 only
+ * for a call's first read and the lines it brought (at most PLC_BUFFER_SIZE bytes): a 0 time-out
+ * still takes what has arrived.
+ */
+static plc_status still_waiting(const plc_client *c, int64_t deadline, int enforce_deadline) {
+  if (interrupt_signalled(c)) return PLC_ERR_INTERRUPTED;
+  if (enforce_deadline && remaining_ms(deadline) == 0) return PLC_ERR_TIMEOUT;
+  return PLC_OK;
+}
+
 /* ---------------------------------------------------------------- client */
 
 void plc_init(plc_client *client, const char *socket_path) {
@@ -984,6 +1107,7 @@ void plc_init(plc_client *client, const char *socket_path) {
   client->fd = -1;
 #endif
   client->interrupt = PLC_NO_INTERRUPT;
+  client->holder = -1;
   if (socket_path != NULL && socket_path[0] != '\0') {
     size_t n = strlen(socket_path);
     client->path_status = fit_path(socket_path, n, client->path, sizeof client->path);
@@ -1017,8 +1141,9 @@ plc_status plc_connect(plc_client *client, int timeout_ms) {
   return connect_until(client, now_ms() + timeout_ms);
 }
 
-/* Finds the next complete line in the buffer, reading more when needed. */
-static plc_status next_line(plc_client *c, size_t *line_len, int64_t deadline) {
+/* Finds the next complete line in the buffer, reading more when needed. `reads` counts the reads
+ * of the whole call: every read but its first is a turn of a waiting loop (still_waiting). */
+static plc_status next_line(plc_client *c, size_t *line_len, int64_t deadline, unsigned *reads) {
   size_t scanned = 0;
   for (;;) {
     const char *nl = memchr(c->buf + scanned, '\n', c->len - scanned);
@@ -1028,8 +1153,11 @@ static plc_status next_line(plc_client *c, size_t *line_len, int64_t deadline) {
     }
     scanned = c->len;
     if (c->len == sizeof c->buf) return PLC_ERR_TOO_LARGE;
+    plc_status st = still_waiting(c, deadline, *reads > 0);
+    if (st != PLC_OK) return st;
+    ++*reads;
     size_t got = 0;
-    plc_status st = transport_recv(c, c->buf + c->len, sizeof c->buf - c->len, &got, deadline);
+    st = transport_recv(c, c->buf + c->len, sizeof c->buf - c->len, &got, deadline);
     if (st != PLC_OK) return st;
     c->len += got;
   }
@@ -1153,10 +1281,11 @@ static plc_status send_request(plc_client *c, unsigned long id, const char *meth
  * into `err`. Notifications and answers to other ids are skipped. */
 static plc_status await_answer(plc_client *c, unsigned long id, result_parser parse, void *out, plc_license *err,
                                int64_t deadline, int *answered_bytes) {
+  unsigned reads = 0;
   for (;;) {
     size_t line_len = 0;
     const char *at = NULL;
-    plc_status st = next_line(c, &line_len, deadline);
+    plc_status st = next_line(c, &line_len, deadline, &reads);
     if (c->len > 0) *answered_bytes = 1;
     if (st != PLC_OK) return st;
     line_kind kind = classify(c->buf, line_len, id, &at);
@@ -1178,7 +1307,8 @@ static plc_status await_answer(plc_client *c, unsigned long id, result_parser pa
     }
     drop_line(c, line_len);
     if (kind == LINE_BAD) return PLC_ERR_PROTOCOL;
-    if (remaining_ms(deadline) == 0) return PLC_ERR_TIMEOUT; /* a flood of notifications */
+    st = still_waiting(c, deadline, reads > 1); /* a flood of notifications */
+    if (st != PLC_OK) return st;
   }
 }
 
@@ -1284,13 +1414,14 @@ plc_status plc_subscribe(plc_client *client, const char *project_id, plc_license
 
 plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms) {
   int64_t deadline;
+  unsigned reads = 0;
   if (client == NULL || out == NULL) return PLC_ERR_INVALID_ARGUMENT;
   if (!is_open(client)) return PLC_ERR_CLOSED;
   deadline = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
   for (;;) {
     size_t line_len = 0;
     const char *at = NULL;
-    plc_status st = next_line(client, &line_len, deadline);
+    plc_status st = next_line(client, &line_len, deadline, &reads);
     if (st == PLC_ERR_TIMEOUT || st == PLC_ERR_INTERRUPTED) return st;
     if (st != PLC_OK) {
       plc_close(client);
@@ -1315,8 +1446,213 @@ plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms)
       plc_close(client);
       return PLC_ERR_PROTOCOL;
     }
+    /* Lines that are not a change (a flood of them) end the wait at its deadline all the same. */
+    st = still_waiting(client, deadline, reads > 1);
+    if (st != PLC_OK) return st;
   }
 }
+
+/* ---------------------------------------------------------------- words with context */
+
+/* Appends as much of src as fits (cut at a UTF-8 boundary); never fails. */
+static void add(char *out, size_t cap, size_t *pos, const char *src) {
+  size_t n = strlen(src);
+  if (*pos + 1 >= cap) return;
+  if (*pos + n >= cap) {
+    n = cap - 1 - *pos;
+    while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80) n--;
+  }
+  memcpy(out + *pos, src, n);
+  *pos += n;
+  out[*pos] = '\0';
+}
+
+static void add_number(char *out, size_t cap, size_t *pos, unsigned long v) {
+  char tmp[24];
+  size_t n = 0;
+  tmp[0] = '\0';
+  append_ulong(tmp, sizeof tmp, &n, v);
+  add(out, cap, pos, tmp);
+}
+
+#ifndef _WIN32
+/* "user 65534 (nobody)", or "user 65534" when the name is not found. */
+static void add_user(char *out, size_t cap, size_t *pos, unsigned long uid) {
+  char pwbuf[1024];
+  struct passwd pw, *found = NULL;
+  add(out, cap, pos, "user ");
+  add_number(out, cap, pos, uid);
+  if (getpwuid_r((uid_t)uid, &pw, pwbuf, sizeof pwbuf, &found) == 0 && found != NULL && found->pw_name != NULL) {
+    add(out, cap, pos, " (");
+    add(out, cap, pos, found->pw_name);
+    add(out, cap, pos, ")");
+  }
+}
+#endif
+
+const char *plc_describe(const plc_client *client, plc_status status, char *out, size_t out_size) {
+  size_t pos = 0;
+  if (out == NULL || out_size == 0) return "";
+  out[0] = '\0';
+  if (client == NULL || client->holder < 0 || (status != PLC_ERR_FOREIGN_FOLDER && status != PLC_ERR_FOREIGN_AGENT)) {
+    add(out, out_size, &pos, plc_strerror(status));
+    return out;
+  }
+#ifdef _WIN32
+  add(out, out_size, &pos, "the agent's pipe ");
+  add(out, out_size, &pos, client->path);
+  add(out, out_size, &pos, " is served by process ");
+  add_number(out, out_size, &pos, (unsigned long)client->holder);
+  add(out, out_size, &pos, ", which runs as another user; nothing was sent to it (start your own agent, or ask your administrator)");
+#else
+  if (status == PLC_ERR_FOREIGN_AGENT) {
+    add(out, out_size, &pos, "the program on the agent's socket ");
+    add(out, out_size, &pos, client->path);
+    add(out, out_size, &pos, " runs as ");
+    add_user(out, out_size, &pos, (unsigned long)client->holder);
+    add(out, out_size, &pos, ", not as you (");
+    add_number(out, out_size, &pos, (unsigned long)geteuid());
+    add(out, out_size, &pos, "); nothing was sent to it (start your own agent, or ask your administrator)");
+    return out;
+  }
+  {
+    char dir[PLC_PATH_CAP];
+    socket_folder(client->path, dir);
+    add(out, out_size, &pos, "the agent's socket folder ");
+    add(out, out_size, &pos, dir);
+    if (!S_ISDIR((mode_t)client->holder_mode)) {
+      add(out, out_size, &pos, S_ISLNK((mode_t)client->holder_mode) ? " is a symbolic link" : " is not a folder");
+      add(out, out_size, &pos, " (owned by ");
+      add_user(out, out_size, &pos, (unsigned long)client->holder);
+      add(out, out_size, &pos, "); nothing was sent: remove it");
+    } else if ((uid_t)client->holder != geteuid()) {
+      add(out, out_size, &pos, " belongs to ");
+      add_user(out, out_size, &pos, (unsigned long)client->holder);
+      add(out, out_size, &pos, ", not to you (");
+      add_number(out, out_size, &pos, (unsigned long)geteuid());
+      add(out, out_size, &pos, "), who may have made it to receive your activation code; nothing was sent: have it removed");
+    } else {
+      char mode[8];
+      mode[0] = (char)('0' + ((client->holder_mode >> 6) & 7));
+      mode[1] = (char)('0' + ((client->holder_mode >> 3) & 7));
+      mode[2] = (char)('0' + (client->holder_mode & 7));
+      mode[3] = '\0';
+      add(out, out_size, &pos, " is writable by other users (mode ");
+      add(out, out_size, &pos, mode);
+      add(out, out_size, &pos, "); nothing was sent: make it private to you (mode 700)");
+    }
+    add(out, out_size, &pos, ", or set PLUGIN_LICENSE_SOCKET to a path in a private folder of yours");
+  }
+#endif
+  return out;
+}
+
+/* ---------------------------------------------------------------- a file the user picked */
+
+#ifdef _WIN32
+
+plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len) {
+  WCHAR wide[1024];
+  HANDLE h;
+  DWORD attributes;
+  BY_HANDLE_FILE_INFORMATION info;
+  unsigned long long size;
+  size_t got = 0;
+  plc_status st = PLC_OK;
+  if (len != NULL) *len = 0;
+  if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  buf[0] = '\0';
+  if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide, (int)(sizeof wide / sizeof wide[0])) == 0) return PLC_ERR_INVALID_ARGUMENT;
+  /* A folder, before opening anything: CreateFile opens devices and pipes as well as files. */
+  attributes = GetFileAttributesW(wide);
+  if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return PLC_ERR_NOT_A_FILE;
+  h = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (h == INVALID_HANDLE_VALUE) {
+    DWORD e = GetLastError();
+    if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return PLC_ERR_NO_FILE;
+    if (e == ERROR_PIPE_BUSY || e == ERROR_BAD_PIPE || e == ERROR_INVALID_NAME) return PLC_ERR_NOT_A_FILE;
+    return PLC_ERR_FILE_UNREADABLE;
+  }
+  if (GetFileType(h) != FILE_TYPE_DISK || !GetFileInformationByHandle(h, &info) || (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0) {
+    CloseHandle(h);
+    return PLC_ERR_NOT_A_FILE;
+  }
+  size = ((unsigned long long)info.nFileSizeHigh << 32) | info.nFileSizeLow;
+  if (size > (unsigned long long)(cap - 1)) {
+    CloseHandle(h);
+    return PLC_ERR_FILE_TOO_LARGE;
+  }
+  /* Bounded by cap; one byte more is asked for, to see a file that grew since. */
+  for (;;) {
+    DWORD want = (DWORD)(got < cap - 1 ? (cap - 1 - got > 65536 ? 65536 : cap - 1 - got) : 1), done = 0;
+    char extra;
+    if (!ReadFile(h, got < cap - 1 ? buf + got : &extra, want, &done, NULL)) {
+      st = PLC_ERR_FILE_UNREADABLE;
+      break;
+    }
+    if (done == 0) break;
+    if (got == cap - 1) {
+      st = PLC_ERR_FILE_TOO_LARGE;
+      break;
+    }
+    got += done;
+  }
+  CloseHandle(h);
+  if (st != PLC_OK) got = 0;
+  buf[got] = '\0';
+  *len = got;
+  return st;
+}
+
+#else
+
+plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len) {
+  struct stat st;
+  size_t got = 0;
+  plc_status result = PLC_OK;
+  int fd;
+  if (len != NULL) *len = 0;
+  if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  buf[0] = '\0';
+  /* What the path names (a link followed), before opening it: opening a device can act on it. */
+  if (stat(path, &st) != 0) return errno == ENOENT || errno == ENOTDIR ? PLC_ERR_NO_FILE : PLC_ERR_FILE_UNREADABLE;
+  if (!S_ISREG(st.st_mode)) return PLC_ERR_NOT_A_FILE;
+  if ((unsigned long long)st.st_size > (unsigned long long)(cap - 1)) return PLC_ERR_FILE_TOO_LARGE;
+  /* O_NONBLOCK: a FIFO put there since the stat opens without waiting for a writer. */
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? PLC_ERR_NO_FILE : errno == ENXIO ? PLC_ERR_NOT_A_FILE : PLC_ERR_FILE_UNREADABLE;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return PLC_ERR_NOT_A_FILE;
+  }
+  if ((unsigned long long)st.st_size > (unsigned long long)(cap - 1)) {
+    close(fd);
+    return PLC_ERR_FILE_TOO_LARGE;
+  }
+  /* Bounded by cap; one byte more is asked for, to see a file that grew since. */
+  for (;;) {
+    char extra;
+    ssize_t r = got < cap - 1 ? read(fd, buf + got, cap - 1 - got) : read(fd, &extra, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      result = PLC_ERR_FILE_UNREADABLE;
+      break;
+    }
+    if (r == 0) break;
+    if (got == cap - 1) {
+      result = PLC_ERR_FILE_TOO_LARGE;
+      break;
+    }
+    got += (size_t)r;
+  }
+  close(fd);
+  if (result != PLC_OK) got = 0;
+  buf[got] = '\0';
+  *len = got;
+  return result;
+}
+
+#endif
 
 /* ---------------------------------------------------------------- waker */
 

@@ -11,6 +11,11 @@
  * A plc_client is not thread-safe; give each thread its own. The one exception: the handle given
  * to plc_set_interrupt may be signalled from any thread.
  *
+ * Every call has one deadline (its time-out, from when it began) and can be interrupted, whatever
+ * the peer sends meanwhile. Before a byte is sent, every connection checks who holds the path: the
+ * socket's folder must be the user's and writable by no one else, and the program on the other end
+ * must run as the user (PLC_ERR_FOREIGN_FOLDER, PLC_ERR_FOREIGN_AGENT; plc_describe says who).
+ *
  *   plc_client client;
  *   plc_license lic;
  *   plc_init(&client, NULL);                  // NULL: PLUGIN_LICENSE_SOCKET, else the default path
@@ -65,9 +70,16 @@ typedef enum plc_status {
   PLC_ERR_TOO_LARGE,        /* an answer line longer than PLC_BUFFER_SIZE */
   PLC_ERR_PROTOCOL,         /* an answer that is not a JSON-RPC 2.0 LicenseState */
   PLC_ERR_AGENT,            /* the agent answered an error object: see plc_license.error_* */
-  PLC_ERR_FOREIGN_AGENT,    /* Windows: the pipe is served by another user's program; nothing was sent */
+  PLC_ERR_FOREIGN_AGENT,    /* the program on the other end runs as another user (POSIX: peer credentials; Windows: the pipe's
+                               server); nothing was sent. plc_describe names who. */
   PLC_ERR_INTERRUPTED,      /* the handle given to plc_set_interrupt was signalled */
-  PLC_ERR_AGENT_OUTDATED    /* the agent does not know the request (-32601): the license agent needs an update */
+  PLC_ERR_AGENT_OUTDATED,   /* the agent does not know the request (-32601): the license agent needs an update */
+  PLC_ERR_FOREIGN_FOLDER,   /* POSIX: the socket's folder belongs to another user, is writable by others, or is a link;
+                               nothing was sent. plc_describe names the folder and its owner. */
+  PLC_ERR_NOT_A_FILE,       /* plc_read_document: a FIFO, a device, a folder, a socket (or a link to one); nothing was read */
+  PLC_ERR_FILE_TOO_LARGE,   /* plc_read_document: larger than the caller's limit; refused before reading */
+  PLC_ERR_NO_FILE,          /* plc_read_document: no such file */
+  PLC_ERR_FILE_UNREADABLE   /* plc_read_document: the file exists but cannot be opened or read (permission, I/O) */
 } plc_status;
 
 typedef enum plc_reason {
@@ -133,6 +145,11 @@ typedef struct plc_client {
   unsigned long next_id;
   size_t len;              /* bytes held in buf */
   plc_status path_status;  /* why path is empty, when plc_init could not make one */
+  /* Who holds the path, after PLC_ERR_FOREIGN_AGENT or PLC_ERR_FOREIGN_FOLDER (-1: unknown). POSIX: the
+   * user id owning the folder or running the program on the other end; Windows: the pipe server's
+   * process id. plc_describe words it. */
+  long holder;
+  unsigned long holder_mode; /* POSIX, after PLC_ERR_FOREIGN_FOLDER: the folder's st_mode */
   char path[PLC_PATH_CAP];
   char buf[PLC_BUFFER_SIZE];
 } plc_client;
@@ -185,8 +202,9 @@ plc_status plc_offline_import(plc_client *client, const char *document, plc_lice
  * answer about the project is newer than them): subscribe a connection to one project. */
 plc_status plc_subscribe(plc_client *client, const char *project_id, plc_license *error_out, int timeout_ms);
 
-/* Waits up to timeout_ms (0: only what has arrived) for the next `changed` notification of a
- * subscribed connection: PLC_OK with `out` the new state. PLC_ERR_TIMEOUT (nothing came) and
+/* Waits up to timeout_ms (0: one read of what has arrived) for the next `changed` notification of a
+ * subscribed connection: PLC_OK with `out` the new state. Other lines, however many, do not
+ * extend the wait. PLC_ERR_TIMEOUT (nothing came) and
  * PLC_ERR_INTERRUPTED leave the connection open; any other error closes it. PLC_ERR_CLOSED when
  * the client is not connected. */
 plc_status plc_wait_change(plc_client *client, plc_license *out, int timeout_ms);
@@ -244,6 +262,24 @@ plc_status plc_app_group_socket_path(const char *group, const char *app, char *o
 
 /* A short English text for a status, e.g. "the agent is not running". Never NULL. */
 const char *plc_strerror(plc_status status);
+
+/* plc_strerror's words for what a call on `client` returned, with what the client learnt: after
+ * PLC_ERR_FOREIGN_FOLDER or PLC_ERR_FOREIGN_AGENT, the path and who holds it ("the agent's folder
+ * /tmp/plugin-license-1000 belongs to user 65534 (nobody), not to you (1000): ..."). Writes a
+ * NUL-terminated text into out (cut to fit; 512 bytes hold every text) and returns out ("" when
+ * out_size is 0). */
+const char *plc_describe(const plc_client *client, plc_status status, char *out, size_t out_size);
+
+/* Reads a file the user picked (an offline response) into buf, NUL-terminated, with *len the bytes
+ * read: only a regular file (a link to one is followed), of at most cap - 1 bytes. A FIFO, a
+ * device, a folder, a socket or a link to one is PLC_ERR_NOT_A_FILE and a larger file
+ * PLC_ERR_FILE_TOO_LARGE, both before any byte is read; opening never waits for a writer, and the
+ * read is bounded by cap (a file that grows meanwhile is PLC_ERR_FILE_TOO_LARGE). PLC_ERR_NO_FILE,
+ * PLC_ERR_FILE_UNREADABLE otherwise. path is UTF-8, on Windows too. For an offline response pass
+ * cap = PLC_IMPORT_MAX_BYTES + 1, then plc_offline_import(buf) (a file with a NUL byte inside,
+ * *len > strlen(buf), is not one). Blocks only as long as reading that much of a regular file
+ * takes: still, keep it off the message thread where the file may sit on a network share. */
+plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len);
 
 /* The protocol's name of a reason ("not_activated"), "" for PLC_REASON_NONE. */
 const char *plc_reason_name(plc_reason reason);

@@ -55,6 +55,11 @@ enum class Status : int {
   foreignAgent = PLC_ERR_FOREIGN_AGENT,
   interrupted = PLC_ERR_INTERRUPTED,
   agentOutdated = PLC_ERR_AGENT_OUTDATED,
+  foreignFolder = PLC_ERR_FOREIGN_FOLDER,
+  notAFile = PLC_ERR_NOT_A_FILE,
+  fileTooLarge = PLC_ERR_FILE_TOO_LARGE,
+  noFile = PLC_ERR_NO_FILE,
+  fileUnreadable = PLC_ERR_FILE_UNREADABLE,
 };
 
 enum class Reason : int {
@@ -106,6 +111,9 @@ struct CheckResult {
   Status status = Status::notRunning;
   std::optional<License> license;        // set when status == Status::ok
   std::optional<AgentError> agentError;  // set when the agent answered an error
+  // Set when status is foreignFolder or foreignAgent: the path and who holds it, in words
+  // (plc_describe), for the user.
+  std::string holder;
 
   bool valid() const noexcept { return license.has_value() && license->valid; }
   State state() const noexcept { return !license ? State::unknown : license->valid ? State::valid : State::invalid; }
@@ -117,7 +125,31 @@ struct OfflineRequest {
   std::string document;  // one line of text; save it as a file, or show it to copy
   std::string fileName;  // a file name to suggest
   std::optional<AgentError> agentError;
+  std::string holder;  // as in CheckResult
 };
+
+// A file the user picked, read by plc_read_document: only a regular file (a link to one is
+// followed), of at most `limit` bytes; a FIFO, a device or a folder is refused before any read.
+struct Document {
+  Status status = Status::noFile;  // ok, notAFile, fileTooLarge, noFile, fileUnreadable
+  std::string text;                // the file's bytes when status == Status::ok
+};
+
+// Reads a file the user picked: an offline response by default. Blocks only as long as reading
+// `limit` bytes of a regular file takes (keep it off the message thread all the same: the file
+// may sit on a network share).
+inline Document readDocument(const std::string &path, std::size_t limit = PLC_IMPORT_MAX_BYTES) {
+  Document out;
+  std::vector<char> buf(limit + 1);
+  std::size_t len = 0;
+  if (path.find('\0') != std::string::npos) {
+    out.status = Status::invalidArgument;
+    return out;
+  }
+  out.status = static_cast<Status>(plc_read_document(path.c_str(), buf.data(), buf.size(), &len));
+  if (out.status == Status::ok) out.text.assign(buf.data(), len);
+  return out;
+}
 
 namespace detail {
 
@@ -215,6 +247,8 @@ class Client {
       out.fileName = doc->file_name;
     } else if (st == PLC_ERR_AGENT || st == PLC_ERR_AGENT_OUTDATED) {
       out.agentError = AgentError{doc->error_code, doc->error_message, doc->error_detail};
+    } else if (st == PLC_ERR_FOREIGN_FOLDER || st == PLC_ERR_FOREIGN_AGENT) {
+      out.holder = describe(out.status);
     }
     return out;
   }
@@ -223,11 +257,23 @@ class Client {
     plc_license raw;
     if (document.find('\0') != std::string::npos) return invalid();
     const plc_status st = plc_offline_import(&client_, document.c_str(), &raw, static_cast<int>(timeout.count()));
-    return detail::toResult(st, raw);
+    return withHolder(detail::toResult(st, raw));
   }
 
   void close() noexcept { plc_close(&client_); }
   plc_client *raw() noexcept { return &client_; }
+
+  // The words for a status this client's last call returned, with what it learnt (plc_describe):
+  // for foreignFolder and foreignAgent, the path and who holds it.
+  std::string describe(Status status) const {
+    char words[512];
+    return plc_describe(&client_, static_cast<plc_status>(status), words, sizeof words);
+  }
+  // `r` with its holder's words filled in when it failed on who holds the path.
+  CheckResult withHolder(CheckResult r) const {
+    if (r.status == Status::foreignFolder || r.status == Status::foreignAgent) r.holder = describe(r.status);
+    return r;
+  }
 
  private:
   static CheckResult invalid() {
@@ -241,8 +287,9 @@ class Client {
     char id[sizeof(plc_license{}.project_id)];
     plc_license raw;
     if (!detail::copyText(projectId, id)) return invalid();
-    return detail::toResult(call(id, &raw, static_cast<int>(timeout.count())), raw);
+    return withHolder(detail::toResult(call(id, &raw, static_cast<int>(timeout.count())), raw));
   }
+
 
   plc_client client_;
 };
@@ -398,7 +445,7 @@ class Watch {
           plc_waker_clear(&waker_);
           continue;
         } else if (st != PLC_OK) {
-          lost(detail::toResult(st, error));
+          lost(client_.withHolder(detail::toResult(st, error)));
           pause(retryMs);
           retryMs = std::min(retryMs * 2, kMaxRetryMs);
           continue;
@@ -424,7 +471,7 @@ class Watch {
         plc_waker_clear(&waker_);
         if (checkRequested_.exchange(false) && !checkState()) subscribed = false;
       } else {
-        lost(detail::toResult(st, raw));
+        lost(client_.withHolder(detail::toResult(st, raw)));
         subscribed = false;
       }
     }

@@ -42,6 +42,8 @@ export interface Binaries {
   wrapperExample: string | undefined;
   benchCheck: string;
   echoServer: string;
+  /** Hostile peers (a flood, a stalled listener, a recorder) and a client of one call against them. */
+  flood: string;
   cleanup(): void;
 }
 
@@ -54,6 +56,7 @@ export function buildAll(): Binaries {
   compile('cc', [...C_FLAGS, '-pthread', 'host-example.c', out('plc.o'), '-o', out('host-example')]);
   compile('cc', [...C_FLAGS, 'bench-check.c', out('plc.o'), '-o', out('bench-check')]);
   compile('cc', [...C_FLAGS, 'echo-server.c', '-o', out('echo-server')]);
+  compile('cc', [...C_FLAGS, '-pthread', 'plc-flood.c', out('plc.o'), '-o', out('plc-flood')]);
   let wrapperExample: string | undefined;
   if (hasCxx) {
     compile('c++', [...CXX_FLAGS, '-pthread', 'wrapper-example.cpp', out('plc.o'), '-o', out('wrapper-example')]);
@@ -66,6 +69,7 @@ export function buildAll(): Binaries {
     wrapperExample,
     benchCheck: out('bench-check'),
     echoServer: out('echo-server'),
+    flood: out('plc-flood'),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
