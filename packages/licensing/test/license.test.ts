@@ -485,7 +485,9 @@ describe('offline grace', () => {
 
   it('5xx and time-outs also fall back to the cache; back-off grows and caps', async () => {
     const code = await service.code();
-    const l = license({ policy: { requestTimeoutMs: 200 } });
+    // The activation must beat the time-out (1 s, room for a loaded machine); the time-out
+    // below is met by a request the service holds, so its length only sets how long it takes.
+    const l = license({ policy: { requestTimeoutMs: 1_000 } });
     await l.activate(code);
     await service.control.faults({ mode: 'error', status: 502, count: 1000 });
     const delays: number[] = [];
@@ -498,7 +500,7 @@ describe('offline grace', () => {
     // random 0.5 → 3/4 of each step: 1, 2, 4, 8, 16, 32, 60 (cap), 60 min.
     expect(delays).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * MIN * 0.75));
 
-    // A service that never answers: the client's 200 ms time-out is what ends the call.
+    // A service that never answers: the client's 1 s time-out is what ends the call.
     await service.control.faults({ mode: 'hold' });
     clock.advance(2 * HOUR);
     expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });

@@ -8,6 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createProxy } from 'proxy';
 import { Agent, request } from 'undici';
 import { ServiceClient } from '@plugin-license/api';
+import { STOP_GRACE_MS } from './processes.js';
 
 /** Absolute path of the built emulator CLI (`pnpm build` makes it). */
 export const EMULATOR_CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/emulator/dist/cli.js');
@@ -27,7 +28,7 @@ export interface EmulatorProcess {
   origin: string;
   /** What the process wrote to stderr so far (last 64 KiB). */
   stderr(): string;
-  /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+  /** SIGTERM, then SIGKILL after `STOP_GRACE_MS`; resolves once the process has exited. */
   stop(): Promise<void>;
 }
 
@@ -51,7 +52,7 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  if (await waitForExit(child, 5_000)) return;
+  if (await waitForExit(child, STOP_GRACE_MS)) return;
   child.kill('SIGKILL');
   await waitForExit(child, 5_000);
 }
