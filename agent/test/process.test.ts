@@ -276,18 +276,25 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const kills = 16;
     for (let i = 0; i < kills; i++) {
       const whileHeld = i % 4 === 0;
-      await service.control.faults(whileHeld ? { mode: 'hold', count: 1 } : { mode: 'latency', latency_ms: 150 });
+      // The latency stays on across the restart, as a slow service's would: the restarted agent's
+      // own requests then arrive behind the one the killed agent left in flight.
+      await service.control.faults(whileHeld ? { mode: 'hold' } : { mode: 'latency', latency_ms: 150 });
       const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
       const valid = (await client.check(projectId)).valid;
       const call = valid ? client.deactivate(projectId) : client.activate(projectId, code);
       call.catch(() => undefined);
-      if (whileHeld) await service.control.held(1);
-      else await new Promise((r) => setTimeout(r, (i * 53) % 320)); // 0..319 ms
+      if (whileHeld) {
+        // Whatever else the agent asks meanwhile is held too, until the call itself is.
+        const op = valid ? '/plugin-activation/deactivate' : '/plugin-activation/activate';
+        for (let n = 1; !(await service.control.held(n)).some((h) => h.path.endsWith(op)); n++);
+      } else {
+        await new Promise((r) => setTimeout(r, (i * 53) % 320)); // 0..319 ms
+      }
       agentProcess.child.kill('SIGKILL');
       await agentProcess.exited;
       client.close();
-      if (whileHeld) await service.control.releaseHeld(); // answered to nobody: the slot changed all the same
-      await service.control.faults({ mode: 'none' });
+      // Held: let go (answered to nobody, the slot changes all the same) before the restart asks.
+      if (whileHeld) await service.control.faults({ mode: 'none' });
       agentProcess = await spawnAgent(d.dir, socket); // settles unfinished intents before it is ready
       const again = await AgentClient.connect({ socketPath: socket, reconnect: false });
       const state = await again.check(projectId);
