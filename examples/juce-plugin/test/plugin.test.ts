@@ -316,9 +316,10 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const a = await agent();
       const d = driver(a.socket);
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
+      const c = await code(); // before the hold, which takes the next service request
       await faults({ mode: 'hold', count: 1 });
       try {
-        await d.send(`type ${await code()}`);
+        await d.send(`type ${c}`);
         await d.send('click activate');
         await control(emulator.origin).held(1);
         await panel(d, { busy: true }, 'the activation under way');
