@@ -24,6 +24,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 10_000,
+    // expect.poll waits for an outcome with no event to await (a page's text, a file). Its
+    // deadline only bounds how long a missing outcome takes to fail the test, so it is generous:
+    // vitest's default of 1 s fails on a loaded machine, never telling a bug from a slow runner.
+    expect: { poll: { timeout: 15_000 } },
     reporters: ['default'],
   },
 });

@@ -35,6 +35,7 @@ export class LicenseWatch {
 
   constructor(private readonly o: LicenseWatchOptions) {}
 
+  /** Resolves once the watch is in place: when polling, once the first look has learnt what is there. */
   async start(): Promise<void> {
     try {
       // The folder exists from the start, so there is something to watch before the first license.
@@ -44,9 +45,9 @@ export class LicenseWatch {
         const m = typeof name === 'string' ? CACHE_FILE.exec(name) : null;
         if (m?.[1]) this.soon(m[1].toLowerCase());
       });
-      this.watcher.on('error', (err) => this.fallBack(err));
+      this.watcher.on('error', (err) => void this.fallBack(err));
     } catch (err) {
-      this.fallBack(err);
+      await this.fallBack(err);
     }
   }
 
@@ -68,20 +69,22 @@ export class LicenseWatch {
     this.timers.set(projectId, t);
   }
 
-  private fallBack(err: unknown): void {
-    if (this.stopped || this.poller) return;
+  /** Polls from now on; resolves once the first look is done. */
+  private fallBack(err: unknown): Promise<void> {
+    if (this.stopped || this.poller) return Promise.resolve();
     this.watcher?.close();
     this.watcher = undefined;
     this.o.logger.warn({ dir: this.o.dir, err: (err as Error)?.message ?? String(err) }, 'cannot watch the licenses folder; polling it every 500 ms');
-    let polling = false;
-    const poll = (): void => {
-      if (polling) return; // a slow folder: one look at a time
-      polling = true;
-      void this.poll().finally(() => (polling = false));
+    let polling: Promise<void> | undefined;
+    const poll = (): Promise<void> => {
+      // A slow folder: one look at a time.
+      polling ??= this.poll().finally(() => (polling = undefined));
+      return polling;
     };
-    poll();
-    this.poller = setInterval(poll, POLL_MS);
+    const first = poll();
+    this.poller = setInterval(() => void poll(), POLL_MS);
     this.poller.unref();
+    return first;
   }
 
   private async poll(): Promise<void> {

@@ -65,7 +65,8 @@ describe('bad input', () => {
     const hello = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 'utf8', method: 'hello', params: { client: 'Café ☕ 𝄞' } }) + '\n');
     const cut = hello.indexOf('𝄞') + 2;
     c.send(hello.subarray(0, cut));
-    await new Promise((r) => setTimeout(r, 50));
+    // The agent has read the first part on its own (no sleep that a loaded machine could outrun).
+    await until(() => t.agent.stats().pendingReadBytes === cut, 'the first part of the request to be read');
     c.send(hello.subarray(cut));
     const answers = await c.next(2);
     expect(answers.map((a) => a.id)).toEqual(['crlf', 'utf8']);
@@ -244,15 +245,19 @@ describe('abuse and limits', () => {
     // Subscribing loads the project first: it is the oldest entry when the flood starts.
     (await client.subscribe(projectId)).on('changed', (s) => seen.push(s));
     const code = await service.code(2);
-    await service.control.faults({ mode: 'latency', latency_ms: 400 });
+    // The service holds the activation through the whole flood, however long the flood takes.
+    await service.control.faults({ mode: 'hold', count: 1 });
     try {
       const activation = client.activate(projectId, code);
-      await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
+      await service.control.held(1);
+      expect(t.agent.stats().inFlight).toBe(1);
       for (let round = 0; round < 6; round++) {
         const answers = await Promise.all(Array.from({ length: 500 }, () => client.check(randomUUID())));
         expect(answers.every((a) => a.reason === 'not_activated')).toBe(true);
       }
       expect(t.agent.stats().projects).toBeLessThanOrEqual(1024);
+      expect(t.agent.stats().inFlight).toBe(1);
+      await service.control.releaseHeld();
       expect(await activation).toMatchObject({ valid: true, source: 'online' });
       // Still the License that activated (a re-created one would rest on the cache).
       expect(await client.check(projectId)).toMatchObject({ valid: true, source: 'online' });

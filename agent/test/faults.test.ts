@@ -48,16 +48,18 @@ describe('socket behaviour', () => {
   it('a client that half-closes after its request still receives the answer of a slow activation', async () => {
     const { t } = await agent();
     const code = await service.code(2);
-    await service.control.faults({ mode: 'latency', latency_ms: 300 });
+    await service.control.faults({ mode: 'hold', count: 1 });
     cleanups.push(async () => void (await service.control.faults({ mode: 'none' })));
     const raw = await RawClient.connect(t.socketPath);
     cleanups.push(() => raw.close());
     raw.request({ jsonrpc: '2.0', id: 1, method: 'activate', params: { project_id: service.emulator.projectId, code } });
     raw.request({ jsonrpc: '2.0', id: 2, method: 'check', params: { project_id: service.emulator.projectId } });
     raw.socket.end(); // what `echo ... | socat - UNIX-CONNECT:...` does
-    const answers = await raw.next(2);
-    expect(answers.find((a) => a.id === 1)).toMatchObject({ result: { valid: true, source: 'online' } });
-    expect(answers.find((a) => a.id === 2)).toMatchObject({ result: { valid: false } });
+    // The service holds the activation until the check has been answered and the client has half-closed.
+    await service.control.held(1);
+    expect(await raw.next(1)).toMatchObject([{ id: 2, result: { valid: false } }]);
+    await service.control.releaseHeld();
+    expect(await raw.next(1)).toMatchObject([{ id: 1, result: { valid: true, source: 'online' } }]);
     await raw.waitClosed();
   });
 

@@ -15,7 +15,9 @@ afterEach(() => {
   cleanups = [];
 });
 
-async function until(pred: () => boolean, what: string, ms = 1000): Promise<void> {
+// The watch reports within a second (a 500 ms poll, a 40 ms settle); a loaded machine may take
+// longer, so the bound here is only on how long a missing report takes to fail the test.
+async function until(pred: () => boolean, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!pred()) {
     if (Date.now() > deadline) throw new Error(`${what} not seen within ${ms} ms`);
@@ -35,9 +37,9 @@ describe.each([
     writeFileSync(join(dir, `${ID}.json`), '{"before":1}');
     const seen: string[] = [];
     const watch = new LicenseWatch({ dir, logger: silentLogger(), changed: (id) => seen.push(id), poll });
-    await watch.start();
+    await watch.start(); // polling: resolves once the first look has learnt what is there
     cleanups.push(() => watch.stop());
-    await new Promise((r) => setTimeout(r, poll ? 600 : 50)); // the poller's first look
+    await new Promise((r) => setTimeout(r, poll ? 600 : 50)); // a later look (or a late notification) reports nothing
     expect(seen).toEqual([]);
 
     writeFileSync(join(dir, `.${ID}.json.123.tmp`), '{"a":1,"b":2}');

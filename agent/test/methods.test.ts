@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
-import { RawClient, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
+import { RawClient, startTestAgent, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
 import { rejection as sharedRejection } from '@plugin-license/test-utils';
 
 const DAY = 24 * 3600_000;
@@ -121,19 +121,21 @@ describe('protocol 1 methods through AgentClient', () => {
     const { client, t } = await agentAndClient();
     const projectId = service.emulator.projectId;
     const code = await service.code(2);
-    await service.control.faults({ mode: 'latency', latency_ms: 1500 });
+    // The service holds the activation until the test lets it go: no window of time to race.
+    await service.control.faults({ mode: 'hold', count: 1 });
     let settled = false;
     const activation = client.activate(projectId, code).finally(() => {
       settled = true;
     });
-    await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
+    await service.control.held(1);
+    expect(t.agent.stats().inFlight).toBe(1);
     const other = await AgentClient.connect({ socketPath: t.socketPath });
     cleanups.push(() => other.close());
     expect(await other.check(projectId)).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(await client.check(projectId)).toMatchObject({ valid: false });
     expect(settled).toBe(false);
+    await service.control.releaseHeld();
     expect(await activation).toMatchObject({ valid: true });
-    await service.control.faults({ mode: 'none' });
     await client.deactivate(projectId);
   });
 
@@ -204,15 +206,20 @@ describe('protocol 1 methods through AgentClient', () => {
     const { client, t } = await agentAndClient();
     const projectId = service.emulator.projectId;
     const code = await service.code(2);
-    await service.control.faults({ mode: 'latency', latency_ms: 500 });
+    await service.control.faults({ mode: 'hold', count: 1 });
     const activation = client.activate(projectId, code);
-    await until(() => t.agent.stats().inFlight === 1, 'the activation to be in flight');
-    const closing = t.agent.close();
+    await service.control.held(1);
+    expect(t.agent.stats().inFlight).toBe(1);
+    let closed = false;
+    const closing = t.agent.close().finally(() => {
+      closed = true;
+    });
     await expect(AgentClient.connect({ socketPath: t.socketPath, reconnect: false })).rejects.toMatchObject({ code: 'not_running' });
+    expect(closed).toBe(false); // still waiting on the activation the service holds
+    await service.control.releaseHeld();
     expect(await activation).toMatchObject({ projectId, valid: true, source: 'online' });
     await closing;
     expect(existsSync(t.socketPath)).toBe(false);
-    await service.control.faults({ mode: 'none' });
     // The activation was stored: a new agent on the same home holds it.
     const again = await startTestAgent(service, {}, { home: t.home, socketPath: t.socketPath });
     cleanups.push(() => again.agent.close());

@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../src/index.js';
+import { AgentClient, type LicenseState } from '../src/index.js';
 import { shortDir, until, useTestService } from './helpers.js';
 
 const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -265,21 +265,36 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const projectId = service.emulator.projectId;
     const code = await service.code(5);
     const slots = async (): Promise<number> => ((await (await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`)).json()) as { activations: number }).activations;
-    // The service holds each request 150 ms and then acts on it even when the caller is gone: a
-    // kill in that window leaves a slot taken (or released) that the killed agent never recorded.
-    await service.control.faults({ mode: 'latency', latency_ms: 150 });
+    // The service acts on a request even when the caller is gone: a kill while it has the request
+    // leaves a slot taken (or released) that the killed agent never recorded. Every fourth kill
+    // comes while the service holds the request (held until the agent is dead, then let go): that
+    // case happens every run, whatever the machine's speed. The others come at spread-out moments
+    // of a 150 ms latency (before, during and after the service's answer); the outcome must be
+    // the same whichever moment it was.
     cleanups.push(async () => void (await service.control.faults({ mode: 'none' })));
     let agentProcess = await spawnAgent(d.dir, socket);
     const kills = 16;
     for (let i = 0; i < kills; i++) {
+      const whileHeld = i % 4 === 0;
+      // The latency stays on across the restart, as a slow service's would: the restarted agent's
+      // own requests then arrive behind the one the killed agent left in flight.
+      await service.control.faults(whileHeld ? { mode: 'hold' } : { mode: 'latency', latency_ms: 150 });
       const client = await AgentClient.connect({ socketPath: socket, reconnect: false });
       const valid = (await client.check(projectId)).valid;
       const call = valid ? client.deactivate(projectId) : client.activate(projectId, code);
       call.catch(() => undefined);
-      await new Promise((r) => setTimeout(r, (i * 53) % 320)); // 0..319 ms: before, during and after the service's answer
+      if (whileHeld) {
+        // Whatever else the agent asks meanwhile is held too, until the call itself is.
+        const op = valid ? '/plugin-activation/deactivate' : '/plugin-activation/activate';
+        for (let n = 1; !(await service.control.held(n)).some((h) => h.path.endsWith(op)); n++);
+      } else {
+        await new Promise((r) => setTimeout(r, (i * 53) % 320)); // 0..319 ms
+      }
       agentProcess.child.kill('SIGKILL');
       await agentProcess.exited;
       client.close();
+      // Held: let go (answered to nobody, the slot changes all the same) before the restart asks.
+      if (whileHeld) await service.control.faults({ mode: 'none' });
       agentProcess = await spawnAgent(d.dir, socket); // settles unfinished intents before it is ready
       const again = await AgentClient.connect({ socketPath: socket, reconnect: false });
       const state = await again.check(projectId);
@@ -307,11 +322,11 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     await spawnAgent(d.dir, socket); // network time has set the clock right
     const c2 = await AgentClient.connect({ socketPath: socket, reconnect: false });
     cleanups.push(() => c2.close());
+    // The online check the agent makes at once is awaited as the change it pushes, not polled for.
+    const sub = await c2.subscribe(projectId);
+    const becameValid = new Promise<LicenseState>((resolve) => sub.on('changed', (s) => s.valid && resolve(s)));
     let state = await c2.check(projectId);
-    for (let i = 0; i < 100 && !state.valid; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      state = await c2.check(projectId);
-    }
+    if (!state.valid) state = await becameValid;
     expect(state).toMatchObject({ valid: true, reason: null, source: 'online' });
     expect(state.nextCheckAt!.getTime() - Date.now(), JSON.stringify({ state, now: new Date() })).toBeGreaterThan(22 * 3600_000);
   });

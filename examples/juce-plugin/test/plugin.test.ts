@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, offlineText } from '@plugin-license/licensing';
-import { AGENT_CLI, agentRpc, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
+import { AGENT_CLI, agentRpc, control, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
 
@@ -261,13 +261,15 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await shot(d, 'activation-refused');
 
       const c = await code();
-      await faults({ mode: 'latency', latency_ms: 1500 });
+      // The service holds the activation until the screenshot is taken (no window of time to race).
+      await faults({ mode: 'hold', count: 1 });
       // The refused code stayed in the field, to be corrected; typing replaces it.
       expect(await d.send(`type ${c}`)).toMatchObject({ field_chars: c.length });
       await d.send('click activate');
+      await control(emulator.origin).held(1);
       await panel(d, { message: /^Activating…$/, busy: true }, 'the activation under way');
       await shot(d, 'activating');
-      await faults({ mode: 'none' });
+      await faults({ mode: 'none' }); // lets the activation go
       const licensed = await panel(d, { state: /^Licensed on this computer with code /, message: /^Activated\.$/, licensed: true }, 'licensed');
       expect(licensed.state).toContain(`${c.slice(0, 4)}…${c.slice(-4)}`);
       expect(licensed.state).toMatch(/\(1 of 2 computers\)\. Works offline until \d\d \w\w\w \d{4}\./);
@@ -356,13 +358,17 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const a = await agent();
       const d = driver(a.socket);
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
-      await faults({ mode: 'latency', latency_ms: 1500 });
+      const c = await code(); // before the hold, which takes the next service request
+      await faults({ mode: 'hold', count: 1 });
       try {
-        await d.send(`type ${await code()}`);
+        await d.send(`type ${c}`);
         await d.send('click activate');
+        await control(emulator.origin).held(1);
         await panel(d, { busy: true }, 'the activation under way');
+        // Closed and opened again while the service still holds the activation.
         expect(await d.send('close')).not.toHaveProperty('error');
         expect(await d.send('open')).not.toHaveProperty('error');
+        await control(emulator.origin).releaseHeld();
         await panel(d, { state: /^Licensed on this computer/, licensed: true }, 'the activation, finished by the agent');
       } finally {
         await faults({ mode: 'none' });

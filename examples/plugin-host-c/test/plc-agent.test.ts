@@ -119,8 +119,9 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
       const request = await createOfflineRequest({ projectId: emulator.projectId, code, home: studio.home });
       const response = await answerOfflineRequest(request, { baseUrl: emulator.baseUrl, validDays: 45 });
       await importOfflineResponse(response, { home: studio.home });
-      // The running agent reads the imported file within a second; bounded polling, no sleep on success.
-      const deadline = Date.now() + 2000;
+      // The running agent reads the imported file within a second; bounded polling, no sleep on
+      // success. The bound is on failing only, with room for a loaded machine.
+      const deadline = Date.now() + 15_000;
       let state = (await plcCheck(bin.plcCheck, studio.socket, emulator.projectId)).answers[0]!;
       while (state.source !== 'offline' && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 50));

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ServiceClient, signWebhook } from '@plugin-license/api';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { control, fullDisk, tempHome } from '@plugin-license/test-utils';
+import { control, fullDisk, stopProcess, tempHome } from '@plugin-license/test-utils';
 import { request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: the example is plain JavaScript, without type declarations
@@ -80,13 +80,10 @@ async function receiverProcess(secret: string, record: string, port = 0): Promis
     child.once('exit', (code) => reject(new Error(`receiver exited ${code}: ${stderr}`)));
   });
   const url = (JSON.parse(line) as { url: string }).url;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const stop = async (): Promise<void> => {
     if (process.env.DEBUG_RECEIVER) process.stderr.write(stderr);
-    child.kill('SIGTERM');
-    const late = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(late);
+    await stopProcess(child, exited);
   };
   closers.push(stop);
   return { url, port: Number(new URL(url).port), child, stop };

@@ -1,7 +1,7 @@
 // Support's diagnoses (issue 20): what the tool says must be what is true at the service and on
 // this machine. The built binary against the emulator over loopback, with real mounts for the
 // folder faults.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fullDisk, readOnlyFolder } from '@plugin-license/test-utils';
@@ -301,24 +301,34 @@ describe('advice fits the failure, once', () => {
 describe('a rate limit is waited out, not failed at once', () => {
   it('builds get and keys past the limit wait for the window to reset (saying so once, off a terminal), then answer', async () => {
     const { startEmulator } = await import('@plugin-license/emulator');
-    const emu = await startEmulator({ rateLimits: { builds: 2, activation: 2, general: 100_000 } });
+    // The emulator's clock stands still (3 s before a window ends) and moves only when the test
+    // moves it: however slow the commands start, the window cannot roll over under them.
+    const minute = Math.ceil((Date.now() + 60_000) / 60_000) * 60_000;
+    const emu = await startEmulator({ now: () => minute - 3_000, rateLimits: { builds: 2, activation: 2, general: 100_000 } });
     try {
       const env = envFor(undefined, home(), { PLUGIN_LICENSE_BASE_URL: emu.baseUrl, PLUGIN_LICENSE_TOKEN: emu.token });
       const { control } = await import('@plugin-license/test-utils');
       const ctl = control(emu.origin);
-      // The emulator's window ends 3 s from now, so the wait is short.
-      const { now_ms } = await ctl.clock({ advance_ms: 0 });
-      await ctl.clock({ now: Math.ceil((now_ms + 60_000) / 60_000) * 60_000 - 3_000 });
+      /** Runs `then` once the command says it waits for the rate limit. */
+      const onceWaiting = (then: (child: ChildProcess) => void) => (child: ChildProcess) => {
+        let said = '';
+        child.stderr!.on('data', (d: string) => {
+          if (said.includes('trying again in')) return;
+          said += d;
+          if (said.includes('trying again in')) then(child);
+        });
+      };
       const id = '123e4567-e89b-42d3-a456-426614174000';
       for (let i = 0; i < 2; i++) await cli(['builds', 'get', id], env);
-      const waited = await cli(['builds', 'get', id], env);
+      // Waiting: the window ends as the service said (the clock moved on by those 3 s).
+      const waited = await cli(['builds', 'get', id], env, onceWaiting(() => void ctl.clock({ advance_ms: 3_000 })));
       expect(waited.code).toBe(3); // the answer after the wait: no such build
       expect(waited.stderr.match(/the service is rate-limiting requests; trying again in \d+ s/g)).toHaveLength(1);
       expect(waited.stderr).not.toMatch(/rate_limited/);
-      // Interrupted while waiting: exit 130, nothing more asked.
-      await ctl.clock({ now: Math.ceil((now_ms + 120_000) / 60_000) * 60_000 - 50_000 });
+      // Interrupted while waiting (50 s to go): exit 130, nothing more asked.
+      await ctl.clock({ now: minute + 60_000 - 50_000 });
       for (let i = 0; i < 2; i++) await cli(['keys', emu.projectId], env);
-      const stopped = await cli(['keys', emu.projectId], env, (child) => setTimeout(() => child.kill('SIGINT'), 1500));
+      const stopped = await cli(['keys', emu.projectId], env, onceWaiting((child) => child.kill('SIGINT')));
       expect(stopped.code).toBe(130);
       expect(stopped.stderr).toMatch(/interrupted while waiting: the service is rate-limiting requests/);
     } finally {

@@ -2,9 +2,9 @@
 // answers, a download that stalls, a full disk behind --out and behind stdout, a closed pipe, a
 // device or a pipe given as an input file, interrupts while waiting. Each is driven for real:
 // real sockets on loopback, a real tmpfs, real signals, the built binary.
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fullDisk } from '@plugin-license/test-utils';
@@ -32,9 +32,15 @@ async function silentProxy(): Promise<{ url: string; close(): Promise<void> }> {
   };
 }
 
-/** A CONNECT proxy that passes everything, but stops forwarding a stream after its first 60,000 bytes (a stalled download). */
-async function stallingProxy(): Promise<{ url: string; close(): Promise<void> }> {
+/**
+ * A CONNECT proxy that passes everything, but stops forwarding a stream after its first 60,000
+ * bytes (a stalled download). `stalled` settles when a stream first has bytes held back: the
+ * client is then mid-download, whatever the machine's speed.
+ */
+async function stallingProxy(): Promise<{ url: string; stalled: Promise<void>; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
+  let markStalled!: () => void;
+  const stalled = new Promise<void>((resolve) => (markStalled = resolve));
   const server: Server = createServer((client) => {
     sockets.add(client);
     client.once('data', (head) => {
@@ -44,10 +50,11 @@ async function stallingProxy(): Promise<{ url: string; close(): Promise<void> }>
       sockets.add(upstream);
       let seen = 0;
       upstream.on('data', (chunk: Buffer) => {
-        if (seen >= 60_000) return; // stalled: the connection stays open, nothing more arrives
+        if (seen >= 60_000) return markStalled(); // stalled: the connection stays open, nothing more arrives
         const room = 60_000 - seen;
         seen += chunk.length;
         client.write(chunk.length > room ? chunk.subarray(0, room) : chunk);
+        if (chunk.length > room) markStalled();
       });
       client.on('data', (d) => upstream.write(d));
       upstream.on('close', () => client.destroy());
@@ -59,12 +66,36 @@ async function stallingProxy(): Promise<{ url: string; close(): Promise<void> }>
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    stalled,
     close: () =>
       new Promise<void>((r) => {
         for (const s of sockets) s.destroy();
         server.close(() => r());
       }),
   };
+}
+
+/** Settles once process `pid` has `path` open (Linux's /proc; lsof elsewhere), polling on the event loop. */
+async function hasOpened(pid: number, path: string): Promise<void> {
+  const opened = (): boolean => {
+    if (existsSync('/proc/self/fd')) {
+      try {
+        return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+          try {
+            return readlinkSync(`/proc/${pid}/fd/${fd}`) === path;
+          } catch {
+            return false;
+          }
+        });
+      } catch {
+        return false; // gone, or not started yet
+      }
+    }
+    const listed = spawnSync('lsof', ['-p', String(pid), '-Fn'], { encoding: 'utf8' });
+    return listed.stdout.split('\n').includes(`n${path}`);
+  };
+  // Bounded only by the test's own time-out: the command opens the pipe once it has started.
+  while (!opened()) await new Promise((r) => setTimeout(r, 10));
 }
 
 async function finishedBuild(): Promise<string> {
@@ -141,8 +172,9 @@ describe('builds download keeps what is already there', () => {
     const proxy = await stallingProxy();
     try {
       await cli(['builds', 'download', id, artifacts[0]!.id, '--out', `${fresh}/`], env);
+      // Ctrl-C once the second artifact's download has stalled (not after a guessed time).
       const partial = await cli(['builds', 'download', id, '--out', fresh], { ...env, HTTP_PROXY: proxy.url }, (child) => {
-        setTimeout(() => child.kill('SIGINT'), 1500);
+        void proxy.stalled.then(() => child.kill('SIGINT'));
       });
       expect(partial.code).toBe(130);
       expect(partial.stdout).toContain(`${artifacts[0]!.file_name}`);
@@ -216,13 +248,18 @@ describe('inputs are bounded by what is read, and every wait can be interrupted'
   it('a pipe with no writer waits, and Ctrl-C ends the wait at once (exit 130)', async () => {
     const fifo = join(home(), 'response.fifo');
     await new Promise<void>((resolve, reject) => execFile('mkfifo', [fifo], (e) => (e ? reject(e) : resolve())));
-    const started = Date.now();
+    let interruptedAt = 0;
+    // Ctrl-C once the command has the pipe open and waits on it (not after a guessed time).
     const run = await cli(['offline', 'import', fifo], envFor(undefined, home()), (child) => {
-      setTimeout(() => child.kill('SIGINT'), 500);
+      void hasOpened(child.pid!, fifo).then(() => {
+        interruptedAt = Date.now();
+        child.kill('SIGINT');
+      });
     });
     expect(run.code).toBe(130);
     expect(run.stderr).toMatch(/interrupted while waiting for the response/);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // "At once": an upper bound on ending, with slack for a loaded machine.
+    expect(Date.now() - interruptedAt).toBeLessThan(10_000);
     rmSync(fifo, { force: true });
   });
 });

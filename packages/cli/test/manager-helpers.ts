@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { delimiter, join } from 'node:path';
+import { stopProcess } from '@plugin-license/test-utils';
 import { CLI } from './helpers.js';
 
 /** Debian's chromium (or PLUGIN_LICENSE_CHROMIUM): playwright-core drives it; no browser is downloaded. */
@@ -58,14 +59,7 @@ export async function startManager(env: Record<string, string>, args: string[] =
     pid: line.pid,
     stderr: () => stderr,
     exited,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    stop: (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(child, exited, signal),
   };
 }
 

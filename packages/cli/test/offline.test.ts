@@ -51,8 +51,14 @@ async function slots(code: string): Promise<number> {
   return (await service.admin.activation.status(code)).activations;
 }
 
+/**
+ * The agent hears a change within a second (its folder watch); a loaded machine can take longer,
+ * so the waits here bound only how long a change that never comes takes to fail the test.
+ */
+const HEARD_MS = 15_000;
+
 /** Waits (bounded) for a state a subscription pushes. */
-async function pushed(states: LicenseState[], pred: (s: LicenseState) => boolean, ms = 1000): Promise<LicenseState> {
+async function pushed(states: LicenseState[], pred: (s: LicenseState) => boolean, ms = HEARD_MS): Promise<LicenseState> {
   const deadline = Date.now() + ms;
   for (;;) {
     const found = states.find(pred);
@@ -87,12 +93,11 @@ describe('plugin-license offline', () => {
     expect(JSON.stringify(answered)).not.toContain(code);
     expect(await slots(code)).toBe(1);
 
-    const started = Date.now();
     const imp = ok(await cli(['offline', 'import', file('response.json')], studio));
     expect(imp.stdout).toMatch(/source\s+offline/);
+    // The command asked the agent before it ended: the agent had the license by then.
     expect(imp.stderr).toContain('The running agent answers plugins with it now');
     const state = await pushed(states, (s) => s.valid && s.source === 'offline');
-    expect(Date.now() - started).toBeLessThan(5000); // the import command itself included
     expect(await client.check(projectId)).toMatchObject({ valid: true, reason: null, source: 'offline' });
     const validUntil = state.graceUntil!.getTime();
     expect(Math.abs(validUntil - (Date.now() + 30 * DAY))).toBeLessThan(60_000);
@@ -108,10 +113,10 @@ describe('plugin-license offline', () => {
     expect(await slots(code)).toBe(1);
     states.length = 0;
     ok(await cli(['offline', 'import', file('renewed.json')], studio));
-    // A later valid_until alone is not a `changed` (subscribers act on validity), but check has it within a second.
-    const deadline = Date.now() + 1000;
+    // A later valid_until alone is not a `changed` (subscribers act on validity), but check has it soon.
+    const deadline = Date.now() + HEARD_MS;
     while ((await client.check(projectId)).graceUntil!.getTime() < validUntil + 100 * DAY) {
-      expect(Date.now(), 'the renewal did not reach the agent within a second').toBeLessThan(deadline);
+      expect(Date.now(), `the renewal did not reach the agent within ${HEARD_MS} ms`).toBeLessThan(deadline);
       await new Promise((r) => setTimeout(r, 20));
     }
 

@@ -208,6 +208,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
   });
 
   const latencyOf = new WeakMap<FastifyRequest, number>();
+  const toHold = new WeakSet<FastifyRequest>();
 
   // The Date header follows the emulator's clock like X-RateLimit-Reset does, so a moved clock
   // simulates a service whose clock is off as a whole (clients measure waits against Date).
@@ -232,6 +233,7 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
 
     const fault = consumeFault(ctx.faults);
     if (fault.mode === 'latency' && fault.latency_ms > 0) latencyOf.set(request, fault.latency_ms);
+    if (fault.mode === 'hold') toHold.add(request);
     if (fault.mode === 'offline') {
       reply.hijack();
       request.raw.socket.destroy();
@@ -252,15 +254,23 @@ export function buildApp(ctx: EmulatorContext, options: { logger: boolean; shutd
   // The latency is served once the request is in (body parsed), before it is handled: like a
   // real service, the emulator then acts on it even if the caller has gone away meanwhile, which
   // is the window where a client killed mid-request must not lose a slot.
+  // A held request waits at the same point until a test releases it (no window of real time).
   app.addHook('preHandler', async (request, reply) => {
     const ms = latencyOf.get(request);
-    if (ms === undefined) return;
+    const hold = toHold.has(request);
+    if (ms === undefined && !hold) return;
     try {
-      await sleep(ms, undefined, { signal: options.shutdown });
+      if (ms !== undefined) await sleep(ms, undefined, { signal: options.shutdown });
+      if (hold) await ctx.held.hold(request, { method: request.method, path: redactPath(request.url), arrived_at: ctx.clock.iso() });
     } catch {
       reply.hijack();
       request.raw.socket.destroy();
     }
+  });
+  // A release answers once the requests it let go have been answered (caller gone or not).
+  app.addHook('onSend', async (request, _reply, payload) => {
+    ctx.held.handled(request);
+    return payload;
   });
 
   if (options.logger) {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthResult } from './auth.js';
 import type { EmulatorClock } from './clock.js';
 import type { FaultState } from './faults.js';
+import type { HeldRequests } from './held.js';
 import type { Outbox } from './outbox.js';
 import type { Bucket, FixedWindowRateLimiter } from './rate-limiter.js';
 import type { EmulatorStore } from './store.js';
@@ -25,6 +26,8 @@ export interface EmulatorContext {
   clock: EmulatorClock;
   limiter: FixedWindowRateLimiter;
   faults: { fault: FaultState };
+  /** Service requests the `hold` fault keeps until a test releases them. */
+  held: HeldRequests;
   signingKey: Uint8Array;
   /** http://host:port, known once the server listens. */
   origin(): string;

@@ -8,6 +8,7 @@ import { loadDataFile } from './data-file.js';
 import { EmulatorError } from './errors.js';
 import { runClock } from './build-engine.js';
 import { NO_FAULT } from './faults.js';
+import { HeldRequests } from './held.js';
 import { DEFAULT_DELIVERY_TIMEOUT_MS, Outbox } from './outbox.js';
 import { isLoopbackHost } from './loopback.js';
 import { DEFAULT_RATE_LIMITS, FixedWindowRateLimiter, type RateLimits } from './rate-limiter.js';
@@ -130,6 +131,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clock,
     limiter: new FixedWindowRateLimiter(limits, () => clock.now()),
     faults: { fault: { ...NO_FAULT } },
+    held: new HeldRequests(shutdown.signal),
     signingKey,
     origin: () => origin,
     downloadRedirect: options.downloadRedirect ?? false,

@@ -8,8 +8,9 @@ import { EMULATOR_CLI, generateCode, startEmulatorProcess, type EmulatorProcess 
 import { call } from './http.js';
 
 async function waitFor(check: () => boolean): Promise<void> {
-  // Bounded wait for the child's stderr to arrive through the pipe.
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  // Bounded wait for the child's stderr to arrive through the pipe: the bound (15 s) is on
+  // failing only, with room for a loaded machine; success returns as soon as it is there.
+  for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
 }
 
 function runToExit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -78,6 +78,129 @@ describe('faults', () => {
     expect(((await ctl.state()).faults as { mode: string }).mode).toBe('none');
   });
 
+  describe('hold: service requests wait for the test to release them, never for a window of time', () => {
+    const activate = (code: string, machine_id: string, signal?: AbortSignal) =>
+      request(`${emu.baseUrl}/plugin-activation/activate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ code, machine_id }),
+        ...(signal ? { signal } : {}),
+      });
+    const slots = async (code: string): Promise<number> =>
+      ((await call(emu, 'GET', `/plugin-activation/status/${code}`)).body as { activations: number }).activations;
+
+    it('holds each request until released, lists it with the code hidden, and a release answers once it was answered', async () => {
+      const code = await generateCode(emu.baseUrl, emu.token, emu.projectId);
+      expect(await ctl.faults({ mode: 'hold' })).toMatchObject({ mode: 'hold', remaining: null });
+      let answered = false;
+      const pending = call(emu, 'GET', `/plugin-activation/status/${code}`).then((r) => ((answered = true), r));
+      const held = await ctl.held(1);
+      expect(held).toEqual([{ method: 'GET', path: expect.stringMatching(/^\/functions\/v1\/plugin-activation\/status\/[0-9a-f]{4}…[0-9a-f]{4}$/), arrived_at: new Date(T0).toISOString() }]);
+      expect(JSON.stringify(await ctl.state())).not.toContain(`status/${code}`);
+      // Controls are never held; the request stays held whatever else the test does.
+      await ctl.clock({ advance_ms: 0 });
+      expect(answered).toBe(false);
+      const { released, held: left } = await ctl.releaseHeld();
+      expect(released).toHaveLength(1);
+      expect(left).toEqual([]);
+      expect((await pending).status).toBe(200);
+      // Still in force for the next request, until changed.
+      const again = call(emu, 'GET', '/sdk/status');
+      expect(await ctl.held(1)).toHaveLength(1);
+      await ctl.faults({ mode: 'none' }); // none lets it go
+      expect((await again).status).toBe(200);
+      expect(await ctl.held()).toEqual([]);
+    });
+
+    it('with a count holds only that many; the oldest are released first', async () => {
+      const codes = [await generateCode(emu.baseUrl, emu.token, emu.projectId, 1), await generateCode(emu.baseUrl, emu.token, emu.projectId, 1)];
+      await ctl.faults({ mode: 'hold', count: 2 });
+      const first = activate(codes[0]!, 'machine-one');
+      expect(await ctl.held(1)).toHaveLength(1);
+      const second = activate(codes[1]!, 'machine-two');
+      expect(await ctl.held(2)).toHaveLength(2);
+      expect((await call(emu, 'GET', '/sdk/status')).status).toBe(200); // the third is not held
+      expect(((await ctl.state()).faults as { mode: string }).mode).toBe('none');
+      const one = await ctl.releaseHeld(1);
+      expect(one.released).toHaveLength(1);
+      expect(one.held).toHaveLength(1);
+      expect(await slots(codes[0]!)).toBe(1);
+      expect(await slots(codes[1]!)).toBe(0);
+      await ctl.releaseHeld();
+      expect(await slots(codes[1]!)).toBe(1);
+      for (const res of [await first, await second]) {
+        expect(res.statusCode).toBe(200);
+        await res.body.dump();
+      }
+    });
+
+    it('a request whose caller has gone is still handled when released, as a real service would', async () => {
+      const code = await generateCode(emu.baseUrl, emu.token, emu.projectId);
+      await ctl.faults({ mode: 'hold' });
+      const caller = new AbortController();
+      const gone = activate(code, 'machine-gone', caller.signal).catch((e: unknown) => e);
+      await ctl.held(1);
+      caller.abort();
+      expect(await gone).toBeInstanceOf(Error);
+      expect(await ctl.releaseHeld()).toMatchObject({ released: [{ method: 'POST', path: '/functions/v1/plugin-activation/activate' }] });
+      await ctl.faults({ mode: 'none' });
+      expect(await slots(code)).toBe(1);
+    });
+
+    it('a fault set while a request is held hits the next ones, not the held one', async () => {
+      const code = await generateCode(emu.baseUrl, emu.token, emu.projectId);
+      await ctl.faults({ mode: 'hold', count: 1 });
+      const held = activate(code, 'machine-held');
+      await ctl.held(1);
+      await ctl.faults({ mode: 'error', status: 503 });
+      await ctl.releaseHeld();
+      const res = await held;
+      expect(res.statusCode).toBe(200);
+      await res.body.dump();
+      expect((await call(emu, 'GET', '/sdk/status')).status).toBe(503);
+    });
+
+    it('held waits for the requests to arrive, and answers with what is held after wait_ms', async () => {
+      await ctl.faults({ mode: 'hold' });
+      const waiting = ctl.held(2);
+      const a = call(emu, 'GET', '/sdk/status');
+      const b = call(emu, 'GET', '/sdk/status');
+      expect(await waiting).toHaveLength(2);
+      const short = await call(emu, 'GET', '/__emulator/held?at_least=3&wait_ms=0');
+      expect(short.status).toBe(200);
+      expect((short.body.held as unknown[]).length).toBe(2);
+      await ctl.reset(); // reset lets them go too
+      expect([(await a).status, (await b).status]).toEqual([200, 200]);
+    });
+
+    it('closing the emulator with requests held ends them at once', async () => {
+      const other = await startEmulator();
+      try {
+        await control(other.origin).faults({ mode: 'hold' });
+        const res = request(`${other.baseUrl}/sdk/status`).catch((e: unknown) => e);
+        await control(other.origin).held(1);
+        await other.close();
+        expect(await res).toBeInstanceOf(Error);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('refuses malformed held queries and release bodies, naming the field', async () => {
+      for (const query of ['at_least=-1', 'at_least=x', 'wait_ms=600001', 'wait_ms=1.5', 'later=1']) {
+        const res = await call(emu, 'GET', `/__emulator/held?${query}`);
+        expect(res.status, query).toBe(400);
+        expect(res.body.error, query).toBe('bad_request');
+      }
+      for (const body of [{ count: 0 }, { count: 'all' }, { everything: true }, []]) {
+        const res = await call(emu, 'POST', '/__emulator/held/release', { body });
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body.error).toBe('bad_request');
+      }
+      expect((await call(emu, 'POST', '/__emulator/faults', { body: { mode: 'hold', count: 0 } })).status).toBe(400);
+    });
+  });
+
   it('refuses malformed fault bodies', async () => {
     for (const body of [{ mode: 'latency' }, { mode: 'error', status: 200 }, { mode: 'error', count: 0 }, {}]) {
       const res = await call(emu, 'POST', '/__emulator/faults', { body });

@@ -30,9 +30,13 @@ export function manualClock(start = Date.UTC(2026, 0, 15, 12, 0, 0)) {
 
 export type TestService = SharedTestService<Emulator>;
 
-/** The emulator in-process on 127.0.0.1:0 (test-utils' one `startService`). */
-export function startService(options: { rateLimits?: { activation?: number } } = {}): Promise<TestService> {
-  return startSharedService(startEmulator, options);
+/**
+ * The emulator in-process on 127.0.0.1:0 (test-utils' one `startService`). `now` is its base
+ * clock: a fixed one keeps its one-minute rate-limit windows from rolling over mid-test.
+ */
+export function startService(options: { rateLimits?: { activation?: number }; now?: () => number } = {}): Promise<TestService> {
+  const { now, ...rest } = options;
+  return startSharedService((o) => startEmulator({ ...o, ...(now ? { now } : {}) }), rest);
 }
 
 /** Builds the package when dist is older than src, so child processes run current code. */

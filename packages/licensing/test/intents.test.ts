@@ -53,11 +53,6 @@ const slots = async (code: string): Promise<number> => (await service.admin.acti
 const machineId = async (): Promise<string> =>
   (await getMachineId({ namespace: 'plugin-license', home: home.dir, rawMachineIdProvider: () => RAW_A })).id;
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!condition()) throw new Error('condition not reached within 1 s');
-}
-
 
 const rejection = (p: Promise<unknown>): Promise<LicenseError> => rejectionOf(p, isLicenseError);
 
@@ -107,10 +102,12 @@ describe('when the state write fails after the service answered, the intent sett
     const code = await service.code();
     const l = license();
     // The folder gets in the way while the service holds the request: after the intent, before the write.
-    await service.control.faults({ mode: 'latency', latency_ms: 400 });
+    await service.control.faults({ mode: 'hold', count: 1 });
     const pending = rejection(l.activate(code));
-    await until(() => intentFiles().length === 1);
+    await service.control.held(1);
+    expect(intentFiles()).toHaveLength(1); // written before the service was asked
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
+    await service.control.releaseHeld();
     const e = await pending;
     await service.control.faults({ mode: 'none' });
     expect(e.code).toBe('cache_io');
@@ -123,12 +120,14 @@ describe('when the state write fails after the service answered, the intent sett
   it('activate: when the slot cannot be given back either, memory follows the service, the caller hears cache_io, and the next start completes the cache', async () => {
     const code = await service.code();
     const l = license();
-    await service.control.faults({ mode: 'latency', latency_ms: 400 });
+    await service.control.faults({ mode: 'hold', count: 1 });
     const pending = rejection(l.activate(code));
-    await until(() => intentFiles().length === 1);
+    await service.control.held(1);
+    expect(intentFiles()).toHaveLength(1);
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
-    // The activation in flight completes; the give-back after it finds the service failing.
+    // The activation held at the service completes; the give-back after it finds the service failing.
     await service.control.faults({ mode: 'error', status: 503 });
+    await service.control.releaseHeld();
     const e = await pending;
     await service.control.faults({ mode: 'none' });
     expect(e.code).toBe('cache_io');

@@ -351,11 +351,12 @@ describe('bad input: a clear error before any network I/O', () => {
 
   it('honours an AbortSignal', async () => {
     const code = await service.code();
-    await service.control.faults({ mode: 'latency', latency_ms: 2000 });
+    await service.control.faults({ mode: 'hold', count: 1 });
     const l = license();
     const ac = new AbortController();
     const pending = l.activate(code, { signal: ac.signal });
-    setTimeout(() => ac.abort(new Error('user cancelled')), 20);
+    await service.control.held(1); // the request is at the service, which holds it until the test ends
+    ac.abort(new Error('user cancelled'));
     await expect(pending).rejects.toThrow('user cancelled');
     expect(l.check().reason).toBe('not_activated');
     await expect(l.validate({ signal: AbortSignal.abort(new Error('already')) })).rejects.toThrow('already');
@@ -368,7 +369,7 @@ describe('abort and clock input', () => {
     const l = license({ policy: { requestTimeoutMs: 120_000 } });
     await l.activate(code);
     clock.advance(10 * MIN);
-    await service.control.faults({ mode: 'latency', latency_ms: 120_000 });
+    await service.control.faults({ mode: 'hold' }); // nothing is answered until the test says so
     const first = new AbortController();
     let firstSettled = false;
     const running = l.validate({ signal: first.signal }).finally(() => {
@@ -484,7 +485,9 @@ describe('offline grace', () => {
 
   it('5xx and time-outs also fall back to the cache; back-off grows and caps', async () => {
     const code = await service.code();
-    const l = license({ policy: { requestTimeoutMs: 200 } });
+    // The activation must beat the time-out (1 s, room for a loaded machine); the time-out
+    // below is met by a request the service holds, so its length only sets how long it takes.
+    const l = license({ policy: { requestTimeoutMs: 1_000 } });
     await l.activate(code);
     await service.control.faults({ mode: 'error', status: 502, count: 1000 });
     const delays: number[] = [];
@@ -497,7 +500,8 @@ describe('offline grace', () => {
     // random 0.5 → 3/4 of each step: 1, 2, 4, 8, 16, 32, 60 (cap), 60 min.
     expect(delays).toEqual([1, 2, 4, 8, 16, 32, 60, 60].map((m) => m * MIN * 0.75));
 
-    await service.control.faults({ mode: 'latency', latency_ms: 1500 });
+    // A service that never answers: the client's 1 s time-out is what ends the call.
+    await service.control.faults({ mode: 'hold' });
     clock.advance(2 * HOUR);
     expect(await l.validate()).toMatchObject({ valid: true, source: 'cache' });
   });
@@ -560,7 +564,9 @@ describe('every transport failure class falls back to the cache', () => {
 
 describe('rate limits', () => {
   it('a 429 on validate falls back to the cache and holds requests until the reset', async () => {
-    const limited = await startService({ rateLimits: { activation: 3 } });
+    // The emulator's clock stands at the start of a minute: the window cannot roll over mid-test.
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const limited = await startService({ rateLimits: { activation: 3 }, now: () => minute });
     const client = new ServiceClient({ baseUrl: limited.emulator.baseUrl, dispatcher: limited.dispatcher, retry: false });
     try {
       const code = await limited.code();

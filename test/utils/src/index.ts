@@ -8,6 +8,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createProxy } from 'proxy';
 import { Agent, request } from 'undici';
 import { ServiceClient } from '@plugin-license/api';
+import { STOP_GRACE_MS } from './processes.js';
 
 /** Absolute path of the built emulator CLI (`pnpm build` makes it). */
 export const EMULATOR_CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/emulator/dist/cli.js');
@@ -27,7 +28,7 @@ export interface EmulatorProcess {
   origin: string;
   /** What the process wrote to stderr so far (last 64 KiB). */
   stderr(): string;
-  /** SIGTERM, then SIGKILL after 5 s; resolves once the process has exited. */
+  /** SIGTERM, then SIGKILL after `STOP_GRACE_MS`; resolves once the process has exited. */
   stop(): Promise<void>;
 }
 
@@ -51,7 +52,7 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
 async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  if (await waitForExit(child, 5_000)) return;
+  if (await waitForExit(child, STOP_GRACE_MS)) return;
   child.kill('SIGKILL');
   await waitForExit(child, 5_000);
 }
@@ -139,11 +140,21 @@ export interface Delivery {
 
 /** Body of `POST /__emulator/faults`. */
 export interface FaultBody {
-  mode: 'none' | 'offline' | 'error' | 'latency';
+  mode: 'none' | 'offline' | 'error' | 'latency' | 'hold';
   status?: number;
   count?: number;
   latency_ms?: number;
 }
+
+/** A service request kept by the `hold` fault, as `GET /__emulator/held` shows it. */
+export interface HeldRequest {
+  method: string;
+  path: string;
+  arrived_at: string;
+}
+
+/** How long `held(n)` lets the emulator wait for the n-th request: a bound on failing, never a window to act in. */
+const HELD_WAIT_MS = 30_000;
 
 /**
  * Helpers for the emulator's `/__emulator/` controls; each throws on a non-2xx answer.
@@ -168,6 +179,21 @@ export function control(origin: string) {
     release: (projectId: string, body: { release_type: string; tag: string }) =>
       send('POST', at(`/projects/${projectId}/release`), body) as Promise<{ build_id: string | null; reason?: string; trigger?: number }>,
     deliveries: () => send('GET', at('/deliveries')) as Promise<{ deliveries: Delivery[] }>,
+    /**
+     * The requests the `hold` fault keeps, once there are at least `atLeast` of them (the
+     * emulator answers as soon as they have arrived); throws, naming what is held, when they
+     * have not arrived after 30 s.
+     */
+    held: async (atLeast = 0): Promise<HeldRequest[]> => {
+      const { held } = (await send('GET', at(`/held?at_least=${atLeast}&wait_ms=${HELD_WAIT_MS}`))) as { held: HeldRequest[] };
+      if (held.length < atLeast) {
+        throw new Error(`${held.length} of ${atLeast} service requests held after ${HELD_WAIT_MS} ms: ${JSON.stringify(held.map((h) => `${h.method} ${h.path}`))}`);
+      }
+      return held;
+    },
+    /** Lets the oldest `count` held requests (all by default) be handled; answers once they have been answered. */
+    releaseHeld: (count?: number) =>
+      send('POST', at('/held/release'), count === undefined ? {} : { count }) as Promise<{ released: HeldRequest[]; held: HeldRequest[] }>,
   };
 }
 

@@ -24,6 +24,33 @@ export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, k
   });
 }
 
+/**
+ * How long a child that was asked to stop has to exit before it is killed. A safety net against a
+ * hang, not a deadline of the behaviour: generous, so a loaded machine's slow exit is never
+ * turned into a SIGKILL (and a null exit code a test then reads as a failure).
+ */
+export const STOP_GRACE_MS = 20_000;
+
+/**
+ * Stops a child: `signal` (SIGTERM by default), then SIGKILL after {@link STOP_GRACE_MS}.
+ * Resolves with its exit code (null when a signal ended it). `exited` is its exit, listened
+ * for from the spawn on so that an early exit is not missed.
+ *
+ * @example
+ * const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+ * expect(await stopProcess(child, exited)).toBe(0);
+ */
+export async function stopProcess(child: ChildProcess, exited: Promise<number | null>, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A long-running child whose stdout lines can be awaited. */
 export interface LineProcess {
   child: ChildProcess;
@@ -69,14 +96,7 @@ export function spawnLines(file: string, args: string[], env: NodeJS.ProcessEnv 
         );
       });
     },
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    stop: (signal = 'SIGTERM') => stopProcess(child, exited, signal),
   };
 }
 

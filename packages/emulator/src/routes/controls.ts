@@ -5,6 +5,7 @@ import type { EmulatorContext, RouteDef } from '../context.js';
 import { verifyDownloadSignature } from '../download-url.js';
 import { HttpError } from '../errors.js';
 import { FaultRequest, NO_FAULT, faultFrom } from '../faults.js';
+import { HeldQuery, ReleaseRequest } from '../held.js';
 import { parseWith } from '../request-helpers.js';
 import { artifactBytes, createStartState, sdkBytes } from '../seed.js';
 import { SDK_FILE_NAME } from './sdk.js';
@@ -48,7 +49,28 @@ export function controlRoutes(ctx: EmulatorContext): RouteDef[] {
       bucket: null,
       handler: async (request) => {
         ctx.faults.fault = faultFrom(parseWith(FaultRequest, request.body, 'body'));
+        // `none` clears everything: requests still held are let go (and answered) first.
+        if (ctx.faults.fault.mode === 'none') await ctx.held.release();
         return { ...ctx.faults.fault };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/held',
+      bucket: null,
+      handler: async (request) => {
+        const query = parseWith(HeldQuery, request.query, 'query');
+        return { held: await ctx.held.waitFor(query.at_least, query.wait_ms) };
+      },
+    },
+    {
+      method: 'POST',
+      url: '/held/release',
+      bucket: null,
+      handler: async (request) => {
+        const body = parseWith(ReleaseRequest, request.body ?? {}, 'body');
+        const released = await ctx.held.release(body.count);
+        return { released, held: ctx.held.list() };
       },
     },
     {
@@ -80,6 +102,7 @@ export function controlRoutes(ctx: EmulatorContext): RouteDef[] {
       handler: async () => {
         ctx.clock.reset();
         ctx.faults.fault = { ...NO_FAULT };
+        await ctx.held.release();
         ctx.limiter.reset();
         ctx.store.data = createStartState(ctx.store.data.identity, ctx.clock.now());
         await ctx.store.commit();
@@ -95,6 +118,7 @@ export function controlRoutes(ctx: EmulatorContext): RouteDef[] {
         return {
           clock: clockView(),
           faults: ctx.faults.fault,
+          held: ctx.held.list(),
           rate_limits: { limits: ctx.limiter.limits, windows: ctx.limiter.snapshot() },
           download_redirect: ctx.downloadRedirect,
           account: {
