@@ -94,7 +94,7 @@ describe('bad input', () => {
     const t = await agent();
     const c = await raw(t.socketPath);
     c.request({ jsonrpc: '2.0', method: 'check', params: { project_id: UNKNOWN_PROJECT } });
-    c.request({ jsonrpc: '2.0', id: 1, method: 'shutdown' });
+    c.request({ jsonrpc: '2.0', id: 1, method: 'no_such_method' });
     c.request({ jsonrpc: '2.0', id: 2, method: 'check', params: ['positional'] });
     c.request({ jsonrpc: '2.0', id: 3, method: 'check', params: { project_id: 'x' } });
     c.request({ jsonrpc: '2.0', id: 4, method: 'hello', params: { future: true } });

@@ -177,7 +177,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const wrote = cli(['install', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
     expect(wrote.status).toBe(0);
     const unit = join(d.dir, '.config', 'systemd', 'user', 'proc-test-agent.service');
-    expect(readFileSync(unit, 'utf8')).toContain(`run --app proc-test`);
+    expect(readFileSync(unit, 'utf8')).toContain(`"run" "--app" "proc-test"`);
     expect(existsSync(join(d.dir, 'Library'))).toBe(false);
     const removed = cli(['uninstall', '--no-enable', '--platform', 'linux'], d.dir, { XDG_CONFIG_HOME: join(d.dir, '.config') });
     expect(removed.status).toBe(0);
@@ -193,11 +193,11 @@ describe('plugin-license-agent (built dist, child processes)', () => {
       PLUGIN_LICENSE_TOKEN: 'secret-token-value',
     });
     expect(fromEnv.status).toBe(0);
-    expect(fromEnv.stdout).toContain(`run --app proc-test --home ${d.dir} --socket ${join(d.dir, 's', 'agent.sock')} --base-url https://licenses.example/functions/v1`);
+    expect(fromEnv.stdout).toContain(`"run" "--app" "proc-test" "--home" "${d.dir}" "--socket" "${join(d.dir, 's', 'agent.sock')}" "--base-url" "https://licenses.example/functions/v1"`);
     expect(fromEnv.stdout).not.toContain('secret-token-value');
     // A flag beats the environment; a bad base URL is refused before anything is written.
     const flag = cli(['install', '--dry-run', '--platform', 'linux', '--base-url', 'https://other.example/functions/v1'], d.dir, { PLUGIN_LICENSE_BASE_URL: 'https://licenses.example/functions/v1' });
-    expect(flag.stdout).toContain('--base-url https://other.example/functions/v1');
+    expect(flag.stdout).toContain('"--base-url" "https://other.example/functions/v1"');
     expect(flag.stdout).not.toContain('licenses.example');
     const bad = cli(['install', '--platform', 'linux'], d.dir, { PLUGIN_LICENSE_BASE_URL: 'http://10.1.2.3/functions/v1', XDG_CONFIG_HOME: join(d.dir, '.config') });
     expect(bad.status).toBe(2);

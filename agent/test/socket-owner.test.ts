@@ -4,7 +4,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { otherUserUnavailable, OTHER_UID, rejection as sharedRejection, squatSocket } from '@plugin-license/test-utils';
+import { answeringPeer, otherUserUnavailable, OTHER_UID, rejection as sharedRejection, squatSocket } from '@plugin-license/test-utils';
 import { AgentClient, checkSocketOwner, isAgentError, resolveSocketPath, type AgentError } from '../src/index.js';
 import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './helpers.js';
 
@@ -229,25 +229,15 @@ if (unavailable !== undefined) {
 }
 
 describe('an answer that cannot be read', () => {
-  /** A peer in a private folder of ours that answers every request with `answer(id)`. */
-  async function peer(answer: (id: unknown, method: unknown) => string): Promise<string> {
+  /** A peer in a private folder of ours that answers every request with `answer(id, method)`. */
+  async function peer(answer: (id: unknown, method: string) => string): Promise<string> {
     const path = join(folder(join(base(), 's')), 'agent.sock');
-    await listen(path, (s) => {
-      let buf = '';
-      s.on('data', (d: Buffer) => {
-        buf += d.toString('utf8');
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const req = JSON.parse(buf.slice(0, nl)) as { id: unknown; method: unknown };
-          buf = buf.slice(nl + 1);
-          s.write(answer(req.id, req.method) + '\n');
-        }
-      });
-      s.on('error', () => undefined);
-    });
+    const server = await answeringPeer(path, answer);
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
     return path;
   }
 
-  const table: Array<{ name: string; answer: (id: unknown, method: unknown) => string; says: string }> = [
+  const table: Array<{ name: string; answer: (id: unknown, method: string) => string; says: string }> = [
     { name: 'garbage', answer: () => 'HTTP/1.1 400 Bad Request', says: 'it sent a line that is not JSON' },
     { name: 'a JSON array', answer: () => '[1,2,3]', says: 'it sent JSON that is not a JSON-RPC message' },
     { name: 'a JSON string', answer: () => '"hello"', says: 'it sent JSON that is not a JSON-RPC message' },

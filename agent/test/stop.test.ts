@@ -4,6 +4,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { createConnection } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -115,10 +116,16 @@ describe('agent stop', () => {
     chmodSync(join(h.dir, 'sock'), 0o777);
     const theirs = await started('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', OLD_AGENT, h.socket, 'stop-test'], h.env);
     chmodSync(h.socket, 0o777);
+    // The folder is open to others (so that user could bind in it): refused before anything is sent (exit 2), and
+    // no process is looked for or signalled.
     const r = await stop(h.env);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/older version that cannot be asked to stop, and its process was not found/);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/writable by other users.*nothing was sent to it/);
     expect(theirs.child.exitCode).toBe(null);
-    expect(await answers(h.socket)).toBe(true);
+    // Still listening (a raw connection: AgentClient refuses that folder, as agent stop did).
+    await new Promise<void>((resolve, reject) => {
+      const s = createConnection(h.socket, () => (s.destroy(), resolve()));
+      s.once('error', reject);
+    });
   });
 });

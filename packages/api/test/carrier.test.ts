@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, isNetworkError, isSchemaError, isTimeoutError, type NetworkError } from '../src/index.js';
+import { rejection } from './rejection.js';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const statusBody = JSON.stringify({ activations: 0, max_activations: 2, available: 2, is_revoked: false });
@@ -33,15 +34,6 @@ async function serve(handler: (req: IncomingMessage, res: ServerResponse) => voi
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { baseUrl: `http://127.0.0.1:${port}/functions/v1`, connections: () => connections };
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('the direct carrier (node:http)', () => {

@@ -2,6 +2,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient, isNetworkError, isSchemaError, isServiceError, type SchemaError, type ServiceError } from '../src/index.js';
+import { rejection } from './rejection.js';
 
 const origin = 'http://127.0.0.1:9';
 const base = `${origin}/functions/v1`;
@@ -30,15 +31,6 @@ afterEach(async () => {
 });
 
 const pool = () => mock.get(origin);
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 const goodBuild = {
   id: buildId,

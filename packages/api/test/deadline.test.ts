@@ -6,6 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Deadline, ServiceClient, isConfigError, isNetworkError, isServiceError, isTimeoutError, type TimeoutError } from '../src/index.js';
+import { rejection } from './rejection.js';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const projectId = '0e5f2d6c-9a8b-4c7d-8e6f-5a4b3c2d1e0f';
@@ -48,15 +49,6 @@ async function answering(handler: (req: IncomingMessage, res: ServerResponse) =>
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(() => new Promise<void>((r) => server.close(() => r())));
   return { baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}/functions/v1`, requests: () => requests };
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error> {
-  try {
-    await p;
-  } catch (e) {
-    return e as Error;
-  }
-  throw new Error('expected a rejection');
 }
 
 function client(baseUrl: string, extra: Partial<ConstructorParameters<typeof ServiceClient>[0]> = {}): ServiceClient {

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { resolveSocketPath, startAgent } from '@plugin-license/agent';
-import { otherUserUnavailable, OTHER_UID, squatSocket, type Squatter } from '@plugin-license/test-utils';
+import { answeringPeer, otherUserUnavailable, OTHER_UID, squatSocket, type Squatter } from '@plugin-license/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentLink } from '../src/manager/agent-link.js';
 import { cli, envFor, jsonOf, useCliService, type Run } from './helpers.js';
@@ -128,19 +127,7 @@ describe('our own agent on the default path', () => {
 describe("an answer the CLI cannot read is one line: the agent's answer could not be read", () => {
   /** A peer on the CLI's socket (a private folder of ours) answering every request with `answer`. */
   async function peer(socketPath: string, answer: (id: unknown, method: string) => string): Promise<void> {
-    const server: Server = createServer((s: Socket) => {
-      let buf = '';
-      s.on('data', (d: Buffer) => {
-        buf += d.toString('utf8');
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          const req = JSON.parse(buf.slice(0, nl)) as { id: unknown; method: string };
-          buf = buf.slice(nl + 1);
-          s.write(answer(req.id, req.method) + '\n');
-        }
-      });
-      s.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+    const server = await answeringPeer(socketPath, answer);
     cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   }
 

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createConnection } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /** The other user of the tests: `nobody` on Debian, no account needed. */
 export const OTHER_UID = 65534;
@@ -127,4 +127,29 @@ export async function squatSocket(socketPath: string): Promise<Squatter> {
       await exited;
     },
   };
+}
+
+/**
+ * A peer on a Unix socket that answers each request line with `answer(id, method)` (one line):
+ * an agent that speaks something else, for the tests of answers a client cannot read. Close it
+ * with `server.close()`.
+ *
+ * @example
+ * const server = await answeringPeer(path, (id) => JSON.stringify({ jsonrpc: '2.0', id, result: null }));
+ */
+export async function answeringPeer(path: string, answer: (id: unknown, method: string) => string): Promise<Server> {
+  const server = createServer((s: Socket) => {
+    let buf = '';
+    s.on('data', (d: Buffer) => {
+      buf += d.toString('utf8');
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const req = JSON.parse(buf.slice(0, nl)) as { id: unknown; method: string };
+        buf = buf.slice(nl + 1);
+        s.write(answer(req.id, req.method) + '\n');
+      }
+    });
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  return server;
 }
