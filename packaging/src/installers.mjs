@@ -52,11 +52,21 @@ export function xmlEscape(value) {
 }
 
 const SHELL_SCRIPTS = new Set(['install.sh', 'uninstall.sh', 'preinstall', 'postinstall', 'common.sh', 'build-pkg.sh']);
+/** What a shell script may take in whole by a line `# @include NAME`: install.sh and uninstall.sh ship as one file each. */
+const SHELL_INCLUDES = { 'shared.sh': join(INSTALLERS, 'unix', 'shared.sh') };
+
+function withIncludes(file, text) {
+  return text.replace(/^# @include (.*)$/gm, (_, name) => {
+    if (!Object.hasOwn(SHELL_INCLUDES, name)) throw new PackageError(`${file}: "# @include ${name}" names no shared file (${Object.keys(SHELL_INCLUDES).join(', ')})`);
+    return readFileSync(SHELL_INCLUDES[name], 'utf8').replace(/\n$/, '');
+  });
+}
 
 /**
  * A file of the examples with its `@KEY@` placeholders filled in for the file's format: in a
  * shell script a placeholder stands alone as a word (`NAME=@NAME@`) and becomes one quoted word,
- * or sits in a comment and must then be one line of text; in XML it is escaped. A placeholder
+ * or sits in a comment and must then be one line of text; a line `# @include shared.sh` becomes
+ * that shared file, branded the same way; in XML it is escaped. A placeholder
  * whose key is not a value (`@TEAM_ID@`, filled on the vendor's Mac) is left as it is.
  *
  * @param {string} file the file's name (its format)
@@ -68,7 +78,7 @@ export function brand(file, text, values) {
   const has = (key) => Object.hasOwn(values, key);
   if (/\.(xml|plist)$/.test(name)) return text.replace(/@([A-Z_]+)@/g, (whole, key) => (has(key) ? xmlEscape(values[key]) : whole));
   if (!SHELL_SCRIPTS.has(name)) throw new PackageError(`${file}: no branding rule for this kind of file (add it in packaging/src/installers.mjs)`);
-  return text
+  return withIncludes(file, text)
     .split('\n')
     .map((line, i) => {
       const comment = /^\s*#/.test(line);

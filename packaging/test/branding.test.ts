@@ -68,6 +68,19 @@ describe('shellQuote: a branded value is one word to every shell', () => {
     expect(brand('build-pkg.sh', 'sed "s/@TEAM_ID@/$T/"\n', { NAME: 'x' })).toBe('sed "s/@TEAM_ID@/$T/"\n');
   });
 
+  it('install.sh and uninstall.sh each take in shared.sh whole, once, in place of their include line; an include of anything else is refused', () => {
+    const shared = readFileSync(join(INSTALLERS, 'unix', 'shared.sh'), 'utf8');
+    for (const f of ['linux/install.sh', 'unix/uninstall.sh']) {
+      const out = brand(f, readFileSync(join(INSTALLERS, f), 'utf8'), { PRODUCT: 'Acme', NAME: 'acme', APP: '', BASE_URL: '', VENDOR_DIR: 'Acme', VERSION: '1' });
+      expect(out, f).toContain(shared);
+      expect(out.split('require_own_home() {')).toHaveLength(2);
+      expect(out).not.toMatch(/^# @include/m);
+    }
+    for (const name of ['../linux/install.sh', '/etc/passwd', 'shared.sh ', '']) {
+      expect(() => brand('install.sh', `# @include ${name}\n`, {}), name).toThrow(/names no shared file \(shared\.sh\)/);
+    }
+  });
+
   it('the real scripts, branded with hostile product and base URL, parse, and help shows them literally', async () => {
     const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: "https://l.example/it's/$(touch pwned)/functions/v1", product: 'Acme "Gain" $HOME `id`', company: "O'Brien & Co" }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
     const files = ['linux/install.sh', 'unix/uninstall.sh', 'macos/scripts/preinstall', 'macos/scripts/postinstall', 'macos/scripts/common.sh', 'macos/build-pkg.sh'];

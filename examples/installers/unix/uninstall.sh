@@ -23,28 +23,7 @@ PURGE=${PURGE:-0}
 NL='
 '
 
-say() { printf '%s\n' "$*"; }
-fail() {
-  printf '%s: %s\n' "$PRODUCT" "$*" >&2
-  exit 1
-}
-# The comment block at the top of this file, up to its first line that is not a comment.
-usage() { awk 'NR > 1 { if ($0 !~ /^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
-
-# Run as another user than the home's owner (sudo keeping HOME), this would remove or leave
-# folders as that other user: refused, saying why.
-require_own_home() {
-  if [ -z "${HOME:-}" ] || ! [ -d "$HOME" ]; then
-    fail "HOME is not set to an existing folder; run this as the user who uses $PRODUCT. Nothing was changed."
-  fi
-  me=$(id -u)
-  # Only the owner column of the one line is read, whatever the name holds.
-  # shellcheck disable=SC2012
-  owner=$(ls -ldnL -- "$HOME" | awk 'NR == 1 { print $3 }')
-  if [ "$owner" != "$me" ]; then
-    fail "this runs as user $me, but the home folder $HOME belongs to user $owner (sudo keeps HOME). $PRODUCT is installed per user: run this as that user, without sudo. Nothing was changed."
-  fi
-}
+# @include shared.sh
 
 while [ $# -gt 0 ]; do
   case "$1" in
