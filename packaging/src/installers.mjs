@@ -38,6 +38,22 @@ export function shellQuote(value) {
 }
 
 /**
+ * A value for the NSIS script's double-quoted strings (`Name "${PRODUCT}"`, `WriteRegStr … "${COMPANY}"`,
+ * `DetailPrint`): `$` becomes `$$` and `"` becomes `$\"`, so NSIS neither expands a variable
+ * (`$INSTDIR`, `$0`, `${define}`, `$(lang)`) nor ends the string; a line break or control character
+ * is refused. The one way a branded value reaches the Windows installer (the paths of the built
+ * files, read by makensis itself, go as they are).
+ *
+ * @example
+ * nsisString('Acme "Gain" $INSTDIR') // => 'Acme $\"Gain$\" $$INSTDIR'
+ */
+export function nsisString(value) {
+  const text = String(value);
+  if (/[\u0000-\u001f\u007f]/.test(text)) throw new PackageError(`${JSON.stringify(text)} cannot be written into the Windows installer (it holds a line break or a control character)`);
+  return text.replaceAll('$', '$$$$').replaceAll('"', '$$\\"');
+}
+
+/**
  * A value as XML character data or an attribute value (distribution.xml, entitlements.plist);
  * a control character XML 1.0 cannot hold is refused.
  *
@@ -178,7 +194,7 @@ async function windowsSetup({ work, scratch, values, exe, version, options, log 
   const file = `${options.name}-${version}-win-x64-setup.exe`;
   const dir = join(scratch, 'windows');
   mkdirSync(dir, { recursive: true });
-  const defines = Object.entries({ ...values, EXE: exe, OUTFILE: join(work, file) }).map(([k, v]) => `-D${k}=${v}`);
+  const defines = [...Object.entries(values).map(([k, v]) => `-D${k}=${nsisString(v)}`), `-DEXE=${exe}`, `-DOUTFILE=${join(work, file)}`];
   try {
     await run('makensis', ['-V2', '-INPUTCHARSET', 'UTF8', ...defines, script], { cwd: join(INSTALLERS, 'windows'), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
-import { brand, brandValues, shellQuote, xmlEscape } from '../src/installers.mjs';
+import { brand, brandValues, nsisString, shellQuote, xmlEscape } from '../src/installers.mjs';
 // @ts-expect-error: plain JavaScript, no types
 import { parseOptions } from '../src/build.mjs';
 
@@ -95,6 +95,23 @@ describe('shellQuote: a branded value is one word to every shell', () => {
     const bad = await promisify(execFile)('sh', [join(dir, 'install.sh'), '--bogus'], { cwd: dir }).catch((e: { stderr: string }) => e);
     expect(bad.stderr).toBe("Acme \"Gain\" $HOME `id`: unknown option '--bogus' (see " + join(dir, 'install.sh') + ' --help)\n');
     expect(existsSync(join(dir, 'pwned'))).toBe(false);
+  });
+});
+
+describe('nsisString: the Windows installer (the Windows job reads the values back from the registry)', () => {
+  it.each([
+    ['Acme Licenses', 'Acme Licenses'],
+    ['Acme $INSTDIR', 'Acme $$INSTDIR'],
+    ['$0$$', '$$0$$$$'],
+    ['${PRODUCT} $(^Name)', '$${PRODUCT} $$(^Name)'],
+    ['Acme "Gain"', 'Acme $\\"Gain$\\"'],
+    ["O'Brien `x` 100% \\", "O'Brien `x` 100% \\"],
+    ['Ünïcödé 音', 'Ünïcödé 音'],
+  ])('%j is written %j', (value, written) => {
+    expect(nsisString(value)).toBe(written);
+  });
+  it.each(['two\nlines', 'tab\there', 'nul\u0000', 'del\u007f'])('%j is refused', (value) => {
+    expect(() => nsisString(value)).toThrow(/cannot be written into the Windows installer/);
   });
 });
 

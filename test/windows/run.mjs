@@ -448,8 +448,11 @@ const agentDiagnosis = () => {
 /** Runs the installer (or uninstaller) silently and waits for it; an uninstaller runs in place (_?=) so it can be waited for. */
 const silently = async (program, args = []) => finished(winSpawn(program, ['/S', ...args]), 180_000);
 
+// Branded values NSIS would otherwise read as its own: a variable, a quote that ends a string.
+const PRODUCT = 'Acme "Licenses" $INSTDIR 100%';
+const COMPANY = "Acme $(^Name) Audio's";
 await check('shipping: pnpm package builds the Windows executable and its installer (makensis), no Node needed on the target', async () => {
-  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--name', 'acme-license', '--product', 'Acme Licenses', '--company', 'Acme Audio', '--out', release], { encoding: 'utf8', env: baseEnv });
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--out', release], { encoding: 'utf8', env: baseEnv });
   expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
   const manifest = JSON.parse(readFileSync(join(release, 'manifest.json'), 'utf8'));
   exeFile = join(release, manifest.targets[0].file);
@@ -473,6 +476,12 @@ await check('shipping: setup.exe /S installs per user; the agent answers the min
   pipe = (await exe(['agent', 'socket-path'])).stdout.trim();
   const answer = await plc(pipe);
   expectThat(answer.status === 'ok' && answer.reason === 'not_activated', JSON.stringify(answer));
+  // The product and company reach the registry as they are (nsisString): nothing expanded, nothing cut.
+  const key = 'HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\acme-license';
+  for (const [name, value] of [['DisplayName', PRODUCT], ['Publisher', COMPANY]]) {
+    const shown = await finished(winSpawn('reg', ['query', key, '/v', name]));
+    expectThat(shown.stdout.includes(`REG_SZ    ${value}`), `the registry's ${name}: ${shown.stdout} ${shown.stderr}`);
+  }
   return pipe;
 });
 
