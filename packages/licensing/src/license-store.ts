@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { lock, lockSync } from 'proper-lockfile';
@@ -92,7 +93,11 @@ export class LicenseStore {
       const release = lockSync(this.file, { realpath: false, lockfilePath: this.lockPath, stale: this.#staleMs, onCompromised: () => undefined });
       try {
         const again = readCacheSync(this.file, this.#identity);
-        if (again.kind === 'invalid' && again.text === read.text) movedTo = moveAsideSync(this.file);
+        if (again.kind === 'invalid' && again.text === read.text) {
+          movedTo = moveAsideSync(this.file);
+          // No state, no ticket (the async paths write a cache_invalid one; a hot path only removes it).
+          if (movedTo !== null && this.#ticket) rmSync(this.#ticket.file, { force: true });
+        }
       } finally {
         release();
       }

@@ -247,6 +247,15 @@ describe('every write of the state writes the ticket', () => {
     expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'cache_invalid' });
   });
 
+  it('a cache edited by hand and found by check() first: the ticket does not outlive the state', async () => {
+    const code = await service.code();
+    await license().activate(code);
+    const cache = join(home.dir, 'data', 'licenses', `${service.emulator.projectId}.json`);
+    writeFileSync(cache, readFileSync(cache, 'utf8').replace('"failures":0', '"failures":1'));
+    expect(license().check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
+    expect(verdictOf(judge())).toEqual({ verdict: 'none', reason: null });
+  });
+
   it('a tickets folder that refuses the write: cache_io naming the ticket, the state is stored, check() unaffected', async (ctx) => {
     const code = await service.code();
     const l = license();
