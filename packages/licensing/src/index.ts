@@ -14,7 +14,10 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { judgeTicket, encodeTicket, ticketOf, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
+export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
+export { ticketKeyOf, normalizeRawId } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { APP_GROUP_PATTERN, checkAppGroup, resolveConfig } from './config.js';

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { lock, lockSync } from 'proper-lockfile';
@@ -19,7 +20,8 @@ import {
 import { LicenseError } from './errors.js';
 import { readIntents, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
 import type { MachineIdentity } from './machine-id.js';
-import { cacheFilePath, type PathOptions } from './paths.js';
+import { cacheFilePath, ticketPath, type PathOptions } from './paths.js';
+import { removeTicket, ticketOf, writeTicket, type TicketContext, type TicketFields } from './ticket.js';
 
 /** What a read of the store found; a bad file has been moved aside when `movedTo` is set. */
 export type StoreRead =
@@ -34,6 +36,26 @@ export interface StoreUpdate {
   license: StoredLicense | null;
   /** Set when the file was bad before this update (and has been moved aside). */
   invalid?: { problem: string; movedTo: string | null };
+  /**
+   * Set when the state was stored but its ticket could not be written (`cache_io`, see
+   * {@link isTicketError}): the caller adopts the state and reports this.
+   */
+  ticketError?: LicenseError;
+}
+
+/** Where and how the store writes the project's ticket (license-ticket.md); none when acting for another computer. */
+export interface TicketSink {
+  file: string;
+  key: Buffer;
+  /** The writer's clock and rules at the moment of the write. */
+  context: () => TicketContext;
+}
+
+const ticketErrors = new WeakSet<LicenseError>();
+
+/** True for the `cache_io` of a ticket that could not be written while its state was stored. */
+export function isTicketError(e: unknown): boolean {
+  return e instanceof LicenseError && ticketErrors.has(e);
 }
 
 /**
@@ -46,12 +68,19 @@ export class LicenseStore {
   readonly lockPath: string;
   readonly #identity: CacheIdentity;
   readonly #staleMs: number;
+  readonly #ticket: TicketSink | undefined;
 
-  constructor(file: string, identity: CacheIdentity, options: { lockStaleMs: number }) {
+  constructor(file: string, identity: CacheIdentity, options: { lockStaleMs: number; ticket?: TicketSink }) {
     this.file = file;
     this.lockPath = `${file}.lock`;
     this.#identity = identity;
     this.#staleMs = Math.max(2000, options.lockStaleMs);
+    this.#ticket = options.ticket;
+  }
+
+  /** The ticket's path, when this store writes one. */
+  get ticketFile(): string | undefined {
+    return this.#ticket?.file;
   }
 
   /** Sync read for `check()`: a bad file is moved aside only when the lock is free right now. */
@@ -64,7 +93,11 @@ export class LicenseStore {
       const release = lockSync(this.file, { realpath: false, lockfilePath: this.lockPath, stale: this.#staleMs, onCompromised: () => undefined });
       try {
         const again = readCacheSync(this.file, this.#identity);
-        if (again.kind === 'invalid' && again.text === read.text) movedTo = moveAsideSync(this.file);
+        if (again.kind === 'invalid' && again.text === read.text) {
+          movedTo = moveAsideSync(this.file);
+          // No state, no ticket (the async paths write a cache_invalid one; a hot path only removes it).
+          if (movedTo !== null && this.#ticket) rmSync(this.#ticket.file, { force: true });
+        }
       } finally {
         release();
       }
@@ -82,7 +115,10 @@ export class LicenseStore {
       const again = await readCache(this.file, this.#identity);
       if (again.kind === 'newer') return newer(again.format);
       if (again.kind !== 'invalid') return again;
-      return { kind: 'invalid', problem: again.problem, movedTo: await moveAside(this.file) };
+      const movedTo = await moveAside(this.file);
+      // Best effort: a read reports the state; a ticket it can't write is written at the next update.
+      await this.#setAsideTicket().catch(() => undefined);
+      return { kind: 'invalid', problem: again.problem, movedTo };
     });
   }
 
@@ -99,7 +135,9 @@ export class LicenseStore {
     const read = await readCache(this.file, this.#identity);
     if (read.kind === 'newer') return newer(read.format);
     if (read.kind !== 'invalid') return read;
-    return { kind: 'invalid', problem: read.problem, movedTo: await moveAside(this.file) };
+    const movedTo = await moveAside(this.file);
+    await this.#setAsideTicket().catch(() => undefined);
+    return { kind: 'invalid', problem: read.problem, movedTo };
   }
 
   /** {@link update} for a caller that already holds the lock ({@link locked}). */
@@ -114,15 +152,64 @@ export class LicenseStore {
     }
     const next = mutator(current);
     let license: StoredLicense | null = current;
+    let ticketError: LicenseError | undefined;
     if (next === null) {
+      // The ticket goes first: killed in between, no valid ticket outlives the state.
+      ticketError = await this.#putTicket(null);
       if (current !== null) await removeFileDurably(this.file);
       license = null;
     } else if (next !== undefined) {
       license = { ...next, revision: (current?.revision ?? 0) + 1 };
+      // A ticket that grants less than before (invalid) goes before the state, one that grants
+      // after it: killed in between, a plugin is never licensed by a state no longer stored.
+      const ticket = this.#ticket ? ticketOf(license, this.#ticket.context()) : undefined;
+      if (ticket?.valid === false) ticketError = await this.#putTicket(ticket);
       await writeFileAtomic(this.file, encodeCache(this.#identity, license));
       await sweepTempFiles(this.file);
+      if (ticket?.valid === true) ticketError = await this.#putTicket(ticket);
+    } else if (invalid !== undefined && current === null) {
+      ticketError = await this.#setAsideTicket().then(
+        () => undefined,
+        (e: unknown) => this.#ticketError(e),
+      );
     }
-    return invalid ? { license, invalid } : { license };
+    return { license, ...(invalid ? { invalid } : {}), ...(ticketError ? { ticketError } : {}) };
+  }
+
+  /** Writes (or with null removes) the ticket; a failure is returned as `cache_io`, never thrown. */
+  async #putTicket(fields: TicketFields | null): Promise<LicenseError | undefined> {
+    const sink = this.#ticket;
+    if (!sink) return undefined;
+    try {
+      if (fields === null) {
+        await removeTicket(sink.file);
+      } else {
+        await writeTicket(sink.file, sink.key, fields);
+        await sweepTempFiles(sink.file);
+      }
+      return undefined;
+    } catch (e) {
+      return this.#ticketError(e);
+    }
+  }
+
+  /** The state was set aside as invalid: the ticket says so (a known "not licensed", cache_invalid). */
+  async #setAsideTicket(): Promise<void> {
+    const sink = this.#ticket;
+    if (!sink) return;
+    await writeTicket(sink.file, sink.key, ticketOf(null, sink.context(), true));
+  }
+
+  #ticketError(e: unknown): LicenseError {
+    const file = (this.#ticket as TicketSink).file;
+    const err = ioError(
+      e,
+      file,
+      `the license state was stored, but its ticket ${file} could not be written`,
+      'plugins cannot read the license without the agent until it is; make the folder writable or free some space',
+    );
+    ticketErrors.add(err);
+    return err;
   }
 
   /**
@@ -223,10 +310,22 @@ export class LicenseStore {
   }
 }
 
-/** The store of one project's cache file on this machine: what `License` and the offline exchange both open. */
-export function openProjectStore(projectId: string, identity: MachineIdentity, where: PathOptions, lockStaleMs: number): LicenseStore {
+/** What the ticket's writer needs from the caller at the moment of a write. */
+export type TicketClock = () => Omit<TicketContext, 'app' | 'projectId'>;
+
+/**
+ * The store of one project's cache file on this machine: what `License` and the offline exchange
+ * both open. With `ticket` and an identity of this computer, every update writes the project's
+ * ticket in the same step; acting for another computer (a caller's id that is not this one's)
+ * writes none.
+ */
+export function openProjectStore(projectId: string, identity: MachineIdentity, where: PathOptions, lockStaleMs: number, ticket?: TicketClock): LicenseStore {
   const id = projectId.toLowerCase();
-  return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs });
+  const sink: TicketSink | undefined =
+    ticket && identity.local
+      ? { file: ticketPath(where, id), key: identity.ticketKey, context: () => ({ ...ticket(), app: identity.namespace, projectId: id }) }
+      : undefined;
+  return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs, ...(sink ? { ticket: sink } : {}) });
 }
 
 /** A file-system failure as `cache_io`, with the system's code (EACCES, ENOSPC, …) and the path. */

@@ -8,7 +8,7 @@ import type { Intent } from './intent-file.js';
 import { normalizeCode } from './input.js';
 import { requireBaseUrl, resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
-import { openProjectStore, type LicenseStore, type Mutator } from './license-store.js';
+import { isTicketError, openProjectStore, type LicenseStore, type Mutator } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { trustedOffline } from './offline.js';
 import { parsePublicKeys, type OfflinePublicKey } from './offline-format.js';
@@ -244,6 +244,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       try {
         status = await this.#apply(store.update(active), { online: true, trustAt: t });
       } catch (e) {
+        if (isTicketError(e)) {
+          // The state was stored (and adopted); only its ticket could not be written: that is reported.
+          await store.clearIntent(intent);
+          throw e;
+        }
         if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
         // The disk refused after all (filled up since the probe): a slot no file records is given
         // back; when the service can't take it back now, memory holds it and the intent settles it.
@@ -481,7 +486,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #makeStore(identity: MachineIdentity): LicenseStore {
-    return openProjectStore(this.projectId, identity, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) }, this.policy.lockStaleMs);
+    return openProjectStore(this.projectId, identity, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) }, this.policy.lockStaleMs, () => ({
+      now: this.#now(),
+      policy: this.policy,
+      trusted: (l) => trustedOffline(l, this.projectId, identity.id, this.#offlineKeys),
+    }));
   }
 
   async #load(): Promise<MachineIdentity> {
@@ -595,7 +604,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     try {
       return await this.#apply((this.#store as LicenseStore).update(mutator), heard);
     } catch (e) {
-      if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
+      if (!isLicenseError(e) || e.code !== 'cache_io' || isTicketError(e)) throw e;
       this.#hear(heard);
       const next = mutator(this.#state);
       if (next !== undefined) {
@@ -645,11 +654,14 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * state not yet updated would make an old state look fresh).
    */
   async #apply(pending: ReturnType<LicenseStore['update']>, heard?: Heard): Promise<LicenseStatus> {
-    const { license, invalid } = await pending;
+    const { license, invalid, ticketError } = await pending;
     this.#hear(heard);
     this.#cacheInvalid = license === null && invalid !== undefined;
     this.#setState(license);
-    return this.#publishNow();
+    const status = this.#publishNow();
+    // The state is stored and adopted; a ticket that could not be written is reported as a state that could not be.
+    if (ticketError) throw ticketError;
+    return status;
   }
 
   #hear(heard: Heard | undefined): void {

@@ -33,10 +33,18 @@ export interface MachineIdentity extends MachineId {
   namespace: string;
   /** HMAC key for the cache, derived from the raw OS id (or the generated secret); never stored. */
   cacheKey: Buffer;
+  /** HMAC key of the ticket (license-ticket.md), derived from the raw id and the namespace; never stored. */
+  ticketKey: Buffer;
+  /**
+   * True when the id is this computer's own (derived, or a caller's id equal to the derived one):
+   * only then is a ticket written here. False when acting for another computer.
+   */
+  local: boolean;
 }
 
 const ID_VERSION = 'm1_';
 const CACHE_KEY_LABEL = 'plugin-license/cache-key/v1';
+const TICKET_KEY_LABEL = 'plugin-license/ticket/v1';
 const SECRET_FILE = 'machine-secret';
 const SECRET_PATTERN = /^[0-9a-f]{64}$/;
 
@@ -110,10 +118,26 @@ export function normalizeCallerMachineId(value: unknown): string {
   return id;
 }
 
+/**
+ * The one normalisation of a raw machine id (the contract's): lowercase, without dashes, braces
+ * or white space. The cache key, the ticket key and the derived id all start from it.
+ */
+export function normalizeRawId(raw: string): string {
+  return raw.trim().toLowerCase().replace(/[-{}\s]/g, '');
+}
+
+/**
+ * The ticket's key (license-ticket.md): HMAC-SHA256 keyed by the normalised raw id (its text),
+ * over `plugin-license/ticket/v1` NUL `APP`. A plugin's reader derives the same key in-process.
+ */
+export function ticketKeyOf(raw: string, app: string): Buffer {
+  return createHmac('sha256', normalizeRawId(raw)).update(`${TICKET_KEY_LABEL}\0${app}`).digest();
+}
+
 /** Accepts only what looks like a real OS id: 32+ hex digits (dashes ignored), not all one digit. */
 export function plausibleRawId(raw: string | null | undefined): string | null {
   if (typeof raw !== 'string') return null;
-  const compact = raw.trim().toLowerCase().replace(/[-{}\s]/g, '');
+  const compact = normalizeRawId(raw);
   // node-machine-id falls back to the host name on Linux; a container's is 12 hex digits.
   if (!/^[0-9a-f]{32,}$/.test(compact) || /^(.)\1*$/.test(compact)) return null;
   return compact;
@@ -131,11 +155,13 @@ function build(raw: string | null, options: MachineIdOptions, readOnly = false):
     source = 'generated';
   }
   const cacheKey = createHmac('sha256', secret).update(`${CACHE_KEY_LABEL}\0${namespace}`).digest();
+  const ticketKey = ticketKeyOf(secret, namespace);
+  const own = ID_VERSION + createHmac('sha256', namespace).update(secret).digest('hex');
   if (options.machineId !== undefined) {
-    return { id: normalizeCallerMachineId(options.machineId), source: 'caller', namespace, cacheKey };
+    const id = normalizeCallerMachineId(options.machineId);
+    return { id, source: 'caller', namespace, cacheKey, ticketKey, local: id === own };
   }
-  const id = ID_VERSION + createHmac('sha256', namespace).update(secret).digest('hex');
-  return { id, source, namespace, cacheKey };
+  return { id: own, source, namespace, cacheKey, ticketKey, local: true };
 }
 
 function generatedSecret(options: PathOptions): string {

@@ -293,9 +293,11 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
     if (left.length === pending.length) {
       throw refused('the response answers no pending request of this machine: it was imported already, or answers a request made elsewhere; make a new request');
     }
-    const { license } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy));
+    const { license, ticketError } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy));
     await writePending(m.pendingFile, left);
     await removeFileDurably(m.releaseFile);
+    // Imported and stored; a ticket that could not be written is reported as a state that could not be.
+    if (ticketError) throw ticketError;
     return statusNow(m, license, t);
   });
 }
@@ -330,7 +332,8 @@ export async function releaseOffline(options: OfflineMachineOptions & { projectI
     };
     // The proof first: if the state removal then fails, the proof exists and the next release returns it.
     await writeFileAtomic(m.releaseFile, `${JSON.stringify(proof)}\n`);
-    await m.store.updateHeld(() => null);
+    const { ticketError } = await m.store.updateHeld(() => null);
+    if (ticketError) throw ticketError;
     return proof;
   });
 }
@@ -419,9 +422,11 @@ async function machine(options: OfflineMachineOptions, projectId: string): Promi
     ...(options.rawMachineIdProvider === undefined ? {} : { rawMachineIdProvider: options.rawMachineIdProvider }),
   });
   const policy = resolvePolicy(options.policy);
-  const store = openProjectStore(id, identity, where, policy.lockStaleMs);
+  const now = options.now ?? Date.now;
+  // The ticket is written with the state (an import is verified against the keys before it is stored).
+  const store = openProjectStore(id, identity, where, policy.lockStaleMs, () => ({ now: now(), policy }));
   const dir = offlineDir(where);
-  return { projectId: id, identity, store, policy, now: options.now ?? Date.now, pendingFile: join(dir, `${id}.pending.json`), releaseFile: join(dir, `${id}.release.json`) };
+  return { projectId: id, identity, store, policy, now, pendingFile: join(dir, `${id}.pending.json`), releaseFile: join(dir, `${id}.release.json`) };
 }
 
 function offlineState(res: OfflineResponse, cur: StoredLicense | null, t: number, keyId: string | null, policy: LicensePolicy): StoredLicense {

@@ -72,6 +72,18 @@ export function cacheFilePath(projectId: string, options: PathOptions = {}): str
 }
 
 /**
+ * The ticket of one project (license-ticket.md): `DATA/tickets/PROJECT_ID.ticket`, lowercase id,
+ * in the data folder by the one rule, so a plugin finds it without the agent.
+ *
+ * @example
+ * ticketPath({ namespace: 'acme-audio' }, projectId); // e.g. ~/.local/share/acme-audio/tickets/123e….ticket
+ */
+export function ticketPath(options: PathOptions, projectId: string): string {
+  assertProjectId(projectId);
+  return join(resolvePaths(options).data, 'tickets', `${projectId.toLowerCase()}.ticket`);
+}
+
+/**
  * Project ids that have a cache file in this namespace (files moved aside as invalid are not
  * listed). The agent reloads these at start.
  *
