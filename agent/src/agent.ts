@@ -9,6 +9,7 @@ import { OfflineExchange } from './offline.js';
 import { LicenseWatch } from './license-watch.js';
 import { LicenseService, describeError } from './license-service.js';
 import { createFileLogger, SecretScrubber, silentLogger, type FileLogger } from './logger.js';
+import { IdleExit } from './idle-exit.js';
 import { createDispatcher } from './methods.js';
 import { BackgroundRevalidation } from './revalidation.js';
 import { toRpcError } from './rpc-errors.js';
@@ -33,6 +34,11 @@ export interface AgentOptions {
   logLevel?: LogLevel;
   /** A pino logger to use instead of the rotated file log; `false` logs nothing. */
   logger?: Logger | false;
+  /**
+   * Minutes with no client connected and nothing in flight after which the agent closes by
+   * itself (`closed` settles); 0 stays. Else `"idle_exit_minutes"` in config.json, else 10.
+   */
+  idleExitMinutes?: number;
   /** Limits of the socket server and of the service budget. */
   limits?: Partial<AgentLimits>;
   /** Licensing policy overrides (grace period, revalidation interval, back-off). */
@@ -138,12 +144,24 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     now: () => scheduler.now(),
   });
   const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id) => service.background(id) });
+  // Started after the socket listens; it counts from whatever ended last.
+  const idle: IdleExit = new IdleExit({
+    minutes: config.idleExitMinutes,
+    scheduler,
+    busy: () => server.stats().connections > 0 || server.inFlightCount > 0 || registry.inUse,
+    exit: () => {
+      logger.info({ idleExitMinutes: config.idleExitMinutes }, 'no client and nothing in flight for the idle time: exiting');
+      void close();
+    },
+  });
+  registry.on('quiet', () => idle.touch());
   const server: SocketServer = new SocketServer({
     socketPath: config.socketPath,
     namespace: config.namespace,
     limits: () => config.limits,
     scheduler,
     logger,
+    ended: () => idle.touch(),
     dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret, shutdown: () => void close() }),
     toError: (err) => {
       const known = isAgentError(err) || (typeof err === 'object' && err !== null && (err as Error).name === 'LicenseError');
@@ -177,13 +195,15 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     await fileLogger?.close();
     throw err;
   }
-  logger.info({ socketPath: config.socketPath, namespace: config.namespace, version: AGENT_VERSION, projects: registry.size }, 'agent listening');
+  logger.info({ socketPath: config.socketPath, namespace: config.namespace, version: AGENT_VERSION, projects: registry.size, idleExitMinutes: config.idleExitMinutes }, 'agent listening');
+  idle.start();
 
   let closing: Promise<void> | undefined;
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   const close = (): Promise<void> =>
     (closing ??= (async () => {
+      idle.stop();
       logger.info({ inFlight: server.inFlightCount }, 'agent stopping');
       await server.close(SHUTDOWN_GRACE_MS, () => service.abort());
       await stopAll();
@@ -240,6 +260,7 @@ function flagsFromOptions(o: AgentOptions): AgentFlags {
   if (o.token !== undefined) f.token = o.token;
   if (o.socketPath !== undefined) f.socket = o.socketPath;
   if (o.logLevel !== undefined) f.logLevel = o.logLevel;
+  if (o.idleExitMinutes !== undefined) f.idleExitMinutes = o.idleExitMinutes;
   return f;
 }
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { appArgument, resolveConfig, resolvePaths, versionLine, type ConfigValue } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
-import { LOG_LEVELS, resolveAgentConfig, type AgentConfig, type AgentFlags } from './config.js';
+import { LOG_LEVELS, parseIdleExitMinutes, resolveAgentConfig, type AgentConfig, type AgentFlags } from './config.js';
 import { AgentError } from './errors.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { selfCommand } from './self.js';
@@ -44,6 +44,14 @@ function positiveInt(name: string) {
     if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${name} must be a positive whole number, got '${value}'`);
     return n;
   };
+}
+
+function idleMinutes(value: string): number {
+  try {
+    return parseIdleExitMinutes(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function commonOptions(cmd: Command): Command {
@@ -87,6 +95,7 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
     if (typeof opts.idleTimeoutMs === 'number') f.idleTimeoutMs = opts.idleTimeoutMs;
     if (typeof opts.requestRate === 'number') f.requestRate = opts.requestRate;
     if (typeof opts.requestBurst === 'number') f.requestBurst = opts.requestBurst;
+    if (typeof opts.idleExitMinutes === 'number') f.idleExitMinutes = opts.idleExitMinutes;
     return f;
   };
 
@@ -109,6 +118,7 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
     .option('--idle-timeout-ms <ms>', 'close connections idle this long (default 300000)', positiveInt('--idle-timeout-ms'))
     .option('--request-rate <n>', 'requests per second per connection (default 200)', positiveInt('--request-rate'))
     .option('--request-burst <n>', 'request burst per connection (default 400)', positiveInt('--request-burst'))
+    .option('--idle-exit-minutes <m>', 'exit after this many minutes with no client and nothing in flight; fractions allowed, 0 stays (config "idle_exit_minutes", default 10)', idleMinutes)
     .addHelpText('after', `\nExample:\n  ${options.name} run --app acme-audio\n\nThe per-user service (${options.name} install) runs exactly this. SIGHUP reloads config.json; SIGINT or SIGTERM stops.`)
     .action(async (opts: CommonOpts) => {
       exit = await run(flagsOf(opts), options.name, stdout, stderr);
@@ -205,6 +215,7 @@ async function run(flags: AgentFlags, name: string, stdout: NodeJS.WritableStrea
     ...(flags.baseUrl ? { baseUrl: flags.baseUrl } : {}),
     ...(flags.token ? { token: flags.token } : {}),
     ...(flags.logLevel ? { logLevel: flags.logLevel as (typeof LOG_LEVELS)[number] } : {}),
+    ...(flags.idleExitMinutes === undefined ? {} : { idleExitMinutes: flags.idleExitMinutes }),
     // undici carries requests only through a proxy; its WebAssembly parser is then compiled by
     // V8's baseline compiler alone (the optimizing tier's 35 MB native peak at the first request
     // stayed resident). Set only then: any V8 flag set at run time makes V8 refuse Node's
@@ -257,6 +268,8 @@ function serviceSpec(flags: AgentFlags, prefix: string[]): ServiceSpec {
   if (home) runArgs.push('--home', resolve(home));
   if (socket) runArgs.push('--socket', socket);
   if (baseUrl) runArgs.push('--base-url', baseUrl);
+  // An agent at login is asked for to stay resident: it never exits when idle.
+  runArgs.push('--idle-exit-minutes', '0');
   let username = process.env.USERNAME ?? '';
   let uid = -1;
   try {

@@ -49,6 +49,11 @@ export interface AgentConfig {
   offlinePublicKeys: string[];
   /** From config.json (`offline_max_days`, default 365): the longest validity an imported offline response may have. */
   offlineMaxDays: number;
+  /**
+   * Minutes with no client connected and nothing in flight after which the agent exits by itself
+   * (`--idle-exit-minutes`, else `"idle_exit_minutes"` in config.json, default 10); 0: it stays.
+   */
+  idleExitMinutes: number;
   /** The config file read (whether or not it existed). */
   configFile: string;
   /** Resolved with `fileProblems: 'report'`: why the config file was not used. */
@@ -67,12 +72,17 @@ export interface AgentFlags {
   idleTimeoutMs?: number;
   requestRate?: number;
   requestBurst?: number;
+  idleExitMinutes?: number;
 }
+
+/** How long an agent with no client and nothing in flight stays before it exits. */
+export const DEFAULT_IDLE_EXIT_MINUTES = 10;
 
 const positiveInt = z.number().int().positive();
 /** The agent's own keys of config.json; the shared ones (`base_url`, `token`, `socket`, `proxy`) are licensing's resolver's. */
 const AgentFileConfig = z.looseObject({
   log_level: z.enum(LOG_LEVELS).optional(),
+  idle_exit_minutes: z.number().finite().nonnegative('a number of minutes, 0 or more (0: the agent stays)').optional(),
   agent: z
     .looseObject({
       max_connections: positiveInt.optional(),
@@ -140,6 +150,7 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     proxy: shared.proxy.value,
     offlinePublicKeys: shared.offlinePublicKeys.value,
     offlineMaxDays: shared.offlineMaxDays.value,
+    idleExitMinutes: flags.idleExitMinutes ?? file.idle_exit_minutes ?? DEFAULT_IDLE_EXIT_MINUTES,
     configFile,
     ...(fileProblem === undefined ? {} : { configProblem: fileProblem }),
   };
@@ -149,4 +160,20 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;
+}
+
+/**
+ * The one reading of `--idle-exit-minutes`: a plain non-negative decimal number of minutes
+ * (fractions allowed, `0` stays); anything else (a sign, hex, an exponent, words, an empty value)
+ * is refused with words.
+ *
+ * @example
+ * parseIdleExitMinutes('0.5'); // 0.5
+ */
+export function parseIdleExitMinutes(text: string): number {
+  const n = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(n)) {
+    throw new AgentError('usage', `--idle-exit-minutes must be a number of minutes, 0 or more, such as 10 or 0.5 (0: the agent stays), got '${text}'`);
+  }
+  return n;
 }

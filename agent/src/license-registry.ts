@@ -31,7 +31,7 @@ const DEFAULT_MAX_PROJECTS = 1024;
  * without network). Emits `status` for every new status of a project (the background schedule
  * follows these) and `changed` with the wire state when what subscribers act on changed.
  */
-export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, status: LicenseStatus]; changed: [LicenseStateWire]; released: [projectId: string] }> {
+export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, status: LicenseStatus]; changed: [LicenseStateWire]; released: [projectId: string]; quiet: [] }> {
   private readonly entries = new Map<string, Entry>();
   /** Projects with a service call in flight, and how many: never let go. */
   private readonly busy = new Map<string, number>();
@@ -44,6 +44,11 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** True while a service call (a request, an intent being settled, a revalidation) holds a project. */
+  get inUse(): boolean {
+    return this.busy.size > 0;
   }
 
   projectIds(): string[] {
@@ -91,6 +96,7 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
       const n = (this.busy.get(key) ?? 1) - 1;
       if (n <= 0) this.busy.delete(key);
       else this.busy.set(key, n);
+      if (this.busy.size === 0) this.emit('quiet');
     };
   }
 

@@ -1,4 +1,4 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, lstatSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
@@ -19,6 +19,8 @@ export interface SocketServerOptions {
   logger: Logger;
   dispatch: (connection: Connection, request: RpcRequest) => unknown;
   toError: (err: unknown) => RpcErrorObject;
+  /** Called when a connection closes or a request in flight ends (the idle exit counts from then). */
+  ended?: () => void;
 }
 
 /** Counters of the socket server (tests and `status` use them). */
@@ -49,6 +51,8 @@ export class SocketServer {
   private nextId = 1;
   private closing = false;
   private sweep: TimerHandle | undefined;
+  /** The socket file this server bound (device and inode): at close only that one is removed. */
+  private bound: { dev: number; ino: number } | undefined;
 
   constructor(private readonly o: SocketServerOptions) {
     const host: ConnectionHost = {
@@ -58,10 +62,14 @@ export class SocketServer {
       toError: o.toError,
       track: (promise) => {
         this.inFlight.add(promise);
-        void promise.finally(() => this.inFlight.delete(promise));
+        void promise.finally(() => {
+          this.inFlight.delete(promise);
+          o.ended?.();
+        });
       },
       closed: (connection) => {
         this.connections.delete(connection);
+        o.ended?.();
         if (o.logger.isLevelEnabled('debug')) o.logger.debug({ connection: connection.id, connections: this.connections.size }, 'connection closed');
       },
     };
@@ -102,6 +110,10 @@ export class SocketServer {
     }
     try {
       await listen(this.server, socketPath);
+      if (!isPipePath(socketPath)) {
+        const st = lstatSync(socketPath);
+        this.bound = { dev: st.dev, ino: st.ino };
+      }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new AgentError('socket_in_use', `another agent started on ${socketPath} at the same time; stop it first or choose another socket path`, { path: socketPath, cause: err });
@@ -171,9 +183,21 @@ export class SocketServer {
     await Promise.race([serverClosed, delay(3_000)]);
     for (const c of this.connections) c.socket.destroy();
     try {
-      removeSocketFile(this.o.socketPath);
+      // An agent started on demand may already listen on this path (this one stopped accepting
+      // first): its socket file is not ours to remove.
+      if (this.ownsSocketFile()) removeSocketFile(this.o.socketPath);
     } catch (err) {
       this.o.logger.warn({ err: { message: (err as Error).message } }, 'could not remove the socket file');
+    }
+  }
+
+  private ownsSocketFile(): boolean {
+    if (this.bound === undefined) return !isPipePath(this.o.socketPath);
+    try {
+      const st = lstatSync(this.o.socketPath);
+      return st.dev === this.bound.dev && st.ino === this.bound.ino;
+    } catch {
+      return false;
     }
   }
 

@@ -6,6 +6,19 @@ import type { Output } from './output.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** The longest a command waits for an agent it started to answer on its socket. */
+export const AGENT_START_WAIT_MS = 10_000;
+
+/** Whether a process of ours is still there (a started agent that lost the race exits). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** What the deadline's messages name: the setting that raises it. */
 export const TIMEOUT_VARIABLE = 'PLUGIN_LICENSE_TIMEOUT';
 
@@ -151,19 +164,69 @@ export class Context {
     return socketPathOf(this.inspectionConfig, this.env);
   }
 
-  /** The running agent of this namespace, or undefined when none answers. */
-  async agent(connectTimeoutMs = 1000): Promise<AgentClient | undefined> {
+  /**
+   * The running agent of this namespace, or undefined when none answers. With `start`, an agent
+   * that is not running is started on demand first (see `agentStart`) and waited for on its
+   * socket, within the command's deadline and at most AGENT_START_WAIT_MS.
+   */
+  async agent(connectTimeoutMs = 1000, options: { start?: boolean } = {}): Promise<AgentClient | undefined> {
     // Loaded here: most commands never talk to the agent.
-    const { AgentClient, isAgentError } = await import('@plugin-license/agent');
+    const { AgentClient, isAgentError, startAgentDetached } = await import('@plugin-license/agent');
     const socketPath = await this.socketPath();
-    try {
-      const client = await AgentClient.connect({ socketPath, namespace: this.inspectionConfig.namespace.value, connectTimeoutMs, reconnect: false });
-      this.#closers.push(() => client.close());
-      return client;
-    } catch (err) {
-      if (isAgentError(err) && (err.code === 'not_running' || err.code === 'timeout')) return undefined;
-      throw err;
+    const namespace = this.inspectionConfig.namespace.value;
+    const connect = async (): Promise<AgentClient | undefined> => {
+      try {
+        const client = await AgentClient.connect({ socketPath, namespace, connectTimeoutMs, reconnect: false });
+        this.#closers.push(() => client.close());
+        return client;
+      } catch (err) {
+        if (isAgentError(err) && (err.code === 'not_running' || err.code === 'timeout')) return undefined;
+        throw err;
+      }
+    };
+    const first = await connect();
+    if (first !== undefined || options.start !== true) return first;
+    const start = await this.agentStart();
+    if ('off' in start) return undefined;
+    const pid = startAgentDetached({ command: start.command, namespace, socketPath, env: start.env });
+    if (pid === undefined) return undefined;
+    // The agent's output is never waited on: its socket is. A starter that lost the race exits
+    // only once the winner listens, so its exit with no answer means no agent will come.
+    const until = Date.now() + Math.min(AGENT_START_WAIT_MS, this.deadline.remainingMs());
+    for (let i = 0; i < 1000 && Date.now() < until && !this.signal.aborted; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const client = await connect();
+      if (client !== undefined) return client;
+      if (!alive(pid)) return connect();
     }
+    return undefined;
+  }
+
+  /**
+   * The one rule of when the CLI starts the agent on demand, and with what. It starts
+   * `<this program> agent run --app NAMESPACE` with this environment (the CLI's --home,
+   * --base-url and --token passed as their variables, never on the command line). It does not
+   * when `PLUGIN_LICENSE_NO_AUTOSTART` is set (not empty, not 0); when the socket was pointed at
+   * by `PLUGIN_LICENSE_SOCKET` (a path chosen for this shell on purpose: a test, a debugging
+   * session, an agent run by hand); or when this program cannot be run again (`node -e`).
+   */
+  async agentStart(): Promise<{ command: string[]; env: NodeJS.ProcessEnv } | { off: string }> {
+    const off = this.env.PLUGIN_LICENSE_NO_AUTOSTART;
+    if (off !== undefined && off.trim() !== '' && off.trim() !== '0') return { off: 'PLUGIN_LICENSE_NO_AUTOSTART is set' };
+    const config = this.inspectionConfig;
+    if (config.socket.source === 'environment' || config.socket.source === 'flag') return { off: 'the socket was chosen by PLUGIN_LICENSE_SOCKET' };
+    const { selfCommand } = await import('@plugin-license/agent');
+    let command: string[];
+    try {
+      command = [...selfCommand(), 'agent'];
+    } catch (err) {
+      return { off: (err as Error).message };
+    }
+    const env: NodeJS.ProcessEnv = { ...this.env };
+    if (this.options.home !== undefined) env.PLUGIN_LICENSE_HOME = this.options.home;
+    if (this.options.baseUrl !== undefined) env.PLUGIN_LICENSE_BASE_URL = this.options.baseUrl;
+    if (this.options.token !== undefined) env.PLUGIN_LICENSE_TOKEN = this.options.token;
+    return { command, env };
   }
 
   /** A project id checked locally (a UUID), lower-cased. */

@@ -6,7 +6,7 @@ import { when } from '../output.js';
 import { report, THROUGH_AGENT, validity } from './license.js';
 
 async function running(ctx: Context): Promise<AgentClient> {
-  const agent = await ctx.agent();
+  const agent = await ctx.agent(undefined, { start: true });
   if (!agent) {
     throw new CliError(
       EXIT.failed,

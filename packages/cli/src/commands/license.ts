@@ -61,7 +61,7 @@ export async function activateCommand(ctx: Context, rawCode: string, o: { projec
     }
     return r.success ? EXIT.ok : EXIT.negative;
   }
-  const agent = await ctx.agent();
+  const agent = await ctx.agent(undefined, { start: true });
   const via: Via = agent ? 'agent' : 'library';
   const state = await ctx.out.spin('activating', () => (agent ? ctx.deadline.bound(agent.activate(projectId, code), THROUGH_AGENT) : ctx.license(projectId).activate(code, { signal: ctx.signal })));
   await report(ctx, 'activated', state, via);
@@ -121,7 +121,7 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
     else ctx.out.line(`Nothing released: machine ${machineId} holds no slot of ${codeHint(code)} (${r.activations} of ${r.max_activations} slots in use); check the machine id in the customer's doctor report.`);
     return exit;
   }
-  const agent = await ctx.agent();
+  const agent = await ctx.agent(undefined, { start: true });
   const state = await ctx.out.spin('deactivating', () => (agent ? ctx.deadline.bound(agent.deactivate(projectId), THROUGH_AGENT) : ctx.license(projectId).deactivate({ signal: ctx.signal })));
   await report(ctx, 'deactivated', state, agent ? 'agent' : 'library');
   return EXIT.ok; // released: the state says not_activated, which is what was asked

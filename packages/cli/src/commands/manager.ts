@@ -89,7 +89,13 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   const changed = (): void => {
     for (const l of listeners) l();
   };
-  const link = new AgentLink(await ctx.socketPath(), namespace, changed);
+  const socketPath = await ctx.socketPath();
+  const { startAgentDetached } = await import('@plugin-license/agent');
+  const startAgent = (): void =>
+    void ctx.agentStart().then((start) => {
+      if (!('off' in start)) startAgentDetached({ command: start.command, namespace, socketPath, env: start.env });
+    });
+  const link = new AgentLink(socketPath, namespace, changed, startAgent);
 
   // One client of the service for the online computer's steps, made when first needed.
   let serviceClient: ReturnType<Context['client']> | undefined;

@@ -26,6 +26,8 @@ export class AgentLink {
     readonly socketPath: string,
     readonly namespace: string,
     private readonly changed: () => void,
+    /** Starts the agent on demand when none answers (limited to once per 30 s by the starter). */
+    private readonly start?: () => void,
   ) {}
 
   get view(): AgentView {
@@ -62,6 +64,7 @@ export class AgentLink {
       client = await AgentClient.connect({ socketPath: this.socketPath, namespace: this.namespace, connectTimeoutMs: 1000, requestTimeoutMs: 30_000, reconnect: false, clientName: 'license-manager' });
     } catch (err) {
       this.#refused = isAgentError(err) && err.code === 'socket_dir_unsafe' ? err : undefined;
+      if (isAgentError(err) && err.code === 'not_running') this.start?.();
       this.#down(isAgentError(err) ? err.message : String(err));
       return;
     }

@@ -1,0 +1,63 @@
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import { withoutNodeRuntimeVariables } from './node-environment.js';
+
+/** How often one process starts the agent of one namespace and socket at most. */
+export const AGENT_START_INTERVAL_MS = 30_000;
+
+/** What {@link startAgentDetached} starts. */
+export interface DetachedAgentStart {
+  /** The program that runs the agent's commands, as argv: `[...selfCommand(), 'agent']` under the CLI. */
+  command: string[];
+  namespace: string;
+  /** The socket the agent will listen on (with the namespace, the key of the 30 s limit). */
+  socketPath: string;
+  /** The environment the agent gets, Node's run-time variables removed (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Clock of the 30 s limit (tests). */
+  now?: () => number;
+}
+
+const lastStart = new Map<string, number>();
+
+/**
+ * Starts `COMMAND run --app NAMESPACE` detached, the way gpg starts gpg-agent: its own session
+ * (process group on Windows, no console window), no inherited descriptors or handles (stdio
+ * ignored), the user's home as working folder (else the root), this environment without Node's
+ * run-time variables (so namespace, home and socket variables carry over). The caller never
+ * waits on its output: it connects to the socket. At most once per 30 s per process, namespace
+ * and socket; many starters at once end with one agent by the socket itself (a live socket wins).
+ * Returns the pid, or undefined when it was started less than 30 s ago or could not be started.
+ *
+ * @example
+ * startAgentDetached({ command: [...selfCommand(), 'agent'], namespace: 'acme-audio', socketPath });
+ */
+export function startAgentDetached(o: DetachedAgentStart): number | undefined {
+  const now = (o.now ?? Date.now)();
+  const key = `${o.namespace}\0${o.socketPath}`;
+  const last = lastStart.get(key);
+  if (last !== undefined && now - last < AGENT_START_INTERVAL_MS && now >= last) return undefined;
+  lastStart.set(key, now);
+  const [program, ...args] = o.command;
+  if (program === undefined) return undefined;
+  let cwd = '/';
+  try {
+    cwd = os.homedir() || cwd;
+  } catch {
+    // no home (some containers): the root
+  }
+  try {
+    const child = spawn(program, [...args, 'run', '--app', o.namespace], {
+      detached: true,
+      stdio: 'ignore',
+      windowsHide: true,
+      cwd,
+      env: withoutNodeRuntimeVariables(o.env ?? process.env),
+    });
+    child.on('error', () => {});
+    child.unref();
+    return child.pid;
+  } catch {
+    return undefined;
+  }
+}
