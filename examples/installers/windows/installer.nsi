@@ -168,27 +168,24 @@ Section "Install"
     !insertmacro Fail "${PRODUCT} could not be put in place in $INSTDIR. The previous install is unchanged; run the installer again."
   ${EndIf}
 
-  ; 4. The old agent stops (its task, then any agent process left). No agent stays resident by
-  ; default: plugins and the program start it when they need it. A logon task only when the vendor
-  ; packaged with --agent-at-login.
+  ; 4. The old agent stops (its task, then any agent process left), the new one is registered
+  ; as a logon task and started.
   !insertmacro Program "agent uninstall"
   nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
   Pop $0
   Pop $1
-  !if "${AGENT_AT_LOGIN}" == "yes"
-    !insertmacro Program "agent install"
-    ; Task Scheduler starts it within a second or two; plugins wait for it meanwhile.
-    !insertmacro WaitForAgent 8
-    ${If} $0 != 0
-      ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
-      ; the task start one after all, that second agent finds the pipe served and exits.
-      ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run' SW_HIDE
-      !insertmacro WaitForAgent 50
-    ${EndIf}
-    ${If} $0 != 0
-      DetailPrint "The license agent did not answer yet; it starts at your next sign-in."
-    ${EndIf}
-  !endif
+  !insertmacro Program "agent install"
+  ; Task Scheduler starts it within a second or two; plugins wait for it meanwhile.
+  !insertmacro WaitForAgent 8
+  ${If} $0 != 0
+    ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
+    ; the task start one after all, that second agent finds the pipe served and exits.
+    ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run' SW_HIDE
+    !insertmacro WaitForAgent 50
+  ${EndIf}
+  ${If} $0 != 0
+    DetailPrint "The license agent did not answer yet; it starts at your next sign-in."
+  ${EndIf}
 
   ; 5. The uninstaller, and the entry in Settings > Apps (per user).
   WriteUninstaller "$INSTDIR\uninstall.exe"
