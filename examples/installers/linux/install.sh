@@ -97,7 +97,7 @@ else
   say "$PRODUCT is installed in $LIB."
   say "This computer's user service manager (systemd --user) did not take the agent's unit, so it will"
   say "not start at login: $(printf '%s' "$out" | tail -n 2 | tr '\n' ' ')"
-  say "Start it yourself with: $BIN/$NAME agent run"
+  say "Start it yourself with: $BIN/$NAME agent run --idle-exit-minutes 0 (it stays, as the service would keep it)"
 fi
 say "To activate, open the license manager (a page in your web browser): $BIN/$NAME manager"
 case ":$PATH:" in

@@ -179,8 +179,9 @@ Section "Install"
   !insertmacro WaitForAgent 8
   ${If} $0 != 0
     ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
-    ; the task start one after all, that second agent finds the pipe served and exits.
-    ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run' SW_HIDE
+    ; the task start one after all, that second agent finds the pipe served and exits. It stays
+    ; (--idle-exit-minutes 0), as the task's would: plugins cannot start an agent yet.
+    ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run --idle-exit-minutes 0' SW_HIDE
     !insertmacro WaitForAgent 50
   ${EndIf}
   ${If} $0 != 0
