@@ -504,10 +504,11 @@ await check("shipping: the installed program's license manager serves its page, 
     const html = await page.text();
     expectThat(page.status === 200 && html.includes('<script src="/app.js" defer></script>'), `GET / answered ${page.status}: ${html.slice(0, 200)}`);
     const session = await fetch(`${u.origin}/api/session`, { method: 'POST', headers: { origin: u.origin, 'content-type': 'application/json' }, body: JSON.stringify({ token: u.hash.replace('#token=', '') }) });
-    expectThat(session.status === 200, `the session: ${session.status} ${await session.text()}`);
+    const sessionBody = await session.text();
+    expectThat(session.status === 200, `the session: ${session.status} ${sessionBody}`);
     expectThat(session.headers.get('set-cookie') === null, 'the session came with a cookie');
     const stop = new AbortController();
-    const events = await fetch(`${u.origin}/api/events`, { headers: { authorization: `Bearer ${(await session.json()).session}` }, signal: stop.signal });
+    const events = await fetch(`${u.origin}/api/events`, { headers: { authorization: `Bearer ${JSON.parse(sessionBody).session}` }, signal: stop.signal });
     let text = '';
     for await (const chunk of events.body) {
       text += Buffer.from(chunk).toString('utf8');
