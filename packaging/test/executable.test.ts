@@ -216,7 +216,7 @@ describe('the Linux executable, with no Node on the PATH', () => {
     expect(status.code, status.stderr).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ running: true, from: 'agent', namespace: 'acme-audio', licenses: [expect.objectContaining({ valid: true })] });
     const unit = await runExe(['agent', 'install', '--dry-run', '--platform', 'linux'], env);
-    expect(unit.stdout).toContain(`ExecStart="@${exe}" "${exe}" "agent" "run" "--app" "acme-audio"\n`);
+    expect(unit.stdout).toContain(`ExecStart="@${exe}" "${exe}" "agent" "run" "--app" "acme-audio" "--idle-exit-minutes" "0"\n`);
     expect(unit.stdout).toContain(`UnsetEnvironment=${NODE_RUNTIME_VARIABLES.join(' ')}\n`);
     expect(unit.stdout).not.toMatch(/node/);
     const exited = new Promise<number | null>((r) => child.once('exit', r));
@@ -297,7 +297,7 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
     expect(readlinkSync(join(home, '.local', 'bin', 'acme-license'))).toBe(installed);
     expect(JSON.parse(readFileSync(join(home, '.config', 'acme-audio', 'config.json'), 'utf8'))).toEqual({ base_url: service.emulator.baseUrl });
-    expect(readFileSync(join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service'), 'utf8')).toContain(`ExecStart="@${installed}" "${installed}" "agent" "run" "--app" "acme-audio"\n`);
+    expect(readFileSync(join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service'), 'utf8')).toContain(`ExecStart="@${installed}" "${installed}" "agent" "run" "--app" "acme-audio" "--idle-exit-minutes" "0"\n`);
     // This machine has no user manager: the script says so, and does not fail.
     if (!/Failed to connect to bus|not been booted with systemd|No such file/.test(first.stdout)) expect(first.stdout).toContain('its license agent');
     else expect(first.stdout).toContain('Start it yourself with:');
