@@ -3,7 +3,9 @@ import { statSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { startService as startSharedService, type TestService as SharedTestService } from '@plugin-license/test-utils';
+import { startService as startSharedService, tempHome, type TestService as SharedTestService } from '@plugin-license/test-utils';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { License, type LicenseOptions } from '../src/index.js';
 
 export const packageDir = dirname(dirname(fileURLToPath(import.meta.url)));
 export const fixturesDir = join(packageDir, 'test', 'fixtures');
@@ -71,4 +73,60 @@ export function runNode(args: string[], env: Record<string, string> = {}): Promi
 export function killAll(children: Set<ChildProcess>): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   children.clear();
+}
+
+/**
+ * The usual set-up of a test file of `License`s against the emulator: one service for the file, a
+ * fresh home and a hand-moved clock (starting now) per test, every license closed and the service
+ * reset after each. `license()` makes one with the raw id RAW_A and a fixed jitter.
+ */
+export function useLicenses(defaults: Partial<LicenseOptions> = {}) {
+  let service: TestService | undefined;
+  let home: { dir: string; cleanup: () => void } | undefined;
+  let clock = manualClock(Date.now());
+  const open: License[] = [];
+  beforeAll(async () => {
+    service = await startService();
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+  beforeEach(() => {
+    home = tempHome();
+    clock = manualClock(Date.now());
+  });
+  afterEach(async () => {
+    await service?.control.reset();
+    await Promise.all(open.splice(0).map((l) => l.close()));
+    home?.cleanup();
+  });
+  const env = {
+    get service(): TestService {
+      if (!service) throw new Error('useLicenses: the service is not started yet (use it inside a test)');
+      return service;
+    },
+    get home(): { dir: string; cleanup: () => void } {
+      if (!home) throw new Error('useLicenses: no home outside a test');
+      return home;
+    },
+    get clock() {
+      return clock;
+    },
+    license(overrides: Partial<LicenseOptions> = {}): License {
+      const l = new License({
+        projectId: env.service.emulator.projectId,
+        baseUrl: env.service.emulator.baseUrl,
+        home: env.home.dir,
+        now: clock.now,
+        dispatcher: env.service.dispatcher,
+        rawMachineIdProvider: () => RAW_A,
+        random: () => 0.5,
+        ...defaults,
+        ...overrides,
+      });
+      open.push(l);
+      return l;
+    },
+  };
+  return env;
 }

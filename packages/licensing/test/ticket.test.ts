@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readOnlyFolder, rejection as sharedRejection } from '@plugin-license/test-utils';
 import {
   answerOfflineRequest,
@@ -12,7 +12,7 @@ import {
   importOfflineResponse,
   isLicenseError,
   judgeTicket,
-  License,
+  type License,
   offlineText,
   releaseOffline,
   ticketPath,
@@ -21,7 +21,7 @@ import {
   type TicketVerdict,
 } from '../src/index.js';
 import { makeVectors, VECTORS_DIR, writeVectors, type VectorCase } from './ticket-vectors.js';
-import { manualClock, RAW_A, RAW_B, startService, tempHome, type TestService } from './helpers.js';
+import { RAW_A, RAW_B, tempHome, useLicenses } from './helpers.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -98,43 +98,10 @@ describe('what is at the ticket path', () => {
 });
 
 describe('every write of the state writes the ticket', () => {
-  let service: TestService;
-  let home: { dir: string; cleanup: () => void };
-  let clock: ReturnType<typeof manualClock>;
-  const open: License[] = [];
-  beforeAll(async () => {
-    service = await startService();
-  });
-  afterAll(async () => {
-    await service?.close();
-  });
-  beforeEach(() => {
-    home = tempHome();
-    clock = manualClock(Date.now());
-  });
-  afterEach(async () => {
-    await service.control.faults({ mode: 'none' });
-    await Promise.all(open.splice(0).map((l) => l.close()));
-    home.cleanup();
-  });
-
-  function license(overrides: Partial<LicenseOptions> = {}): License {
-    const l = new License({
-      projectId: service.emulator.projectId,
-      baseUrl: service.emulator.baseUrl,
-      home: home.dir,
-      namespace: APP,
-      now: clock.now,
-      dispatcher: service.dispatcher,
-      rawMachineIdProvider: () => RAW_A,
-      random: () => 0.5,
-      ...overrides,
-    });
-    open.push(l);
-    return l;
-  }
-  const file = (): string => ticketPath({ home: home.dir, namespace: APP }, service.emulator.projectId);
-  const judge = (raw = RAW_A): TicketVerdict => judgeTicket(file(), { app: APP, projectId: service.emulator.projectId, now: Math.floor(clock.now() / 1000), rawMachineId: raw });
+  const env = useLicenses({ namespace: APP });
+  const license = (overrides: Partial<LicenseOptions> = {}): License => env.license(overrides);
+  const file = (): string => ticketPath({ home: env.home.dir, namespace: APP }, env.service.emulator.projectId);
+  const judge = (raw = RAW_A): TicketVerdict => judgeTicket(file(), { app: APP, projectId: env.service.emulator.projectId, now: Math.floor(env.clock.now() / 1000), rawMachineId: raw });
   const fields = () => {
     const v = judge();
     if (!('ticket' in v)) throw new Error(`no readable ticket: ${JSON.stringify(v)}`);
@@ -143,19 +110,19 @@ describe('every write of the state writes the ticket', () => {
   const s = (ms: number): number => Math.floor(ms / 1000);
 
   it('activation writes a valid ticket until the end of grace (0600 in a 0700 folder, no code, no raw id); another machine can\'t use it', async () => {
-    const code = await service.code(3);
+    const code = await env.service.code(3);
     await license().activate(code);
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     expect(fields()).toEqual({
       v: 1,
       app: APP,
-      project_id: service.emulator.projectId,
+      project_id: env.service.emulator.projectId,
       valid: true,
       reason: null,
       source: 'online',
       code_hint: `${code.slice(0, 4)}…${code.slice(-4)}`,
-      issued_at: s(clock.now()),
-      valid_until: s(clock.now() + 30 * DAY),
+      issued_at: s(env.clock.now()),
+      valid_until: s(env.clock.now() + 30 * DAY),
     });
     const text = readFileSync(file(), 'utf8');
     expect(text).not.toContain(code);
@@ -163,39 +130,39 @@ describe('every write of the state writes the ticket', () => {
     expect(text.split('\n')).toHaveLength(3);
     expect(statSync(file()).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(file())).mode & 0o777).toBe(0o700);
-    expect(readdirSync(dirname(file()))).toEqual([`${service.emulator.projectId}.ticket`]);
+    expect(readdirSync(dirname(file()))).toEqual([`${env.service.emulator.projectId}.ticket`]);
     expect(verdictOf(judge(RAW_B))).toEqual({ verdict: 'tampered', reason: 'cache_invalid' });
     // The reader's own rule past the deadline, with the agent and the library gone.
-    clock.advance(31 * DAY);
+    env.clock.advance(31 * DAY);
     expect(verdictOf(judge())).toEqual({ verdict: 'expired', reason: 'grace_expired' });
   });
 
   it('a validation that moves the deadline moves the ticket; a transport failure leaves it valid until the same end', async () => {
-    const code = await service.code();
+    const code = await env.service.code();
     const l = license();
     await l.activate(code);
     const first = fields().valid_until;
-    clock.advance(2 * DAY);
+    env.clock.advance(2 * DAY);
     await l.validate({ force: true });
     expect(fields().valid_until).toBe(first + 2 * 86_400);
-    expect(fields().issued_at).toBe(s(clock.now()));
-    await service.control.faults({ mode: 'offline' });
-    clock.advance(DAY);
+    expect(fields().issued_at).toBe(s(env.clock.now()));
+    await env.service.control.faults({ mode: 'offline' });
+    env.clock.advance(DAY);
     expect(await l.validate({ force: true })).toMatchObject({ valid: true, source: 'cache' });
-    expect(fields()).toMatchObject({ valid: true, source: 'cache', valid_until: first + 2 * 86_400, issued_at: s(clock.now()) });
+    expect(fields()).toMatchObject({ valid: true, source: 'cache', valid_until: first + 2 * 86_400, issued_at: s(env.clock.now()) });
   });
 
   it('a revocation writes an invalid ticket (valid_until = issued_at); a deactivation removes it', async () => {
-    const code = await service.code();
+    const code = await env.service.code();
     const l = license();
     await l.activate(code);
-    await service.control.revoke(code);
-    clock.advance(HOUR);
+    await env.service.control.revoke(code);
+    env.clock.advance(HOUR);
     await l.validate({ force: true });
     expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'code_revoked' });
     expect(fields().valid_until).toBe(fields().issued_at);
 
-    const code2 = await service.code();
+    const code2 = await env.service.code();
     await l.activate(code2);
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     await l.deactivate();
@@ -204,74 +171,74 @@ describe('every write of the state writes the ticket', () => {
   });
 
   it('a clock found tampered writes clock_tampered; the next online success writes valid again', async () => {
-    const code = await service.code();
+    const code = await env.service.code();
     const l = license();
     await l.activate(code);
-    clock.advance(3 * HOUR);
+    env.clock.advance(3 * HOUR);
     l.check();
-    await service.control.faults({ mode: 'offline' });
+    await env.service.control.faults({ mode: 'offline' });
     await l.validate({ force: true }); // stores the highest time seen
-    clock.advance(-5 * HOUR);
+    env.clock.advance(-5 * HOUR);
     await l.validate({ force: true });
     expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'clock_tampered' });
-    await service.control.faults({ mode: 'none' });
+    await env.service.control.faults({ mode: 'none' });
     await l.validate({ force: true });
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
   });
 
   it('acting for another computer (a machine id not this one\'s) writes no ticket', async () => {
-    const code = await service.code(2);
+    const code = await env.service.code(2);
     await license({ machineId: 'studio-pc-7' }).activate(code);
     expect(existsSync(file())).toBe(false);
     expect(existsSync(dirname(file()))).toBe(false);
   });
 
   it('offline import writes a ticket valid until the activation ends; release removes it', async () => {
-    const code = await service.code(2);
-    const at = { home: home.dir, namespace: APP, rawMachineIdProvider: () => RAW_A, now: clock.now };
-    const request = await createOfflineRequest({ projectId: service.emulator.projectId, code, ...at });
-    const response = await answerOfflineRequest(offlineText(request), { baseUrl: service.emulator.baseUrl, dispatcher: service.dispatcher, validDays: 10 });
+    const code = await env.service.code(2);
+    const at = { home: env.home.dir, namespace: APP, rawMachineIdProvider: () => RAW_A, now: env.clock.now };
+    const request = await createOfflineRequest({ projectId: env.service.emulator.projectId, code, ...at });
+    const response = await answerOfflineRequest(offlineText(request), { baseUrl: env.service.emulator.baseUrl, dispatcher: env.service.dispatcher, validDays: 10 });
     await importOfflineResponse(offlineText(response), at);
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     expect(fields()).toMatchObject({ source: 'offline', valid_until: s(Date.parse(response.valid_until)) });
-    await releaseOffline({ projectId: service.emulator.projectId, ...at });
+    await releaseOffline({ projectId: env.service.emulator.projectId, ...at });
     expect(existsSync(file())).toBe(false);
   });
 
   it('a cache edited by hand: the ticket says cache_invalid at the next read', async () => {
-    const code = await service.code();
+    const code = await env.service.code();
     await license().activate(code);
-    const cache = join(home.dir, 'data', 'licenses', `${service.emulator.projectId}.json`);
+    const cache = join(env.home.dir, 'data', 'licenses', `${env.service.emulator.projectId}.json`);
     writeFileSync(cache, readFileSync(cache, 'utf8').replace('"failures":0', '"failures":1'));
     expect(await license().validate()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'cache_invalid' });
   });
 
   it('a cache edited by hand and found by check() first: the ticket does not outlive the state', async () => {
-    const code = await service.code();
+    const code = await env.service.code();
     await license().activate(code);
-    const cache = join(home.dir, 'data', 'licenses', `${service.emulator.projectId}.json`);
+    const cache = join(env.home.dir, 'data', 'licenses', `${env.service.emulator.projectId}.json`);
     writeFileSync(cache, readFileSync(cache, 'utf8').replace('"failures":0', '"failures":1'));
     expect(license().check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
     expect(verdictOf(judge())).toEqual({ verdict: 'none', reason: null });
   });
 
   it('a tickets folder that refuses the write: cache_io naming the ticket, the state is stored, check() unaffected', async (ctx) => {
-    const code = await service.code();
+    const code = await env.service.code();
     const l = license();
     await l.activate(code);
     const ro = readOnlyFolder(dirname(file()));
     if (!ro.ok) return ctx.skip(ro.reason);
     try {
-      clock.advance(2 * DAY);
+      env.clock.advance(2 * DAY);
       const e = await rejection(l.validate({ force: true }));
       expect(e).toMatchObject({ code: 'cache_io', path: file(), systemCode: 'EROFS' });
       expect(e.message).toMatch(/state was stored, but its ticket .* could not be written/);
       expect(e.message).not.toContain(code);
       // The state moved on (memory and disk); check() answers without touching the ticket.
       expect(l.check()).toMatchObject({ valid: true, source: 'online' });
-      expect(l.check().graceUntil?.getTime()).toBe(clock.now() + 30 * DAY);
-      expect(license().check().graceUntil?.getTime()).toBe(clock.now() + 30 * DAY);
+      expect(l.check().graceUntil?.getTime()).toBe(env.clock.now() + 30 * DAY);
+      expect(license().check().graceUntil?.getTime()).toBe(env.clock.now() + 30 * DAY);
       // Deactivation: the state goes, the error says the ticket could not.
       const d = await rejection(l.deactivate());
       expect(d).toMatchObject({ code: 'cache_io', path: file() });
