@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, constants, type Stats } from 'node:fs';
+import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { posix } from 'node:path';
 import { AgentError, type SocketHolder } from './errors.js';
 import { isPipePath } from './socket-path.js';
+import { readSmallFile } from '@plugin-license/licensing';
 
 /** Who asks: the agent about to listen, or a client about to send (the words differ, not the rule). */
 export type SocketRole = 'agent' | 'client';
@@ -217,22 +218,12 @@ export function userName(uid: number): string | undefined {
 }
 
 function passwdName(uid: number): string | undefined {
-  let fd: number | undefined;
-  try {
-    // Read only if it is a regular file, and bounded: never a FIFO a local user swapped in.
-    fd = openSync('/etc/passwd', constants.O_RDONLY | constants.O_NONBLOCK);
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > 4 * 1024 * 1024) return undefined;
-    const buf = Buffer.alloc(st.size);
-    const n = readSync(fd, buf, 0, st.size, 0);
-    for (const line of buf.toString('utf8', 0, n).split('\n')) {
-      const f = line.split(':');
-      if (f.length >= 3 && f[2] === String(uid) && f[0]) return f[0];
-    }
-    return undefined;
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+  // Read only if it is a regular file, and bounded: never a FIFO a local user swapped in.
+  const read = readSmallFile('/etc/passwd', 4 * 1024 * 1024);
+  if (read.kind !== 'bytes') return undefined;
+  for (const line of read.bytes.toString('utf8').split('\n')) {
+    const f = line.split(':');
+    if (f.length >= 3 && f[2] === String(uid) && f[0]) return f[0];
   }
+  return undefined;
 }

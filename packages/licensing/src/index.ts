@@ -17,6 +17,8 @@ export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider
 export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export { judgeTicket, encodeTicket, ticketOf, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
+export { readSmallFile } from './small-file.js';
+export type { SmallFileRead } from './small-file.js';
 export { ticketKeyOf, normalizeRawId } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';

@@ -1,8 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { codeHint } from '@plugin-license/api';
 import type { StoredLicense } from './cache-file.js';
 import { removeFileDurably, writeFileAtomic } from './cache-file.js';
+import { readSmallFile } from './small-file.js';
 import type { Reason } from './license-status.js';
 import { ticketKeyOf } from './machine-id.js';
 import type { LicensePolicy } from './policy.js';
@@ -131,7 +131,7 @@ export async function removeTicket(file: string): Promise<void> {
 export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): TicketVerdict {
   let bytes: Uint8Array;
   if (typeof input === 'string') {
-    const read = readTicketFile(input);
+    const read = readSmallFile(input, MAX_TICKET_BYTES, { followLinks: false });
     if (read.kind === 'missing') return { verdict: 'none', reason: null };
     if (read.kind === 'bad') return tampered(read.problem);
     bytes = read.bytes;
@@ -193,37 +193,3 @@ function asFields(f: Record<string, unknown>): TicketFields | null {
   };
 }
 
-type TicketRead = { kind: 'missing' } | { kind: 'bad'; problem: string } | { kind: 'bytes'; bytes: Buffer };
-
-// O_NONBLOCK: opening a FIFO never waits for a writer; O_NOFOLLOW: a link is not a ticket. (Windows has neither.)
-const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
-
-/** Opens without blocking, takes only a regular file of at most 4 KB, reads at most 4 KB + 1 byte. */
-function readTicketFile(file: string): TicketRead {
-  let fd: number;
-  try {
-    fd = openSync(file, OPEN_FLAGS);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { kind: 'missing' };
-    return { kind: 'bad', problem: code === 'ELOOP' ? 'a link, not a regular file' : `cannot be opened (${code ?? (e as Error).message})` };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { kind: 'bad', problem: 'not a regular file' };
-    if (st.size > MAX_TICKET_BYTES) return { kind: 'bad', problem: `${st.size} bytes, more than a ticket's ${MAX_TICKET_BYTES}` };
-    const buffer = Buffer.alloc(MAX_TICKET_BYTES + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    if (length > MAX_TICKET_BYTES) return { kind: 'bad', problem: `more than a ticket's ${MAX_TICKET_BYTES} bytes` };
-    return { kind: 'bytes', bytes: buffer.subarray(0, length) };
-  } catch (e) {
-    return { kind: 'bad', problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
-  } finally {
-    closeSync(fd);
-  }
-}
