@@ -288,6 +288,91 @@ const char *plc_reason_name(plc_reason reason);
  * since the Unix epoch. Returns 0 on success, -1 on malformed text. */
 int plc_parse_time(const char *text, int64_t *seconds);
 
+/* ---- The license ticket (license-ticket.md): the plugin's own verdict, without the agent ----
+ *
+ * The library writes DATA/tickets/PROJECT_ID.ticket with every license state it stores; a plugin
+ * judges it by itself in microseconds, so its first audio block is right and stopping the agent
+ * unlocks nothing. These calls allocate nothing, start no process, take no lock, and read at most
+ * PLC_TICKET_MAX_BYTES + 1 bytes of a regular file opened without following a link, a FIFO, a
+ * device or a folder (any of those is TAMPERED, never a wait). Any thread but the audio thread
+ * (they read a small file); plc::Monitor calls them for you. */
+
+#define PLC_TICKET_MAX_BYTES 4096
+/* Room for a normalised raw machine id (the OS's, or the generated 64-hex secret) with its NUL. */
+#define PLC_MACHINE_ID_CAP 160
+
+typedef enum plc_ticket_verdict {
+  PLC_TICKET_NONE = 0,     /* no ticket at the path: the state is unknown (ask the agent) */
+  PLC_TICKET_VALID,        /* licensed until valid_until */
+  PLC_TICKET_NOT_LICENSED, /* the writer found it invalid: see reason */
+  PLC_TICKET_TAMPERED,     /* there but failing a rule (MAC, app, project, version, size, not a regular file):
+                              a known "not licensed", reason cache_invalid; problem says which */
+  PLC_TICKET_EXPIRED,      /* read after valid_until: reason grace_expired */
+  PLC_TICKET_CLOCK         /* read more than an hour before issued_at: reason clock_tampered */
+} plc_ticket_verdict;
+
+typedef struct plc_ticket {
+  plc_ticket_verdict verdict;
+  plc_reason reason;     /* PLC_REASON_NONE when valid or none */
+  plc_source source;     /* the ticket's, once its MAC and fields were good; else unknown */
+  char code_hint[32];    /* the ticket's, "" when null or not read */
+  int64_t issued_at;     /* Unix seconds, 0 when not read */
+  int64_t valid_until;   /* Unix seconds, 0 when not read */
+  char problem[96];      /* TAMPERED: what failed, in English ("authentication tag does not match", ...) */
+} plc_ticket;
+
+/* The verdict's name as the JSON of the C tools and the library say it: "valid", "not_licensed",
+ * "none", "tampered", "expired", "clock". Never NULL. */
+const char *plc_ticket_verdict_name(plc_ticket_verdict verdict);
+
+/* Judges a ticket's bytes with the contract's reader rules, for app (NULL: PLUGIN_LICENSE_APP, else
+ * "plugin-license"), project_id (any case) and now (Unix seconds), keyed by raw_machine_id (as the
+ * OS gives it: normalised here, lowercase without dashes, braces or white space). len over
+ * PLC_TICKET_MAX_BYTES is TAMPERED. Fills *out and returns its verdict. */
+plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *app, const char *project_id, int64_t now,
+                                    const char *raw_machine_id, plc_ticket *out);
+
+/* Reads the ticket at path (bounded, non-blocking, no link followed, a regular file only) and
+ * judges it as plc_ticket_judge: a missing file is NONE, anything else there that is not a ticket
+ * of at most PLC_TICKET_MAX_BYTES is TAMPERED. */
+plc_ticket_verdict plc_ticket_read(const char *path, const char *app, const char *project_id, int64_t now,
+                                   const char *raw_machine_id, plc_ticket *out);
+
+/* The one call a plugin needs: this machine's ticket of project_id in app's data folder, judged at
+ * now with this machine's raw id (plc_raw_machine_id). app_group (NULL: PLUGIN_LICENSE_APP_GROUP)
+ * is used on macOS only, as for the socket. An unusable id or path is TAMPERED when a ticket is
+ * there, NONE when none is. */
+plc_ticket_verdict plc_ticket_check(const char *app, const char *app_group, const char *project_id, int64_t now, plc_ticket *out);
+
+/* DATA/tickets/PROJECT_ID.ticket (lowercase id) by the library's one rule: PLUGIN_LICENSE_HOME/data;
+ * else Linux $XDG_DATA_HOME/APP or ~/.local/share/APP, Windows %LOCALAPPDATA%\APP\Data, macOS
+ * ~/Library/Application Support/APP or ~/Library/Group Containers/GROUP/APP with an app group.
+ * PLC_ERR_INVALID_ARGUMENT for a bad app, group or project id, PLC_ERR_NO_PATH without a home,
+ * PLC_ERR_PATH_TOO_LONG when out is too small (never cut). UTF-8, on Windows too. */
+plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size);
+
+/* This machine's raw id as the library reads and normalises it (Linux: the first line of
+ * /var/lib/dbus/machine-id, else /etc/machine-id; macOS: IOPlatformUUID through IOKit; Windows:
+ * HKLM\SOFTWARE\Microsoft\Cryptography\MachineGuid from the 64-bit view), read in-process once per
+ * process; where the OS has none (or one the library would not take), the generated secret in app's
+ * DATA/machine-secret. PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
+plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size);
+
+/* ---- The agent on demand ---- */
+
+/* The vendor's installed executable by the rule "Manage licenses…" uses: PLUGIN_LICENSE_EXECUTABLE
+ * when set, else the installers' place for vendor and name (Windows
+ * %LOCALAPPDATA%\Programs\VENDOR\NAME.exe, macOS ~/Library/Application Support/VENDOR/NAME, Linux
+ * ~/.local/bin/NAME). PLC_ERR_NO_FILE when that file does not exist or is not executable. */
+plc_status plc_default_executable(const char *vendor, const char *name, char *out, size_t out_size);
+
+/* Starts `EXECUTABLE agent run --app APP` detached: its own session, no inherited descriptors or
+ * handles, standard streams on the null device, working folder the user's home (else the root),
+ * this process's environment. Returns at once (PLC_OK once the program was started; PLC_ERR_NO_FILE,
+ * PLC_ERR_CONNECT when it could not be). It never waits for the agent: connect afterwards. No rate
+ * limit here (plc::Monitor keeps one: at most once per 30 s per process and project). */
+plc_status plc_start_agent(const char *executable, const char *app);
+
 #ifdef __cplusplus
 }
 #endif
