@@ -41,11 +41,19 @@ interface Verdict {
   path: string;
 }
 
+interface RunOut {
+  code: number | null;
+  out: string;
+  err: string;
+  ms: number;
+  json: Verdict | undefined;
+}
+
 describe.skipIf(!hasCc)('plc ticket reader', () => {
   let dir: string;
   let tool: string;
   let kat: string;
-  const run = (args: string[], env: NodeJS.ProcessEnv = {}, prefix: string[] = []) => {
+  const run = (args: string[], env: NodeJS.ProcessEnv = {}, prefix: string[] = []): RunOut => {
     const cmd = [...prefix, tool, ...args];
     const started = Date.now();
     const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
@@ -98,7 +106,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
     let home: string;
     let path: string;
     let server: Server | undefined;
-    const judge = (prefix: string[] = []) => run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, VALID.project_id], { PLUGIN_LICENSE_HOME: home }, prefix);
+    const judge = (prefix: string[] = []): RunOut => run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, VALID.project_id], { PLUGIN_LICENSE_HOME: home }, prefix);
     beforeAll(() => {
       // A home with spaces, quotes, a glob, $, a backslash and non-ASCII in its name.
       home = mkdtempSync(join(tmpdir(), `plc ticket '"*$\\é-`));
@@ -120,10 +128,14 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       expect(r.json).toMatchObject({ verdict: 'valid', path });
     });
 
-    it.each([
+    const hostile: [string, () => void, string, RegExp | null][] = [
       ['missing', () => undefined, 'none', null],
-      ['a FIFO nobody writes to', () => expect(spawnSync('mkfifo', [path]).status).toBe(0), 'tampered', /FIFO/],
-      ['a folder', () => mkdirSync(path), 'tampered', /folder/],
+      ['a FIFO nobody writes to', (): void => {
+        expect(spawnSync('mkfifo', [path]).status).toBe(0);
+      }, 'tampered', /FIFO/],
+      ['a folder', (): void => {
+        mkdirSync(path);
+      }, 'tampered', /folder/],
       ['a link to a valid ticket', () => symlinkSync(join(VECTORS, 'valid.ticket'), path), 'tampered', /link/],
       ['a link to /dev/zero', () => symlinkSync('/dev/zero', path), 'tampered', /link/],
       ['a link to a folder', () => symlinkSync('/', path), 'tampered', /link/],
@@ -131,7 +143,8 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       ['a 10 MB file', () => writeFileSync(path, Buffer.alloc(10 * 1024 * 1024, 0x61)), 'tampered', /more than 4096/],
       ['a 4097-byte file', () => writeFileSync(path, Buffer.alloc(4097, 0x61)), 'tampered', /more than 4096/],
       ['a 4096-byte file that is no ticket', () => writeFileSync(path, Buffer.alloc(4096, 0x61)), 'tampered', /two lines/],
-    ] as const)('%s', (_, make, verdict, problem) => {
+    ];
+    it.each(hostile)('%s', (_, make, verdict, problem) => {
       place(make);
       const r = judge();
       expect(r.json?.verdict).toBe(verdict);

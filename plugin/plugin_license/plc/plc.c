@@ -1805,8 +1805,15 @@ intptr_t plc_waker_handle(const plc_waker *waker) { return waker == NULL ? PLC_N
 #endif
 #elif defined(__APPLE__)
 #include <pthread.h>
+#if defined(__has_include)
+#if !__has_include(<IOKit/IOKitLib.h>)
+#define PLC_NO_IOKIT 1 /* only the syntax check of the macOS branch on another system (compile.test.ts) */
+#endif
+#endif
+#ifndef PLC_NO_IOKIT
 #include <CoreFoundation/CoreFoundation.h>
 #include <IOKit/IOKitLib.h>
+#endif
 #else
 #include <pthread.h>
 #endif
@@ -2232,6 +2239,12 @@ static void read_os_raw_id(char *raw, size_t cap) {
 #elif defined(__APPLE__)
 
 /* IOKit allocates CoreFoundation objects inside this call, once per process; they are released here. */
+#ifdef PLC_NO_IOKIT
+static void read_os_raw_id(char *raw, size_t cap) {
+  (void)cap;
+  raw[0] = '\0';
+}
+#else
 static void read_os_raw_id(char *raw, size_t cap) {
   io_service_t device = IOServiceGetMatchingService(MACH_PORT_NULL, IOServiceMatching("IOPlatformExpertDevice"));
   raw[0] = '\0';
@@ -2243,6 +2256,7 @@ static void read_os_raw_id(char *raw, size_t cap) {
   }
   IOObjectRelease(device);
 }
+#endif
 
 #else
 
