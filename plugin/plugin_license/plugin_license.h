@@ -14,6 +14,8 @@
   minimumCppStandard: 17
 
   dependencies:       juce_audio_basics, juce_events, juce_gui_basics
+  OSXFrameworks:      IOKit CoreFoundation
+  windowsLibs:        advapi32
 
  END_JUCE_MODULE_DECLARATION
 

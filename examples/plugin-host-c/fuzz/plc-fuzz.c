@@ -1,7 +1,8 @@
 /*
  * plc-fuzz: libFuzzer harness of plc's answer reader: one line from the agent, classified for a
  * request id (the answer, its error, a `changed` notification, something to skip, or junk), then
- * parsed as a LicenseState, an error object and an offline document; and plc_parse_time. Built
+ * parsed as a LicenseState, an error object and an offline document; and plc_parse_time; and the
+ * same bytes judged as a license ticket (plc_ticket_judge, keyed by the vectors' raw id). Built
  * with the sanitizers, any out-of-bounds read, overflow or undefined behaviour stops it:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -50,6 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   {
     int64_t seconds;
     (void)plc_parse_time(line, &seconds);
+  }
+  {
+    plc_ticket t;
+    plc_ticket_verdict v = plc_ticket_judge((const char *)data, size, "acme-audio", "123e4567-e89b-12d3-a456-426614174000",
+                                            (int64_t)data[0] * 86400, "0123456789abcdef0123456789abcdef", &t);
+    assert(v != PLC_TICKET_NONE);
+    assert(memchr(t.problem, '\0', sizeof t.problem) != NULL && memchr(t.code_hint, '\0', sizeof t.code_hint) != NULL);
   }
   return 0;
 }

@@ -151,8 +151,10 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
     return tampered('authentication tag does not match (edited, another app, or written on another machine)');
   }
   let parsed: unknown;
+  let json: string;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(line1));
+    json = new TextDecoder('utf-8', { fatal: true }).decode(line1);
+    parsed = JSON.parse(json);
   } catch {
     return tampered('line 1 is not JSON');
   }
@@ -161,7 +163,7 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
   if (f.app !== options.app) return tampered('belongs to another app');
   if (typeof f.project_id !== 'string' || f.project_id !== options.projectId.toLowerCase()) return tampered('belongs to another project');
   if (f.v !== 1) return tampered(`unknown version ${JSON.stringify(f.v)}`);
-  const fields = asFields(f);
+  const fields = asFields(f, integersOnly(json));
   if (fields === null) return tampered('a field of version 1 is missing or of the wrong type');
   if (!fields.valid) return { verdict: 'not_licensed', reason: fields.reason ?? 'not_activated', ticket: fields };
   if (options.now < fields.issued_at - TICKET_CLOCK_SLACK_S) return { verdict: 'clock', reason: 'clock_tampered', ticket: fields };
@@ -173,8 +175,18 @@ function tampered(problem: string): TicketVerdict {
   return { verdict: 'tampered', reason: 'cache_invalid', problem };
 }
 
-function asFields(f: Record<string, unknown>): TicketFields | null {
-  const time = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+/**
+ * True when every number of line 1 is written as digits only: the contract's times are Unix
+ * seconds, and a fraction or an exponent (1.5, 1e3, 1.0000000000000001) would be read one way by
+ * a double and another by plc's int64 reader, so neither reader takes one.
+ */
+function integersOnly(json: string): boolean {
+  const numbers = json.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/-?\d[\d.eE+-]*/g) ?? [];
+  return numbers.every((n) => /^-?\d+$/.test(n));
+}
+
+function asFields(f: Record<string, unknown>, integers: boolean): TicketFields | null {
+  const time = (x: unknown): x is number => integers && Number.isSafeInteger(x);
   if (typeof f.valid !== 'boolean' || !time(f.issued_at) || !time(f.valid_until)) return null;
   if (f.reason !== null && !REASONS.includes(f.reason as Reason)) return null;
   if (f.valid && f.reason !== null) return null;

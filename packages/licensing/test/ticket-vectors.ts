@@ -54,9 +54,10 @@ function sign(raw: string, app: string, fields: TicketFields): Buffer {
 }
 
 /** Line 1 as given, signed with the vectors' key (for fields the encoder would never write). */
-function signLine(line1: string): Buffer {
-  const mac = createHmac('sha256', ticketKeyOf(VECTOR_RAW, VECTOR_APP)).update(line1, 'utf8').digest('hex');
-  return Buffer.from(`${line1}\n${mac}\n`, 'utf8');
+function signLine(line1: string | Buffer): Buffer {
+  const bytes = typeof line1 === 'string' ? Buffer.from(line1, 'utf8') : line1;
+  const mac = createHmac('sha256', ticketKeyOf(VECTOR_RAW, VECTOR_APP)).update(bytes).digest('hex');
+  return Buffer.concat([bytes, Buffer.from(`\n${mac}\n`, 'utf8')]);
 }
 
 export function makeVectors(): Vectors {
@@ -108,6 +109,28 @@ export function makeVectors(): Vectors {
   add('wrong-type.ticket', 'valid_until a string, correctly signed', signLine(JSON.stringify({ ...base, valid_until: String(UNTIL) })), bad);
   add('valid-with-reason.ticket', 'valid true with a reason, correctly signed', signLine(JSON.stringify({ ...base, reason: 'code_revoked' })), bad);
   add('hostile-hint.ticket', 'code_hint with quotes, $, backslash, a newline escape and non-ASCII: JSON-escaped, still valid', sign(VECTOR_RAW, VECTOR_APP, { ...base, code_hint: '…"$\\\n\'*é' }), ok);
+  // Line 1 as a JSON reader sees it: every reader must parse it as JSON.parse does (plc's too).
+  const line = JSON.stringify(base);
+  const withTime = (key: string, text: string): string => line.replace(new RegExp(`"${key}":-?\\d+`), `"${key}":${text}`);
+  add('bom.ticket', 'line 1 starting with a byte order mark (UTF-8 decoding drops it), correctly signed: valid', signLine(`\uFEFF${line}`), ok);
+  add('escaped-app.ticket', 'app written with a \\u escape, correctly signed: the same text, valid', signLine(line.replace('"app":"acme-audio"', '"app":"acme\\u002daudio"')), ok);
+  add('escaped-pair.ticket', 'code_hint with an escaped surrogate pair and escapes of every kind, correctly signed: valid', signLine(line.replace(/"code_hint":"[^"]*"/, '"code_hint":"\\ud83c\\udfb9\\"\\\\\\/\\b\\f\\n\\r\\t"')), ok);
+  add('duplicate-key.ticket', 'valid_until twice, the last a year later, correctly signed: the last one counts (JSON.parse)', signLine(line.replace('}', `,"valid_until":${UNTIL + 365 * 86_400}}`)), ok, { now: UNTIL + 86_400 });
+  add('extra-keys.ticket', 'unknown extra keys, nested 1,000 deep, correctly signed: ignored, valid', signLine(line.replace('}', `,"extra":${'['.repeat(1000)}{"a":[true,false,null,-0,"x"]}${']'.repeat(1000)},"more":{}}`)), ok);
+  add('fraction-time.ticket', 'valid_until with a fraction, correctly signed: times are Unix seconds (integers)', signLine(withTime('valid_until', `${UNTIL}.5`)), bad);
+  add('exponent-time.ticket', 'issued_at in exponent notation (an integer value), correctly signed: times are written as digits', signLine(withTime('issued_at', '17684784e2')), bad);
+  add('zero-fraction-time.ticket', 'valid_until with a zero fraction, correctly signed: written as digits only', signLine(withTime('valid_until', `${UNTIL}.0`)), bad);
+  add('fraction-extra.ticket', 'an extra key holding a fraction, correctly signed: every number of line 1 is an integer', signLine(line.replace('}', ',"x":0.5}')), bad);
+  add('unsafe-time.ticket', 'valid_until past 2^53 - 1, correctly signed: not a safe integer', signLine(withTime('valid_until', '9007199254740993')), bad);
+  add('negative-time.ticket', 'valid_until negative, correctly signed: a time, long past', signLine(withTime('valid_until', '-1')), { verdict: 'expired', reason: 'grace_expired' });
+  add('lone-surrogate-app.ticket', 'app ending in a lone surrogate escape, correctly signed: another app', signLine(line.replace('"app":"acme-audio"', '"app":"acme-audio\\ud800"')), bad);
+  add('nul-app.ticket', 'app with an escaped NUL after the name, correctly signed: another app', signLine(line.replace('"app":"acme-audio"', '"app":"acme-audio\\u0000"')), bad);
+  add('invalid-utf8.ticket', 'a byte that is not UTF-8 inside line 1, correctly signed: not JSON', signLine(Buffer.concat([Buffer.from(line.slice(0, -1)), Buffer.from([0x2c, 0x22, 0x78, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d])])), bad);
+  add('not-object.ticket', 'line 1 a JSON array, correctly signed', signLine('[1]'), bad);
+  add('trailing-comma.ticket', 'line 1 with a trailing comma (not JSON), correctly signed', signLine(line.replace('}', ',}')), bad);
+  add('missing-hint.ticket', 'code_hint missing, correctly signed', signLine(line.replace(/,"code_hint":"[^"]*"/, '')), bad);
+  add('invalid-no-reason.ticket', 'an invalid ticket with reason null, correctly signed: not licensed, not_activated', signLine(line.replace('"valid":true', '"valid":false')), { verdict: 'not_licensed', reason: 'not_activated' });
+  add('unknown-reason.ticket', 'an invalid ticket with a reason no reader knows, correctly signed', signLine(line.replace('"valid":true,"reason":null', '"valid":false,"reason":"stolen"')), bad);
   const big = JSON.stringify({ ...base, code_hint: 'x'.repeat(4096) });
   add('too-large.ticket', 'a correctly signed ticket over 4096 bytes', signLine(big), bad);
   return {
