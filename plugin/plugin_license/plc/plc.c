@@ -1702,6 +1702,402 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
   return read_small_file(path, 1, buf, cap, len, &found);
 }
 
+/* ---------------------------------------------------------------- agent on demand */
+
+#ifndef _WIN32
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+#if defined(__APPLE__)
+#include <crt_externs.h>
+#endif
+#endif
+
+/* The executable's default name, as the installers place it. */
+#define PLC_DEFAULT_EXECUTABLE_NAME "plugin-license"
+
+/* One component of the installers' place (the vendor, the program's name): a file name, never a
+ * path. A separator, a control character, "." or ".." would name another folder; on Windows the
+ * characters a file name cannot hold are refused too. */
+static int valid_component(const char *s) {
+  size_t n = 0;
+  if (s == NULL || s[0] == '\0' || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+  for (const char *p = s; *p != '\0'; p++, n++) {
+    unsigned char ch = (unsigned char)*p;
+    if (ch < 0x20 || ch == 0x7f || ch == '/' || ch == '\\') return 0;
+#ifdef _WIN32
+    if (strchr(":*?\"<>|", ch) != NULL) return 0;
+#endif
+  }
+  return n <= 255;
+}
+
+/* The ticket section's: the namespace in effect by the library's one rule, and its pattern (the
+ * agent refuses any other, so it is refused here before a start). */
+static const char *ticket_app(const char *app);
+static int valid_namespace(const char *app);
+
+#if defined(_WIN32) || defined(PLC_WINDOWS_QUOTING)
+/* The one quoting of a Windows command line, by the rules the C run-time (and CommandLineToArgvW)
+ * read it back with: an argument with a space, a tab, a newline or a quote (or an empty one) goes
+ * in quotes; inside, each quote is preceded by a backslash, and the backslashes right before a
+ * quote (or before the closing quote) are doubled; other backslashes stay as they are. The
+ * program's name (argv[0]) is read by another rule, with no escape at all: it is quoted whole and
+ * may not hold a quote (no Windows file name does), so one that does is refused. UTF-8 in and out:
+ * the characters the rules look at are ASCII, and no byte of a multi-byte sequence is one of them.
+ * Appends to out at *pos; -1 (out cut back to *pos) when the argument cannot be said or does not fit. */
+static int quote_windows_arg(char *out, size_t cap, size_t *pos, const char *arg, int program) {
+  size_t start = *pos, at = *pos;
+  int quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
+  const char *p;
+#define PLC_PUT(ch)            \
+  do {                         \
+    if (at + 1 >= cap) goto too_long; \
+    out[at++] = (char)(ch);    \
+  } while (0)
+  if (program) {
+    if (strchr(arg, '"') != NULL || arg[0] == '\0') goto too_long;
+    PLC_PUT('"');
+    for (p = arg; *p != '\0'; p++) PLC_PUT(*p);
+    PLC_PUT('"');
+  } else {
+    if (quote) PLC_PUT('"');
+    for (p = arg;; p++) {
+      size_t slashes = 0;
+      while (*p == '\\') {
+        slashes++;
+        p++;
+      }
+      if (*p == '\0') {
+        /* Before the closing quote, every backslash doubled; unquoted, they stay. */
+        for (size_t i = 0; i < (quote ? slashes * 2 : slashes); i++) PLC_PUT('\\');
+        break;
+      }
+      if (*p == '"') {
+        for (size_t i = 0; i < slashes * 2 + 1; i++) PLC_PUT('\\');
+      } else {
+        for (size_t i = 0; i < slashes; i++) PLC_PUT('\\');
+      }
+      PLC_PUT(*p);
+    }
+    if (quote) PLC_PUT('"');
+  }
+#undef PLC_PUT
+  out[at] = '\0';
+  *pos = at;
+  return 0;
+too_long:
+  if (cap > start) out[start] = '\0';
+  *pos = start;
+  return -1;
+}
+#endif
+
+#ifdef _WIN32
+
+/* A variable of the environment as UTF-8 (the process's wide environment, so any user name or
+ * folder works); 0 when unset, empty or too long. */
+static int env_utf8(const WCHAR *name, char *out, size_t cap) {
+  WCHAR wide[1024];
+  DWORD n = GetEnvironmentVariableW(name, wide, (DWORD)(sizeof wide / sizeof wide[0]));
+  if (n == 0 || n >= sizeof wide / sizeof wide[0]) return 0;
+  return WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, (int)cap, NULL, NULL) > 1;
+}
+
+static int to_wide(const char *utf8, WCHAR *out, int cap) {
+  return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, out, cap) != 0;
+}
+
+static int is_program(const char *path) {
+  WCHAR wide[1024];
+  DWORD attributes;
+  if (!to_wide(path, wide, (int)(sizeof wide / sizeof wide[0]))) return 0;
+  attributes = GetFileAttributesW(wide);
+  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
+}
+
+#else
+
+/* The user's home: HOME, else the password database; NULL without one. */
+static const char *home_folder(char *pwbuf, size_t cap) {
+  const char *home = getenv("HOME");
+  struct passwd pw, *found = NULL;
+  if (home != NULL && home[0] != '\0') return home;
+  if (getpwuid_r(getuid(), &pw, pwbuf, cap, &found) != 0 || found == NULL || found->pw_dir == NULL || found->pw_dir[0] == '\0') return NULL;
+  return found->pw_dir;
+}
+
+/* A regular file this user may execute (a link to one is followed). */
+static int is_program(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+#endif
+
+plc_status plc_default_executable(const char *vendor, const char *name, char *out, size_t out_size) {
+  char path[1024];
+  size_t pos = 0;
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+  path[0] = '\0';
+  if (name == NULL || name[0] == '\0') name = PLC_DEFAULT_EXECUTABLE_NAME;
+  if (!valid_component(name) || (vendor != NULL && vendor[0] != '\0' && !valid_component(vendor))) return PLC_ERR_INVALID_ARGUMENT;
+#ifdef _WIN32
+  if (env_utf8(L"PLUGIN_LICENSE_EXECUTABLE", path, sizeof path)) {
+    pos = strlen(path);
+  } else {
+    char local[1024];
+    if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
+    if (!env_utf8(L"LOCALAPPDATA", local, sizeof local)) return PLC_ERR_NO_PATH;
+    if (append(path, sizeof path, &pos, local) != 0 || append(path, sizeof path, &pos, "\\Programs\\") != 0 ||
+        append(path, sizeof path, &pos, vendor) != 0 || append(path, sizeof path, &pos, "\\") != 0 ||
+        append(path, sizeof path, &pos, name) != 0 || append(path, sizeof path, &pos, ".exe") != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+  }
+#else
+  {
+    const char *env = getenv("PLUGIN_LICENSE_EXECUTABLE");
+    if (env != NULL && env[0] != '\0') {
+      if (append(path, sizeof path, &pos, env) != 0) return PLC_ERR_PATH_TOO_LONG;
+    } else {
+      char pwbuf[1024];
+      const char *home = home_folder(pwbuf, sizeof pwbuf);
+      if (home == NULL) return PLC_ERR_NO_PATH;
+#if defined(__APPLE__)
+      if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
+      if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/Library/Application Support/") != 0 ||
+          append(path, sizeof path, &pos, vendor) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
+          append(path, sizeof path, &pos, name) != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+#else
+      if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/.local/bin/") != 0 ||
+          append(path, sizeof path, &pos, name) != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+#endif
+    }
+  }
+#endif
+  if (pos + 1 > out_size) return PLC_ERR_PATH_TOO_LONG;
+  memcpy(out, path, pos + 1);
+  /* The path stays in out when nothing is there: the caller names it in its message. */
+  return is_program(out) ? PLC_OK : PLC_ERR_NO_FILE;
+}
+
+#ifdef _WIN32
+
+plc_status plc_start_agent(const char *executable, const char *app) {
+  char line[4096];
+  WCHAR wide_exe[1024], wide_line[4096], home[1024];
+  size_t pos = 0;
+  DWORD n, attributes;
+  STARTUPINFOW si;
+  PROCESS_INFORMATION pi;
+  app = ticket_app(app);
+  if (executable == NULL || executable[0] == '\0' || !valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
+  if (!to_wide(executable, wide_exe, (int)(sizeof wide_exe / sizeof wide_exe[0]))) return PLC_ERR_INVALID_ARGUMENT;
+  line[0] = '\0';
+  if (quote_windows_arg(line, sizeof line, &pos, executable, 1) != 0) return PLC_ERR_INVALID_ARGUMENT;
+  {
+    const char *rest[] = {"agent", "run", "--app", app};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+      if (append(line, sizeof line, &pos, " ") != 0 || quote_windows_arg(line, sizeof line, &pos, rest[i], 0) != 0) return PLC_ERR_INVALID_ARGUMENT;
+    }
+  }
+  if (!to_wide(line, wide_line, (int)(sizeof wide_line / sizeof wide_line[0]))) return PLC_ERR_INVALID_ARGUMENT;
+  if (!is_program(executable)) return PLC_ERR_NO_FILE;
+  n = GetEnvironmentVariableW(L"USERPROFILE", home, (DWORD)(sizeof home / sizeof home[0]));
+  attributes = n == 0 || n >= sizeof home / sizeof home[0] ? INVALID_FILE_ATTRIBUTES : GetFileAttributesW(home);
+  if (attributes == INVALID_FILE_ATTRIBUTES || (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0) {
+    /* No home: the root of the system's drive ("C:\\"). */
+    n = GetSystemWindowsDirectoryW(home, (UINT)(sizeof home / sizeof home[0]));
+    if (n < 3 || n >= sizeof home / sizeof home[0]) home[0] = L'\0';
+    else home[3] = L'\0';
+  }
+  memset(&si, 0, sizeof si);
+  si.cb = sizeof si;
+  memset(&pi, 0, sizeof pi);
+  /* No handle is inherited (bInheritHandles FALSE); no console, its own process group; the
+   * environment is this process's (lpEnvironment NULL). */
+  if (!CreateProcessW(wide_exe, wide_line, NULL, NULL, FALSE,
+                      DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT, NULL,
+                      home[0] != L'\0' ? home : NULL, &si, &pi)) {
+    DWORD e = GetLastError();
+    return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? PLC_ERR_NO_FILE : PLC_ERR_CONNECT;
+  }
+  /* Nothing to reap on Windows: the handles closed, the program runs on by itself. */
+  CloseHandle(pi.hThread);
+  CloseHandle(pi.hProcess);
+  return PLC_OK;
+}
+
+#else
+
+#ifndef NSIG
+#define NSIG 65
+#endif
+
+/* After fork() in a host with many threads, only async-signal-safe calls: everything the child
+ * needs is made before. */
+typedef struct start_plan {
+  char *const *argv;
+  char *const *envp;
+  const char *cwd;
+  int report;      /* the write end of the pipe that carries exec's errno back; close-on-exec */
+  long max_fd;     /* where the fallback loop of closes stops */
+  sigset_t none;
+} start_plan;
+
+/* Closes every descriptor above 2 but keep. Linux: close_range (5.9), one call; elsewhere, and on
+ * an older kernel, every number up to the descriptor limit (a DAW holds hundreds, any of them). */
+static void close_descriptors(int keep, long max_fd) {
+#if defined(__linux__) && defined(SYS_close_range)
+  if ((keep == 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1u, 0u) == 0) &&
+      syscall(SYS_close_range, (unsigned)keep + 1u, ~0u, 0u) == 0)
+    return;
+#endif
+  for (long fd = 3; fd < max_fd; fd++)
+    if (fd != keep) close((int)fd);
+}
+
+static void report_and_exit(int report, int code) {
+  int e = errno;
+  if (write(report, &e, sizeof e) < 0) _exit(code);
+  _exit(code);
+}
+
+static void exec_agent(const start_plan *plan) {
+  struct sigaction dfl;
+  int null, report;
+  /* The report pipe above the standard streams, whatever number it had (a host may run with
+   * stdin closed, so the pipe could be 0). */
+  report = fcntl(plan->report, F_DUPFD_CLOEXEC, 3);
+  if (report < 0) _exit(126);
+  null = open("/dev/null", O_RDWR);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) report_and_exit(report, 126);
+  close_descriptors(report, plan->max_fd);
+  if (chdir(plan->cwd) != 0 && chdir("/") != 0) report_and_exit(report, 126);
+  /* A host's ignored signals (SIGPIPE, SIGHUP) would stay ignored through exec, and its blocked
+   * ones blocked: the agent starts with the defaults. */
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
+  sigprocmask(SIG_SETMASK, &plan->none, NULL);
+  execve(plan->argv[0], plan->argv, plan->envp);
+  report_and_exit(report, 127);
+}
+
+/*
+ * POSIX: a double fork rather than posix_spawn. posix_spawn (POSIX_SPAWN_SETSID, glibc's
+ * addclosefrom_np, Apple's POSIX_SPAWN_CLOEXEC_DEFAULT) would close the descriptors, but leave the
+ * agent a child of the host: reaping it means a thread waiting as long as the agent lives, or a
+ * zombie in the DAW. Here the middle process starts a new session and forks the agent, then exits
+ * at once (reaped below); the agent, adopted by init, is no child of the host, and has no
+ * controlling terminal it could ever acquire (it is not the session's leader). The agent closes
+ * every inherited descriptor itself before exec (close_range), puts its standard streams on
+ * /dev/null, moves to the home (else "/") and gets this environment. The caller waits for the two
+ * forks and the exec, never for the agent: a pipe closed on exec says it started (or carries
+ * exec's errno).
+ */
+plc_status plc_start_agent(const char *executable, const char *app) {
+  static char agent_word[] = "agent", run_word[] = "run", app_flag[] = "--app";
+  char app_copy[65], exe_copy[1024], pwbuf[1024];
+  char *argv[6];
+  start_plan plan;
+  struct rlimit limit;
+  sigset_t all, old;
+  int fds[2], e, status;
+  pid_t middle;
+  ssize_t got = 0;
+  const char *home;
+  app = ticket_app(app);
+  /* Absolute only: the agent starts in another folder, where a relative path means another file. */
+  if (executable == NULL || executable[0] != '/' || strlen(executable) >= sizeof exe_copy || !valid_namespace(app))
+    return PLC_ERR_INVALID_ARGUMENT;
+  if (!is_program(executable)) return PLC_ERR_NO_FILE;
+  memcpy(exe_copy, executable, strlen(executable) + 1);
+  memcpy(app_copy, app, strlen(app) + 1);
+  argv[0] = exe_copy;
+  argv[1] = agent_word;
+  argv[2] = run_word;
+  argv[3] = app_flag;
+  argv[4] = app_copy;
+  argv[5] = NULL;
+  home = home_folder(pwbuf, sizeof pwbuf);
+  plan.argv = argv;
+#if defined(__APPLE__)
+  plan.envp = *_NSGetEnviron(); /* a plugin is a bundle: `environ` is the executable's alone */
+#else
+  {
+    extern char **environ;
+    plan.envp = environ;
+  }
+#endif
+  plan.cwd = home != NULL ? home : "/";
+  plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (1L << 20)
+                    ? (long)limit.rlim_cur
+                    : (1L << 20);
+  sigemptyset(&plan.none);
+#if defined(__linux__)
+  if (pipe2(fds, O_CLOEXEC) != 0) return PLC_ERR_CONNECT;
+#else
+  if (pipe(fds) != 0) return PLC_ERR_CONNECT;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+  plan.report = fds[1];
+  /* No host signal handler may run in the children before exec. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  middle = fork();
+  if (middle == 0) {
+    pid_t agent;
+    close(fds[0]);
+    setsid();
+    agent = fork();
+    if (agent == 0) exec_agent(&plan);
+    if (agent < 0) report_and_exit(fds[1], 1);
+    _exit(0);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(fds[1]);
+  if (middle < 0) {
+    close(fds[0]);
+    return PLC_ERR_CONNECT;
+  }
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  /* Until exec closes the pipe (or its errno arrives). Bounded all the same: another thread of the
+   * host that forks meanwhile may hold the write end a moment (macOS has no pipe2). */
+  {
+    struct pollfd pfd;
+    int64_t deadline = now_ms() + 5000;
+    pfd.fd = fds[0];
+    pfd.events = POLLIN;
+    e = 0;
+    for (;;) {
+      int r;
+      pfd.revents = 0;
+      r = poll(&pfd, 1, remaining_ms(deadline));
+      if (r < 0 && errno == EINTR) continue;
+      if (r > 0) {
+        while ((got = read(fds[0], &e, sizeof e)) < 0 && errno == EINTR) {
+        }
+      }
+      break;
+    }
+  }
+  close(fds[0]);
+  if (got == (ssize_t)sizeof e) return e == ENOENT || e == ENOTDIR ? PLC_ERR_NO_FILE : PLC_ERR_CONNECT;
+  return PLC_OK;
+}
+
+#endif
+
 /* ---------------------------------------------------------------- waker */
 
 #ifdef _WIN32
