@@ -1713,7 +1713,7 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
 #include <sys/syscall.h>
 #endif
 #if defined(__APPLE__)
-#include <crt_externs.h>
+extern char ***_NSGetEnviron(void); /* <crt_externs.h>'s one declaration, here so the syntax check builds elsewhere */
 #endif
 #endif
 
@@ -1971,7 +1971,6 @@ static void report_and_exit(int report, int code) {
 }
 
 static void exec_agent(const start_plan *plan) {
-  struct sigaction dfl;
   int null, report;
   /* The report pipe above the standard streams, whatever number it had (a host may run with
    * stdin closed, so the pipe could be 0). */
@@ -1981,11 +1980,10 @@ static void exec_agent(const start_plan *plan) {
   if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) report_and_exit(report, 126);
   close_descriptors(report, plan->max_fd);
   if (chdir(plan->cwd) != 0 && chdir("/") != 0) report_and_exit(report, 126);
-  /* A host's ignored signals (SIGPIPE, SIGHUP) would stay ignored through exec, and its blocked
-   * ones blocked: the agent starts with the defaults. */
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
+  /* A host's blocked signals would stay blocked through exec: the agent starts with none blocked.
+   * Its caught ones are reset by exec; ignored ones stay ignored, which the agent overrides where it
+   * matters (it handles SIGINT, SIGTERM and SIGHUP itself). No sigaction here: plc installs and
+   * changes no signal disposition in any process (compile.test.ts checks the symbol). */
   sigprocmask(SIG_SETMASK, &plan->none, NULL);
   execve(plan->argv[0], plan->argv, plan->envp);
   report_and_exit(report, 127);
@@ -2042,7 +2040,7 @@ plc_status plc_start_agent(const char *executable, const char *app) {
                     ? (long)limit.rlim_cur
                     : (1L << 20);
   sigemptyset(&plan.none);
-#if defined(__linux__)
+#if defined(__linux__) && !defined(__APPLE__)
   if (pipe2(fds, O_CLOEXEC) != 0) return PLC_ERR_CONNECT;
 #else
   if (pipe(fds) != 0) return PLC_ERR_CONNECT;
