@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep, fork with -std=c11 */
 #endif
 #include "plc.h"
+#include "json-out.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,16 +63,6 @@ static const char *status_name(plc_status st) {
     case PLC_ERR_FILE_UNREADABLE: return "file_unreadable";
   }
   return "unknown";
-}
-
-static void print_json_string(const char *s) {
-  putchar('"');
-  for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
-    if (*p == '"' || *p == '\\') printf("\\%c", *p);
-    else if (*p < 0x20) printf("\\u%04x", *p);
-    else putchar(*p);
-  }
-  putchar('"');
 }
 
 static void print_text_or_null(const char *key, const char *value) {

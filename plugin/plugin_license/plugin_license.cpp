@@ -426,17 +426,16 @@ void ActivationComponent::loadOfflineResponseFrom(const juce::File &file) {
 
 void ActivationComponent::manageLicenses() {
   const Settings &s = gate_.settings();
-  juce::File exe(s.executable.isNotEmpty() ? s.executable : juce::SystemStats::getEnvironmentVariable("PLUGIN_LICENSE_EXECUTABLE", {}));
-  if (exe == juce::File()) {
-#if JUCE_WINDOWS
-    exe = juce::File::getSpecialLocation(juce::File::windowsLocalAppData).getChildFile("Programs").getChildFile(s.vendorName).getChildFile(s.executableName + ".exe");
-#elif JUCE_MAC
-    exe = juce::File::getSpecialLocation(juce::File::userApplicationDataDirectory).getChildFile("Application Support").getChildFile(s.vendorName).getChildFile(s.executableName);
-#else
-    exe = juce::File::getSpecialLocation(juce::File::userHomeDirectory).getChildFile(".local/bin").getChildFile(s.executableName);
-#endif
+  juce::String path = s.executable;
+  if (path.isEmpty()) {
+    // plc's one rule, the one plc::Monitor starts the agent by: PLUGIN_LICENSE_EXECUTABLE, else
+    // the installers' place for the vendor and the executable's name (the path even when absent).
+    char found[1024];
+    plc_default_executable(s.vendorName.toRawUTF8(), s.executableName.toRawUTF8(), found, sizeof found);
+    path = fromUtf8(found);
   }
-  if (!exe.existsAsFile()) {
+  const juce::File exe(path);
+  if (path.isEmpty() || !exe.existsAsFile()) {
     message_.setText("The license manager is not installed (" + exe.getFullPathName() + "). Reinstall " + vendorOf(s) + "'s software.", juce::dontSendNotification);
     return;
   }

@@ -1549,31 +1549,54 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
 
 /* ---------------------------------------------------------------- a file the user picked */
 
+/* What read_small_file found at a path that is not a regular file (for the words of a problem). */
+typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, FOUND_FOLDER, FOUND_SOCKET, FOUND_OTHER } found_kind;
+
+/* The one bounded reader of small files (a document the user picked, a ticket, machine ids): only a
+ * regular file of at most cap - 1 bytes, NUL-terminated in buf; opening never waits for a writer
+ * or acts on a device, and at most cap bytes are read (a file that grew is PLC_ERR_FILE_TOO_LARGE).
+ * follow_links 0: a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW; Windows: a reparse point). *found says
+ * what was there when PLC_ERR_NOT_A_FILE. */
 #ifdef _WIN32
 
-plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len) {
+static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
   WCHAR wide[1024];
   HANDLE h;
-  DWORD attributes;
+  DWORD attributes, type;
   BY_HANDLE_FILE_INFORMATION info;
   unsigned long long size;
   size_t got = 0;
   plc_status st = PLC_OK;
-  if (len != NULL) *len = 0;
-  if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  *found = FOUND_FILE;
+  *len = 0;
   buf[0] = '\0';
   if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide, (int)(sizeof wide / sizeof wide[0])) == 0) return PLC_ERR_INVALID_ARGUMENT;
-  /* A folder, before opening anything: CreateFile opens devices and pipes as well as files. */
+  /* A folder or a link, before opening anything: CreateFile opens devices and pipes as well as files. */
   attributes = GetFileAttributesW(wide);
-  if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return PLC_ERR_NOT_A_FILE;
-  h = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+  if (attributes != INVALID_FILE_ATTRIBUTES && !follow_links && (attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) {
+    *found = FOUND_LINK;
+    return PLC_ERR_NOT_A_FILE;
+  }
+  if (attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) {
+    *found = FOUND_FOLDER;
+    return PLC_ERR_NOT_A_FILE;
+  }
+  h = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+                  FILE_ATTRIBUTE_NORMAL | (follow_links ? 0 : FILE_FLAG_OPEN_REPARSE_POINT), NULL);
   if (h == INVALID_HANDLE_VALUE) {
     DWORD e = GetLastError();
     if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return PLC_ERR_NO_FILE;
-    if (e == ERROR_PIPE_BUSY || e == ERROR_BAD_PIPE || e == ERROR_INVALID_NAME) return PLC_ERR_NOT_A_FILE;
+    if (e == ERROR_PIPE_BUSY || e == ERROR_BAD_PIPE || e == ERROR_INVALID_NAME) {
+      *found = FOUND_FIFO;
+      return PLC_ERR_NOT_A_FILE;
+    }
     return PLC_ERR_FILE_UNREADABLE;
   }
-  if (GetFileType(h) != FILE_TYPE_DISK || !GetFileInformationByHandle(h, &info) || (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0) {
+  type = GetFileType(h);
+  if (type != FILE_TYPE_DISK || !GetFileInformationByHandle(h, &info) || (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0 ||
+      (!follow_links && (info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0)) {
+    *found = type == FILE_TYPE_PIPE ? FOUND_FIFO : type == FILE_TYPE_CHAR ? FOUND_DEVICE : type != FILE_TYPE_DISK ? FOUND_OTHER
+             : (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0 ? FOUND_FOLDER : FOUND_LINK;
     CloseHandle(h);
     return PLC_ERR_NOT_A_FILE;
   }
@@ -1606,22 +1629,40 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
 
 #else
 
-plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len) {
+static found_kind found_of(mode_t mode) {
+  if (S_ISLNK(mode)) return FOUND_LINK;
+  if (S_ISFIFO(mode)) return FOUND_FIFO;
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return FOUND_DEVICE;
+  if (S_ISDIR(mode)) return FOUND_FOLDER;
+  if (S_ISSOCK(mode)) return FOUND_SOCKET;
+  return S_ISREG(mode) ? FOUND_FILE : FOUND_OTHER;
+}
+
+static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
   struct stat st;
   size_t got = 0;
   plc_status result = PLC_OK;
   int fd;
-  if (len != NULL) *len = 0;
-  if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  *found = FOUND_FILE;
+  *len = 0;
   buf[0] = '\0';
-  /* What the path names (a link followed), before opening it: opening a device can act on it. */
-  if (stat(path, &st) != 0) return errno == ENOENT || errno == ENOTDIR ? PLC_ERR_NO_FILE : PLC_ERR_FILE_UNREADABLE;
-  if (!S_ISREG(st.st_mode)) return PLC_ERR_NOT_A_FILE;
+  /* What the path names (a link followed or not), before opening it: opening a device can act on it. */
+  if ((follow_links ? stat(path, &st) : lstat(path, &st)) != 0)
+    return errno == ENOENT || errno == ENOTDIR ? PLC_ERR_NO_FILE : PLC_ERR_FILE_UNREADABLE;
+  if (!S_ISREG(st.st_mode)) {
+    *found = found_of(st.st_mode);
+    return PLC_ERR_NOT_A_FILE;
+  }
   if ((unsigned long long)st.st_size > (unsigned long long)(cap - 1)) return PLC_ERR_FILE_TOO_LARGE;
   /* O_NONBLOCK: a FIFO put there since the stat opens without waiting for a writer. */
-  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? PLC_ERR_NO_FILE : errno == ENXIO ? PLC_ERR_NOT_A_FILE : PLC_ERR_FILE_UNREADABLE;
+  fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW));
+  if (fd < 0) {
+    if (errno == ELOOP && !follow_links) *found = FOUND_LINK;
+    if (errno == ENXIO) *found = FOUND_OTHER;
+    return errno == ENOENT ? PLC_ERR_NO_FILE : errno == ENXIO || (errno == ELOOP && !follow_links) ? PLC_ERR_NOT_A_FILE : PLC_ERR_FILE_UNREADABLE;
+  }
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *found = S_ISREG(st.st_mode) ? FOUND_OTHER : found_of(st.st_mode);
     close(fd);
     return PLC_ERR_NOT_A_FILE;
   }
@@ -1650,6 +1691,409 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
   buf[got] = '\0';
   *len = got;
   return result;
+}
+
+#endif
+
+plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *len) {
+  found_kind found;
+  if (len != NULL) *len = 0;
+  if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
+  return read_small_file(path, 1, buf, cap, len, &found);
+}
+
+/* ---------------------------------------------------------------- agent on demand */
+
+#ifndef _WIN32
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
+#if defined(__APPLE__)
+#include <crt_externs.h>
+#endif
+#endif
+
+/* The executable's default name, as the installers place it. */
+#define PLC_DEFAULT_EXECUTABLE_NAME "plugin-license"
+
+/* One component of the installers' place (the vendor, the program's name): a file name, never a
+ * path. A separator, a control character, "." or ".." would name another folder; on Windows the
+ * characters a file name cannot hold are refused too. */
+static int valid_component(const char *s) {
+  size_t n = 0;
+  if (s == NULL || s[0] == '\0' || strcmp(s, ".") == 0 || strcmp(s, "..") == 0) return 0;
+  for (const char *p = s; *p != '\0'; p++, n++) {
+    unsigned char ch = (unsigned char)*p;
+    if (ch < 0x20 || ch == 0x7f || ch == '/' || ch == '\\') return 0;
+#ifdef _WIN32
+    if (strchr(":*?\"<>|", ch) != NULL) return 0;
+#endif
+  }
+  return n <= 255;
+}
+
+/* The ticket section's: the namespace in effect by the library's one rule, and its pattern (the
+ * agent refuses any other, so it is refused here before a start). */
+static const char *ticket_app(const char *app);
+static int valid_namespace(const char *app);
+
+#if defined(_WIN32) || defined(PLC_WINDOWS_QUOTING)
+/* The one quoting of a Windows command line, by the rules the C run-time (and CommandLineToArgvW)
+ * read it back with: an argument with a space, a tab, a newline or a quote (or an empty one) goes
+ * in quotes; inside, each quote is preceded by a backslash, and the backslashes right before a
+ * quote (or before the closing quote) are doubled; other backslashes stay as they are. The
+ * program's name (argv[0]) is read by another rule, with no escape at all: it is quoted whole and
+ * may not hold a quote (no Windows file name does), so one that does is refused. UTF-8 in and out:
+ * the characters the rules look at are ASCII, and no byte of a multi-byte sequence is one of them.
+ * Appends to out at *pos; -1 (out cut back to *pos) when the argument cannot be said or does not fit. */
+static int quote_windows_arg(char *out, size_t cap, size_t *pos, const char *arg, int program) {
+  size_t start = *pos, at = *pos;
+  int quote = arg[0] == '\0' || strpbrk(arg, " \t\n\v\"") != NULL;
+  const char *p;
+#define PLC_PUT(ch)            \
+  do {                         \
+    if (at + 1 >= cap) goto too_long; \
+    out[at++] = (char)(ch);    \
+  } while (0)
+  if (program) {
+    if (strchr(arg, '"') != NULL || arg[0] == '\0') goto too_long;
+    PLC_PUT('"');
+    for (p = arg; *p != '\0'; p++) PLC_PUT(*p);
+    PLC_PUT('"');
+  } else {
+    if (quote) PLC_PUT('"');
+    for (p = arg;; p++) {
+      size_t slashes = 0;
+      while (*p == '\\') {
+        slashes++;
+        p++;
+      }
+      if (*p == '\0') {
+        /* Before the closing quote, every backslash doubled; unquoted, they stay. */
+        for (size_t i = 0; i < (quote ? slashes * 2 : slashes); i++) PLC_PUT('\\');
+        break;
+      }
+      if (*p == '"') {
+        for (size_t i = 0; i < slashes * 2 + 1; i++) PLC_PUT('\\');
+      } else {
+        for (size_t i = 0; i < slashes; i++) PLC_PUT('\\');
+      }
+      PLC_PUT(*p);
+    }
+    if (quote) PLC_PUT('"');
+  }
+#undef PLC_PUT
+  out[at] = '\0';
+  *pos = at;
+  return 0;
+too_long:
+  if (cap > start) out[start] = '\0';
+  *pos = start;
+  return -1;
+}
+#endif
+
+#ifdef _WIN32
+
+/* A variable of the environment as UTF-8 (the process's wide environment, so any user name or
+ * folder works); 0 when unset, empty or too long. */
+static int env_utf8(const WCHAR *name, char *out, size_t cap) {
+  WCHAR wide[1024];
+  DWORD n = GetEnvironmentVariableW(name, wide, (DWORD)(sizeof wide / sizeof wide[0]));
+  if (n == 0 || n >= sizeof wide / sizeof wide[0]) return 0;
+  return WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, (int)cap, NULL, NULL) > 1;
+}
+
+static int to_wide(const char *utf8, WCHAR *out, int cap) {
+  return MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8, -1, out, cap) != 0;
+}
+
+static int is_program(const char *path) {
+  WCHAR wide[1024];
+  DWORD attributes;
+  if (!to_wide(path, wide, (int)(sizeof wide / sizeof wide[0]))) return 0;
+  attributes = GetFileAttributesW(wide);
+  return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
+}
+
+#else
+
+/* The user's home: HOME, else the password database; NULL without one. */
+static const char *home_folder(char *pwbuf, size_t cap) {
+  const char *home = getenv("HOME");
+  struct passwd pw, *found = NULL;
+  if (home != NULL && home[0] != '\0') return home;
+  if (getpwuid_r(getuid(), &pw, pwbuf, cap, &found) != 0 || found == NULL || found->pw_dir == NULL || found->pw_dir[0] == '\0') return NULL;
+  return found->pw_dir;
+}
+
+/* A regular file this user may execute (a link to one is followed). */
+static int is_program(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+#endif
+
+plc_status plc_default_executable(const char *vendor, const char *name, char *out, size_t out_size) {
+  char path[1024];
+  size_t pos = 0;
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+  path[0] = '\0';
+  if (name == NULL || name[0] == '\0') name = PLC_DEFAULT_EXECUTABLE_NAME;
+  if (!valid_component(name) || (vendor != NULL && vendor[0] != '\0' && !valid_component(vendor))) return PLC_ERR_INVALID_ARGUMENT;
+#ifdef _WIN32
+  if (env_utf8(L"PLUGIN_LICENSE_EXECUTABLE", path, sizeof path)) {
+    pos = strlen(path);
+  } else {
+    char local[1024];
+    if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
+    if (!env_utf8(L"LOCALAPPDATA", local, sizeof local)) return PLC_ERR_NO_PATH;
+    if (append(path, sizeof path, &pos, local) != 0 || append(path, sizeof path, &pos, "\\Programs\\") != 0 ||
+        append(path, sizeof path, &pos, vendor) != 0 || append(path, sizeof path, &pos, "\\") != 0 ||
+        append(path, sizeof path, &pos, name) != 0 || append(path, sizeof path, &pos, ".exe") != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+  }
+#else
+  {
+    const char *env = getenv("PLUGIN_LICENSE_EXECUTABLE");
+    if (env != NULL && env[0] != '\0') {
+      if (append(path, sizeof path, &pos, env) != 0) return PLC_ERR_PATH_TOO_LONG;
+    } else {
+      char pwbuf[1024];
+      const char *home = home_folder(pwbuf, sizeof pwbuf);
+      if (home == NULL) return PLC_ERR_NO_PATH;
+#if defined(__APPLE__)
+      if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
+      if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/Library/Application Support/") != 0 ||
+          append(path, sizeof path, &pos, vendor) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
+          append(path, sizeof path, &pos, name) != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+#else
+      if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/.local/bin/") != 0 ||
+          append(path, sizeof path, &pos, name) != 0)
+        return PLC_ERR_PATH_TOO_LONG;
+#endif
+    }
+  }
+#endif
+  if (pos + 1 > out_size) return PLC_ERR_PATH_TOO_LONG;
+  memcpy(out, path, pos + 1);
+  /* The path stays in out when nothing is there: the caller names it in its message. */
+  return is_program(out) ? PLC_OK : PLC_ERR_NO_FILE;
+}
+
+#ifdef _WIN32
+
+plc_status plc_start_agent(const char *executable, const char *app) {
+  char line[4096];
+  WCHAR wide_exe[1024], wide_line[4096], home[1024];
+  size_t pos = 0;
+  DWORD n, attributes;
+  STARTUPINFOW si;
+  PROCESS_INFORMATION pi;
+  app = ticket_app(app);
+  if (executable == NULL || executable[0] == '\0' || !valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
+  if (!to_wide(executable, wide_exe, (int)(sizeof wide_exe / sizeof wide_exe[0]))) return PLC_ERR_INVALID_ARGUMENT;
+  line[0] = '\0';
+  if (quote_windows_arg(line, sizeof line, &pos, executable, 1) != 0) return PLC_ERR_INVALID_ARGUMENT;
+  {
+    const char *rest[] = {"agent", "run", "--app", app};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) {
+      if (append(line, sizeof line, &pos, " ") != 0 || quote_windows_arg(line, sizeof line, &pos, rest[i], 0) != 0) return PLC_ERR_INVALID_ARGUMENT;
+    }
+  }
+  if (!to_wide(line, wide_line, (int)(sizeof wide_line / sizeof wide_line[0]))) return PLC_ERR_INVALID_ARGUMENT;
+  if (!is_program(executable)) return PLC_ERR_NO_FILE;
+  n = GetEnvironmentVariableW(L"USERPROFILE", home, (DWORD)(sizeof home / sizeof home[0]));
+  attributes = n == 0 || n >= sizeof home / sizeof home[0] ? INVALID_FILE_ATTRIBUTES : GetFileAttributesW(home);
+  if (attributes == INVALID_FILE_ATTRIBUTES || (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0) {
+    /* No home: the root of the system's drive ("C:\\"). */
+    n = GetSystemWindowsDirectoryW(home, (UINT)(sizeof home / sizeof home[0]));
+    if (n < 3 || n >= sizeof home / sizeof home[0]) home[0] = L'\0';
+    else home[3] = L'\0';
+  }
+  memset(&si, 0, sizeof si);
+  si.cb = sizeof si;
+  memset(&pi, 0, sizeof pi);
+  /* No handle is inherited (bInheritHandles FALSE); no console, its own process group; the
+   * environment is this process's (lpEnvironment NULL). */
+  if (!CreateProcessW(wide_exe, wide_line, NULL, NULL, FALSE,
+                      DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT, NULL,
+                      home[0] != L'\0' ? home : NULL, &si, &pi)) {
+    DWORD e = GetLastError();
+    return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? PLC_ERR_NO_FILE : PLC_ERR_CONNECT;
+  }
+  /* Nothing to reap on Windows: the handles closed, the program runs on by itself. */
+  CloseHandle(pi.hThread);
+  CloseHandle(pi.hProcess);
+  return PLC_OK;
+}
+
+#else
+
+#ifndef NSIG
+#define NSIG 65
+#endif
+
+/* After fork() in a host with many threads, only async-signal-safe calls: everything the child
+ * needs is made before. */
+typedef struct start_plan {
+  char *const *argv;
+  char *const *envp;
+  const char *cwd;
+  int report;      /* the write end of the pipe that carries exec's errno back; close-on-exec */
+  long max_fd;     /* where the fallback loop of closes stops */
+  sigset_t none;
+} start_plan;
+
+/* Closes every descriptor above 2 but keep. Linux: close_range (5.9), one call; elsewhere, and on
+ * an older kernel, every number up to the descriptor limit (a DAW holds hundreds, any of them). */
+static void close_descriptors(int keep, long max_fd) {
+#if defined(__linux__) && defined(SYS_close_range)
+  if ((keep == 3 || syscall(SYS_close_range, 3u, (unsigned)keep - 1u, 0u) == 0) &&
+      syscall(SYS_close_range, (unsigned)keep + 1u, ~0u, 0u) == 0)
+    return;
+#endif
+  for (long fd = 3; fd < max_fd; fd++)
+    if (fd != keep) close((int)fd);
+}
+
+static void report_and_exit(int report, int code) {
+  int e = errno;
+  if (write(report, &e, sizeof e) < 0) _exit(code);
+  _exit(code);
+}
+
+static void exec_agent(const start_plan *plan) {
+  struct sigaction dfl;
+  int null, report;
+  /* The report pipe above the standard streams, whatever number it had (a host may run with
+   * stdin closed, so the pipe could be 0). */
+  report = fcntl(plan->report, F_DUPFD_CLOEXEC, 3);
+  if (report < 0) _exit(126);
+  null = open("/dev/null", O_RDWR);
+  if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) report_and_exit(report, 126);
+  close_descriptors(report, plan->max_fd);
+  if (chdir(plan->cwd) != 0 && chdir("/") != 0) report_and_exit(report, 126);
+  /* A host's ignored signals (SIGPIPE, SIGHUP) would stay ignored through exec, and its blocked
+   * ones blocked: the agent starts with the defaults. */
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL);
+  sigprocmask(SIG_SETMASK, &plan->none, NULL);
+  execve(plan->argv[0], plan->argv, plan->envp);
+  report_and_exit(report, 127);
+}
+
+/*
+ * POSIX: a double fork rather than posix_spawn. posix_spawn (POSIX_SPAWN_SETSID, glibc's
+ * addclosefrom_np, Apple's POSIX_SPAWN_CLOEXEC_DEFAULT) would close the descriptors, but leave the
+ * agent a child of the host: reaping it means a thread waiting as long as the agent lives, or a
+ * zombie in the DAW. Here the middle process starts a new session and forks the agent, then exits
+ * at once (reaped below); the agent, adopted by init, is no child of the host, and has no
+ * controlling terminal it could ever acquire (it is not the session's leader). The agent closes
+ * every inherited descriptor itself before exec (close_range), puts its standard streams on
+ * /dev/null, moves to the home (else "/") and gets this environment. The caller waits for the two
+ * forks and the exec, never for the agent: a pipe closed on exec says it started (or carries
+ * exec's errno).
+ */
+plc_status plc_start_agent(const char *executable, const char *app) {
+  static char agent_word[] = "agent", run_word[] = "run", app_flag[] = "--app";
+  char app_copy[65], exe_copy[1024], pwbuf[1024];
+  char *argv[6];
+  start_plan plan;
+  struct rlimit limit;
+  sigset_t all, old;
+  int fds[2], e, status;
+  pid_t middle;
+  ssize_t got = 0;
+  const char *home;
+  app = ticket_app(app);
+  /* Absolute only: the agent starts in another folder, where a relative path means another file. */
+  if (executable == NULL || executable[0] != '/' || strlen(executable) >= sizeof exe_copy || !valid_namespace(app))
+    return PLC_ERR_INVALID_ARGUMENT;
+  if (!is_program(executable)) return PLC_ERR_NO_FILE;
+  memcpy(exe_copy, executable, strlen(executable) + 1);
+  memcpy(app_copy, app, strlen(app) + 1);
+  argv[0] = exe_copy;
+  argv[1] = agent_word;
+  argv[2] = run_word;
+  argv[3] = app_flag;
+  argv[4] = app_copy;
+  argv[5] = NULL;
+  home = home_folder(pwbuf, sizeof pwbuf);
+  plan.argv = argv;
+#if defined(__APPLE__)
+  plan.envp = *_NSGetEnviron(); /* a plugin is a bundle: `environ` is the executable's alone */
+#else
+  {
+    extern char **environ;
+    plan.envp = environ;
+  }
+#endif
+  plan.cwd = home != NULL ? home : "/";
+  plan.max_fd = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (1L << 20)
+                    ? (long)limit.rlim_cur
+                    : (1L << 20);
+  sigemptyset(&plan.none);
+#if defined(__linux__)
+  if (pipe2(fds, O_CLOEXEC) != 0) return PLC_ERR_CONNECT;
+#else
+  if (pipe(fds) != 0) return PLC_ERR_CONNECT;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+#endif
+  plan.report = fds[1];
+  /* No host signal handler may run in the children before exec. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  middle = fork();
+  if (middle == 0) {
+    pid_t agent;
+    close(fds[0]);
+    setsid();
+    agent = fork();
+    if (agent == 0) exec_agent(&plan);
+    if (agent < 0) report_and_exit(fds[1], 1);
+    _exit(0);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  close(fds[1]);
+  if (middle < 0) {
+    close(fds[0]);
+    return PLC_ERR_CONNECT;
+  }
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  /* Until exec closes the pipe (or its errno arrives). Bounded all the same: another thread of the
+   * host that forks meanwhile may hold the write end a moment (macOS has no pipe2). */
+  {
+    struct pollfd pfd;
+    int64_t deadline = now_ms() + 5000;
+    pfd.fd = fds[0];
+    pfd.events = POLLIN;
+    e = 0;
+    for (;;) {
+      int r;
+      pfd.revents = 0;
+      r = poll(&pfd, 1, remaining_ms(deadline));
+      if (r < 0 && errno == EINTR) continue;
+      if (r > 0) {
+        while ((got = read(fds[0], &e, sizeof e)) < 0 && errno == EINTR) {
+        }
+      }
+      break;
+    }
+  }
+  close(fds[0]);
+  if (got == (ssize_t)sizeof e) return e == ENOENT || e == ENOTDIR ? PLC_ERR_NO_FILE : PLC_ERR_CONNECT;
+  return PLC_OK;
 }
 
 #endif
@@ -1744,3 +2188,954 @@ void plc_waker_close(plc_waker *waker) {
 #endif
 
 intptr_t plc_waker_handle(const plc_waker *waker) { return waker == NULL ? PLC_NO_INTERRUPT : waker->wait_handle; }
+
+/* ================================================================ ticket
+ * The license ticket (license-ticket.md): SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), the
+ * reader's rules of packages/licensing/src/ticket.ts judgeTicket, the data folder of paths.ts and
+ * the raw machine id of machine-id.ts, all without allocation, child process or lock. The one
+ * piece of state: this process's raw OS machine id, read once (pthread_once / InitOnceExecuteOnce). */
+
+#ifdef _WIN32
+#ifdef _MSC_VER
+#pragma comment(lib, "advapi32.lib")
+#endif
+#elif defined(__APPLE__)
+#include <pthread.h>
+#include <CoreFoundation/CoreFoundation.h>
+#include <IOKit/IOKitLib.h>
+#else
+#include <pthread.h>
+#endif
+
+/* ---------------------------------------------------------------- SHA-256, HMAC-SHA256 */
+
+typedef struct sha256_ctx {
+  uint32_t h[8];
+  uint64_t bytes;
+  unsigned char block[64];
+  size_t fill;
+} sha256_ctx;
+
+static const uint32_t sha256_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+    0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+    0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+    0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define PLC_ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(sha256_ctx *c, const unsigned char *p) {
+  uint32_t w[64], a, b, d, e, f, g, h, cc, t1, t2;
+  int i;
+  for (i = 0; i < 16; i++) w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (i = 16; i < 64; i++) {
+    uint32_t s0 = PLC_ROTR(w[i - 15], 7) ^ PLC_ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = PLC_ROTR(w[i - 2], 17) ^ PLC_ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3], e = c->h[4], f = c->h[5], g = c->h[6], h = c->h[7];
+  for (i = 0; i < 64; i++) {
+    t1 = h + (PLC_ROTR(e, 6) ^ PLC_ROTR(e, 11) ^ PLC_ROTR(e, 25)) + ((e & f) ^ (~e & g)) + sha256_k[i] + w[i];
+    t2 = (PLC_ROTR(a, 2) ^ PLC_ROTR(a, 13) ^ PLC_ROTR(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+    h = g, g = f, f = e, e = d + t1, d = cc, cc = b, b = a, a = t1 + t2;
+  }
+  c->h[0] += a, c->h[1] += b, c->h[2] += cc, c->h[3] += d, c->h[4] += e, c->h[5] += f, c->h[6] += g, c->h[7] += h;
+}
+
+static void sha256_init(sha256_ctx *c) {
+  static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(c->h, iv, sizeof iv);
+  c->bytes = 0;
+  c->fill = 0;
+}
+
+static void sha256_update(sha256_ctx *c, const void *data, size_t n) {
+  const unsigned char *p = (const unsigned char *)data;
+  c->bytes += n;
+  while (n > 0) {
+    size_t take = 64 - c->fill < n ? 64 - c->fill : n;
+    memcpy(c->block + c->fill, p, take);
+    c->fill += take, p += take, n -= take;
+    if (c->fill == 64) {
+      sha256_block(c, c->block);
+      c->fill = 0;
+    }
+  }
+}
+
+static void sha256_final(sha256_ctx *c, unsigned char out[32]) {
+  uint64_t bits = c->bytes * 8;
+  unsigned char pad = 0x80, len[8];
+  int i;
+  for (i = 0; i < 8; i++) len[i] = (unsigned char)(bits >> (56 - 8 * i));
+  sha256_update(c, &pad, 1);
+  pad = 0;
+  while (c->fill != 56) sha256_update(c, &pad, 1);
+  sha256_update(c, len, 8);
+  for (i = 0; i < 32; i++) out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* HMAC-SHA256 (RFC 2104) whose key arrives in pieces: hmac_key_add, then hmac_begin. */
+typedef struct hmac_ctx {
+  sha256_ctx inner;
+  sha256_ctx key_hash; /* the key's hash, once it is longer than a block */
+  unsigned char key[64];
+  size_t key_len;     /* bytes in key, or more than 64 when hashed */
+} hmac_ctx;
+
+static void hmac_key_start(hmac_ctx *m) {
+  memset(m->key, 0, sizeof m->key);
+  m->key_len = 0;
+}
+
+static void hmac_key_add(hmac_ctx *m, const void *data, size_t n) {
+  if (m->key_len + n > 64) {
+    if (m->key_len <= 64) {
+      sha256_init(&m->key_hash);
+      sha256_update(&m->key_hash, m->key, m->key_len);
+    }
+    sha256_update(&m->key_hash, data, n);
+  } else {
+    memcpy(m->key + m->key_len, data, n);
+  }
+  m->key_len += n;
+}
+
+static void hmac_begin(hmac_ctx *m) {
+  unsigned char pad[64];
+  int i;
+  if (m->key_len > 64) {
+    memset(m->key, 0, sizeof m->key);
+    sha256_final(&m->key_hash, m->key);
+  }
+  for (i = 0; i < 64; i++) pad[i] = (unsigned char)(m->key[i] ^ 0x36);
+  sha256_init(&m->inner);
+  sha256_update(&m->inner, pad, 64);
+}
+
+static void hmac_end(hmac_ctx *m, unsigned char out[32]) {
+  unsigned char pad[64], inner[32];
+  sha256_ctx outer;
+  int i;
+  sha256_final(&m->inner, inner);
+  for (i = 0; i < 64; i++) pad[i] = (unsigned char)(m->key[i] ^ 0x5c);
+  sha256_init(&outer);
+  sha256_update(&outer, pad, 64);
+  sha256_update(&outer, inner, 32);
+  sha256_final(&outer, out);
+}
+
+/* ---------------------------------------------------------------- the library's text rules */
+
+/* Bytes of a JavaScript white-space character (the set of \s and String.prototype.trim) at p, else 0. */
+static size_t js_space(const unsigned char *p, size_t left) {
+  if (left >= 1 && (p[0] == ' ' || (p[0] >= 0x09 && p[0] <= 0x0d))) return 1;
+  if (left >= 2 && p[0] == 0xc2 && p[1] == 0xa0) return 2;
+  if (left < 3) return 0;
+  if (p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) return 3;
+  if (p[0] == 0xe2 && p[1] == 0x80 && ((p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf)) return 3;
+  if (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) return 3;
+  if (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) return 3;
+  if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) return 3;
+  return 0;
+}
+
+/* The library's normalizeRawId: without white space, dashes or braces, letters in lower case
+ * (ASCII ones: no OS id has others). Hands each byte of the result to add(ctx, byte). */
+static void normalize_raw_id(const char *raw, size_t n, void (*add)(void *, unsigned char), void *ctx) {
+  const unsigned char *p = (const unsigned char *)raw;
+  size_t i = 0;
+  while (i < n) {
+    size_t sp = js_space(p + i, n - i);
+    if (sp > 0) {
+      i += sp;
+      continue;
+    }
+    if (p[i] != '-' && p[i] != '{' && p[i] != '}') add(ctx, (unsigned char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]));
+    i++;
+  }
+}
+
+typedef struct id_buf {
+  char *out;
+  size_t cap, len;
+} id_buf;
+
+static void id_buf_add(void *ctx, unsigned char byte) {
+  id_buf *b = (id_buf *)ctx;
+  if (b->len + 1 < b->cap) b->out[b->len] = (char)byte;
+  b->len++;
+}
+
+static void hmac_key_byte(void *ctx, unsigned char byte) { hmac_key_add((hmac_ctx *)ctx, &byte, 1); }
+
+/* The library's plausibleRawId on a normalised id: 32+ lowercase hex digits, not all one digit. */
+static int plausible_raw_id(const char *id, size_t n) {
+  size_t i;
+  int same = 1;
+  if (n < 32) return 0;
+  for (i = 0; i < n; i++) {
+    if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f'))) return 0;
+    if (id[i] != id[0]) same = 0;
+  }
+  return !same;
+}
+
+/* True when text is empty or only white space (JavaScript's trim() === ''). */
+static int js_blank(const char *text) {
+  const unsigned char *p = (const unsigned char *)text;
+  size_t n = strlen(text), i = 0, sp;
+  while (i < n && (sp = js_space(p + i, n - i)) > 0) i += sp;
+  return i == n;
+}
+
+/* The namespace by the library's one rule (chooseNamespace): the given one, else PLUGIN_LICENSE_APP,
+ * else "plugin-license" (blank counts as not given). */
+static const char *ticket_app(const char *app) {
+  const char *env = getenv("PLUGIN_LICENSE_APP");
+  if (app != NULL && !js_blank(app)) return app;
+  if (env != NULL && !js_blank(env)) return env;
+  return PLC_DEFAULT_APP;
+}
+
+/* paths.ts NAMESPACE_PATTERN: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit. */
+static int valid_namespace(const char *app) {
+  size_t n = 0;
+  for (const char *p = app; *p != '\0'; p++, n++) {
+    char ch = *p;
+    int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+    if (!alnum && (n == 0 || (ch != '.' && ch != '_' && ch != '-'))) return 0;
+  }
+  return n >= 1 && n <= 64;
+}
+
+/* paths.ts assertProjectId: a UUID (8-4-4-4-12 hex digits, any case). */
+static int valid_project_id(const char *id) {
+  size_t i;
+  if (id == NULL || strlen(id) != 36) return 0;
+  for (i = 0; i < 36; i++) {
+    char ch = id[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (ch != '-') return 0;
+    } else if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'))) {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------- the data folder */
+
+#define PLC_DATA_CAP 1024
+
+#ifndef _WIN32
+/* Node's path.posix.normalize, in place: one '/' between names, '.' dropped, '..' taking the name
+ * before it (kept at the start of a relative path, dropped at the root), no '/' at the end. */
+static void posix_normalize(char *path) {
+  char *out = path;
+  const char *p = path;
+  size_t kept = 0; /* names in out that a '..' may take back */
+  int absolute = path[0] == '/';
+  size_t len = 0;
+  if (absolute) out[len++] = '/';
+  while (*p != '\0') {
+    const char *name;
+    size_t n;
+    while (*p == '/') p++;
+    if (*p == '\0') break;
+    name = p;
+    while (*p != '\0' && *p != '/') p++;
+    n = (size_t)(p - name);
+    if (n == 1 && name[0] == '.') continue;
+    if (n == 2 && name[0] == '.' && name[1] == '.') {
+      if (kept > 0) {
+        while (len > 0 && out[len - 1] != '/') len--;
+        if (len > (size_t)absolute) len--; /* the '/' before the name */
+        kept--;
+        continue;
+      }
+      if (absolute) continue;
+    }
+    if (len > (size_t)absolute) out[len++] = '/';
+    memmove(out + len, name, n);
+    len += n;
+    if (!(n == 2 && name[0] == '.' && name[1] == '.')) kept++;
+  }
+  if (len == 0) out[len++] = '.';
+  out[len] = '\0';
+}
+#endif
+
+static plc_status fit_data(const char *path, char *out, size_t cap) {
+  size_t n = strlen(path);
+  if (n + 1 > cap) return PLC_ERR_PATH_TOO_LONG;
+  memcpy(out, path, n + 1);
+  return PLC_OK;
+}
+
+/* Appends parts to out (NUL-terminated); -1 when it does not fit. */
+static int join_parts(char *out, size_t cap, const char *const *parts, size_t count) {
+  size_t pos = strlen(out);
+  for (size_t i = 0; i < count; i++)
+    if (append(out, cap, &pos, parts[i]) != 0) return -1;
+  return 0;
+}
+
+/* The namespace's data folder by the library's one rule (paths.ts resolvePaths, env-paths 4), UTF-8:
+ * PLUGIN_LICENSE_HOME/data (a relative one against the working folder, as path.resolve); else Linux
+ * $XDG_DATA_HOME/APP (any non-empty value, as env-paths) or HOME/.local/share/APP, macOS
+ * HOME/Library/Application Support/APP or, with an app group, the real home's
+ * Library/Group Containers/GROUP/APP, Windows %LOCALAPPDATA%\APP\Data. app is resolved and valid. */
+static plc_status data_folder(const char *app, const char *group, char *out, size_t cap) {
+#ifdef _WIN32
+  WCHAR wide[PLC_DATA_CAP], full[PLC_DATA_CAP];
+  DWORD n;
+  (void)group;
+  out[0] = '\0';
+  n = GetEnvironmentVariableW(L"PLUGIN_LICENSE_HOME", wide, PLC_DATA_CAP);
+  if (n >= PLC_DATA_CAP) return PLC_ERR_PATH_TOO_LONG;
+  if (n > 0) {
+    if (WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, (int)cap, NULL, NULL) == 0) return PLC_ERR_PATH_TOO_LONG;
+    if (!js_blank(out)) {
+      /* path.resolve: absolute, '.' and '..' resolved, against the working folder when relative. */
+      DWORD m = GetFullPathNameW(wide, PLC_DATA_CAP, full, NULL);
+      const char *const tail[] = {"\\data"};
+      size_t len;
+      if (m == 0 || m >= PLC_DATA_CAP) return PLC_ERR_PATH_TOO_LONG;
+      if (WideCharToMultiByte(CP_UTF8, 0, full, -1, out, (int)cap, NULL, NULL) == 0) return PLC_ERR_PATH_TOO_LONG;
+      len = strlen(out);
+      if (len > 0 && out[len - 1] == '\\') out[len - 1] = '\0';
+      return join_parts(out, cap, tail, 1) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
+    }
+    out[0] = '\0';
+  }
+  n = GetEnvironmentVariableW(L"LOCALAPPDATA", wide, PLC_DATA_CAP);
+  if (n >= PLC_DATA_CAP) return PLC_ERR_PATH_TOO_LONG;
+  if (n == 0) {
+    const char *const local[] = {"\\AppData\\Local"};
+    n = GetEnvironmentVariableW(L"USERPROFILE", wide, PLC_DATA_CAP);
+    if (n == 0) return PLC_ERR_NO_PATH;
+    if (n >= PLC_DATA_CAP || WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, (int)cap, NULL, NULL) == 0 || join_parts(out, cap, local, 1) != 0)
+      return PLC_ERR_PATH_TOO_LONG;
+  } else if (WideCharToMultiByte(CP_UTF8, 0, wide, -1, out, (int)cap, NULL, NULL) == 0) {
+    return PLC_ERR_PATH_TOO_LONG;
+  }
+  {
+    const char *const tail[] = {"\\", app, "\\Data"};
+    size_t len = strlen(out);
+    if (len > 0 && (out[len - 1] == '\\' || out[len - 1] == '/')) out[len - 1] = '\0';
+    return join_parts(out, cap, tail, 3) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
+  }
+#else
+  char path[PLC_DATA_CAP];
+  const char *env = getenv("PLUGIN_LICENSE_HOME");
+  char pwbuf[1024];
+  struct passwd pw, *found = NULL;
+  path[0] = '\0';
+  if (env != NULL && !js_blank(env)) {
+    const char *const parts[] = {"/", env, "/data"};
+    if (env[0] != '/' && getcwd(path, sizeof path) == NULL) return PLC_ERR_NO_PATH;
+    if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
+  } else {
+    const char *home = getenv("HOME");
+#if defined(__APPLE__)
+    if (group == NULL || group[0] == '\0') group = getenv("PLUGIN_LICENSE_APP_GROUP");
+    if (group != NULL && group[0] != '\0') {
+      const char *parts[] = {"", "/Library/Group Containers/", group, "/", app};
+      if (!valid_group(group)) return PLC_ERR_INVALID_ARGUMENT;
+      /* In a sandbox HOME is the container's; the group container is under the real home. */
+      if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
+      parts[0] = found->pw_dir;
+      if (join_parts(path, sizeof path, parts, 5) != 0) return PLC_ERR_PATH_TOO_LONG;
+      posix_normalize(path);
+      return fit_data(path, out, cap);
+    }
+#else
+    const char *xdg = getenv("XDG_DATA_HOME");
+    (void)group;
+    if (xdg != NULL && xdg[0] != '\0') {
+      const char *const parts[] = {xdg, "/", app};
+      if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
+      posix_normalize(path);
+      return fit_data(path, out, cap);
+    }
+#endif
+    if (home == NULL) {
+      if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
+      home = found->pw_dir;
+    }
+    /* An empty HOME would make a folder relative to the working one (os.homedir() is then ""): refused. */
+    if (home == NULL || home[0] == '\0') return PLC_ERR_NO_PATH;
+    {
+#if defined(__APPLE__)
+      const char *const parts[] = {home, "/Library/Application Support/", app};
+#else
+      const char *const parts[] = {home, "/.local/share/", app};
+#endif
+      if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
+    }
+  }
+  posix_normalize(path);
+  return fit_data(path, out, cap);
+#endif
+}
+
+#ifdef _WIN32
+#define PLC_SEP "\\"
+#else
+#define PLC_SEP "/"
+#endif
+
+plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size) {
+  char path[PLC_DATA_CAP], id[40];
+  plc_status st;
+  size_t i;
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+  app = ticket_app(app);
+  if (!valid_namespace(app) || !valid_project_id(project_id)) return PLC_ERR_INVALID_ARGUMENT;
+  for (i = 0; i < 36; i++) id[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'F' ? project_id[i] + 32 : project_id[i]);
+  id[36] = '\0';
+  st = data_folder(app, app_group, path, sizeof path);
+  if (st != PLC_OK) return st;
+  {
+    const char *const parts[] = {PLC_SEP "tickets" PLC_SEP, id, ".ticket"};
+    if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
+  }
+  return fit_data(path, out, out_size);
+}
+
+/* ---------------------------------------------------------------- the raw machine id */
+
+static char os_raw_id[PLC_MACHINE_ID_CAP];
+static size_t os_raw_len; /* 0: the OS has none the library would take */
+
+#if defined(_WIN32)
+
+static void read_os_raw_id(char *raw, size_t cap) {
+  WCHAR value[128];
+  DWORD size = (DWORD)sizeof value;
+  raw[0] = '\0';
+  if (RegGetValueW(HKEY_LOCAL_MACHINE, L"SOFTWARE\\Microsoft\\Cryptography", L"MachineGuid", RRF_RT_REG_SZ | RRF_SUBKEY_WOW6464KEY, NULL, value,
+                   &size) != ERROR_SUCCESS ||
+      WideCharToMultiByte(CP_UTF8, 0, value, -1, raw, (int)cap, NULL, NULL) == 0)
+    raw[0] = '\0';
+}
+
+#elif defined(__APPLE__)
+
+/* IOKit allocates CoreFoundation objects inside this call, once per process; they are released here. */
+static void read_os_raw_id(char *raw, size_t cap) {
+  io_service_t device = IOServiceGetMatchingService(MACH_PORT_NULL, IOServiceMatching("IOPlatformExpertDevice"));
+  raw[0] = '\0';
+  if (device == 0) return;
+  CFTypeRef uuid = IORegistryEntryCreateCFProperty(device, CFSTR(kIOPlatformUUIDKey), kCFAllocatorDefault, 0);
+  if (uuid != NULL) {
+    if (CFGetTypeID(uuid) != CFStringGetTypeID() || !CFStringGetCString((CFStringRef)uuid, raw, (CFIndex)cap, kCFStringEncodingUTF8)) raw[0] = '\0';
+    CFRelease(uuid);
+  }
+  IOObjectRelease(device);
+}
+
+#else
+
+/* Adds bytes up to and with the first newline to line; *complete once it came. */
+static void take_line(char *line, size_t cap, size_t *n, const char *bytes, size_t len, int *complete) {
+  for (size_t i = 0; i < len && !*complete; i++) {
+    if (bytes[i] == '\n') *complete = 1;
+    else if (*n + 1 < cap) line[(*n)++] = bytes[i];
+    else *n = cap; /* too long for any id: not plausible */
+  }
+}
+
+/* What node-machine-id runs, `( cat /var/lib/dbus/machine-id /etc/machine-id 2> /dev/null || hostname ) | head -n 1`,
+ * read in-process: the first line of the two files' bytes, then the host name when either could not be read. */
+static void read_os_raw_id(char *raw, size_t cap) {
+  static const char *const files[] = {"/var/lib/dbus/machine-id", "/etc/machine-id"};
+  char buf[PLC_TICKET_MAX_BYTES + 1];
+  size_t n = 0, len;
+  int complete = 0, failed = 0;
+  found_kind found;
+  for (size_t i = 0; i < 2; i++) {
+    if (read_small_file(files[i], 1, buf, sizeof buf, &len, &found) != PLC_OK) failed = 1;
+    else take_line(raw, cap, &n, buf, len, &complete);
+  }
+  if (failed && !complete && gethostname(buf, sizeof buf - 1) == 0) {
+    buf[sizeof buf - 1] = '\0';
+    take_line(raw, cap, &n, buf, strlen(buf), &complete);
+  }
+  raw[n < cap ? n : 0] = '\0';
+  if (n >= cap) raw[0] = '\0';
+}
+
+#endif
+
+static void os_raw_id_once(void) {
+  char raw[PLC_MACHINE_ID_CAP * 2];
+  id_buf b;
+  read_os_raw_id(raw, sizeof raw);
+  b.out = os_raw_id;
+  b.cap = sizeof os_raw_id;
+  b.len = 0;
+  normalize_raw_id(raw, strlen(raw), id_buf_add, &b);
+  os_raw_len = b.len < b.cap && plausible_raw_id(os_raw_id, b.len) ? b.len : 0;
+  os_raw_id[os_raw_len] = '\0';
+}
+
+#ifdef _WIN32
+static INIT_ONCE os_raw_init = INIT_ONCE_STATIC_INIT;
+static BOOL CALLBACK os_raw_init_cb(PINIT_ONCE once, PVOID param, PVOID *context) {
+  (void)once, (void)param, (void)context;
+  os_raw_id_once();
+  return TRUE;
+}
+#else
+static pthread_once_t os_raw_init = PTHREAD_ONCE_INIT;
+#endif
+
+plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size) {
+  char path[PLC_DATA_CAP], buf[PLC_TICKET_MAX_BYTES + 1];
+  size_t len, start = 0, i;
+  found_kind found;
+  plc_status st;
+  if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
+  out[0] = '\0';
+#ifdef _WIN32
+  InitOnceExecuteOnce(&os_raw_init, os_raw_init_cb, NULL, NULL);
+#else
+  pthread_once(&os_raw_init, os_raw_id_once);
+#endif
+  if (os_raw_len > 0) {
+    if (os_raw_len + 1 > out_size) return PLC_ERR_INVALID_ARGUMENT;
+    memcpy(out, os_raw_id, os_raw_len + 1);
+    return PLC_OK;
+  }
+  /* The generated secret (machine-id.ts readSecret): trimmed, 64 lowercase hex digits. */
+  app = ticket_app(app);
+  if (!valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
+  st = data_folder(app, app_group, path, sizeof path);
+  if (st != PLC_OK) return st;
+  {
+    const char *const parts[] = {PLC_SEP "machine-secret"};
+    if (join_parts(path, sizeof path, parts, 1) != 0) return PLC_ERR_PATH_TOO_LONG;
+  }
+  st = read_small_file(path, 1, buf, sizeof buf, &len, &found);
+  if (st != PLC_OK) return st == PLC_ERR_NO_FILE ? PLC_ERR_NO_FILE : st;
+  for (size_t sp; start < len && (sp = js_space((const unsigned char *)buf + start, len - start)) > 0;) start += sp;
+  while (len > start) {
+    size_t back = len >= start + 3 ? js_space((const unsigned char *)buf + len - 3, 3) : 0;
+    if (back == 3) {
+      len -= 3;
+      continue;
+    }
+    back = len >= start + 2 ? js_space((const unsigned char *)buf + len - 2, 2) : 0;
+    if (back == 2) {
+      len -= 2;
+      continue;
+    }
+    if (js_space((const unsigned char *)buf + len - 1, 1) == 1) {
+      len -= 1;
+      continue;
+    }
+    break;
+  }
+  if (len - start != 64) return PLC_ERR_NO_FILE;
+  for (i = start; i < len; i++)
+    if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f'))) return PLC_ERR_NO_FILE;
+  if (out_size < 65) return PLC_ERR_INVALID_ARGUMENT;
+  memcpy(out, buf + start, 64);
+  out[64] = '\0';
+  return PLC_OK;
+}
+
+/* ---------------------------------------------------------------- the reader's rules (judgeTicket) */
+
+const char *plc_ticket_verdict_name(plc_ticket_verdict verdict) {
+  switch (verdict) {
+    case PLC_TICKET_NONE: return "none";
+    case PLC_TICKET_VALID: return "valid";
+    case PLC_TICKET_NOT_LICENSED: return "not_licensed";
+    case PLC_TICKET_TAMPERED: return "tampered";
+    case PLC_TICKET_EXPIRED: return "expired";
+    case PLC_TICKET_CLOCK: return "clock";
+  }
+  return "unknown";
+}
+
+static plc_ticket_verdict ticket_answer(plc_ticket *out, plc_ticket_verdict verdict, plc_reason reason, const char *problem) {
+  size_t pos = 0;
+  out->verdict = verdict;
+  out->reason = reason;
+  if (problem != NULL) add(out->problem, sizeof out->problem, &pos, problem);
+  return verdict;
+}
+
+static plc_ticket_verdict ticket_tampered(plc_ticket *out, const char *problem) {
+  out->source = PLC_SOURCE_UNKNOWN;
+  out->code_hint[0] = '\0';
+  out->issued_at = out->valid_until = 0;
+  out->problem[0] = '\0';
+  return ticket_answer(out, PLC_TICKET_TAMPERED, PLC_REASON_CACHE_INVALID, problem);
+}
+
+static void ticket_reset(plc_ticket *out) {
+  memset(out, 0, sizeof *out);
+  out->verdict = PLC_TICKET_NONE;
+}
+
+/* TextDecoder('utf-8', { fatal: true }): no overlong form, no surrogate, nothing past U+10FFFF. */
+static int valid_utf8(const unsigned char *p, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned c = p[i], lo = 0x80, hi = 0xBF;
+    size_t need, k;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF) need = 1;
+    else if (c >= 0xE0 && c <= 0xEF) need = 2, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    else if (c >= 0xF0 && c <= 0xF4) need = 3, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    else return 0;
+    if (n - i - 1 < need || p[i + 1] < lo || p[i + 1] > hi) return 0;
+    for (k = 2; k <= need; k++)
+      if ((p[i + k] & 0xC0) != 0x80) return 0;
+    i += need + 1;
+  }
+  return 1;
+}
+
+typedef enum jtype { J_MISSING = 0, J_STRING, J_NUMBER, J_TRUE, J_FALSE, J_NULL, J_OTHER } jtype;
+
+/* The last value of one key of line 1 (JSON.parse keeps the last of duplicate keys). */
+typedef struct jfield {
+  jtype type;
+  const char *at, *end; /* its text */
+  long long number;     /* J_NUMBER: the integer part, clamped */
+  int integral;         /* J_NUMBER: written without a fraction or an exponent */
+} jfield;
+
+enum { F_V, F_APP, F_PROJECT, F_VALID, F_REASON, F_SOURCE, F_HINT, F_ISSUED, F_UNTIL, F_COUNT };
+static const char *const ticket_keys[F_COUNT] = {"v", "app", "project_id", "valid", "reason", "source", "code_hint", "issued_at", "valid_until"};
+
+/* One JSON value of any depth (a ticket's 4 KB can nest 2,000 deep: no recursion), its kind in *f
+ * when f is not NULL. *fraction is set when any number in it has a fraction or an exponent. */
+static int ticket_value(scan *s, jfield *f, int *fraction) {
+  unsigned char objects[PLC_TICKET_MAX_BYTES / 8 + 1]; /* a bit per open container: 1 an object */
+  size_t depth = 0;
+  for (;;) {
+    int ch = peek(s), closed = 0;
+    const char *at = s->p;
+    jtype type = J_OTHER;
+    if (ch == '{' || ch == '[') {
+      s->p++;
+      if (depth >= sizeof objects * 8) return -1;
+      if (ch == '{') objects[depth / 8] = (unsigned char)(objects[depth / 8] | (1u << (depth % 8)));
+      else objects[depth / 8] = (unsigned char)(objects[depth / 8] & ~(1u << (depth % 8)));
+      depth++;
+      if (peek(s) == (ch == '{' ? '}' : ']')) {
+        s->p++;
+        depth--;
+        closed = 1;
+      } else if (ch == '{') {
+        if (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0) return -1;
+        continue;
+      } else {
+        continue;
+      }
+    } else if (ch == '"') {
+      if (scan_string(s, NULL, 0, NULL) < 0) return -1;
+      type = J_STRING;
+    } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+      long long v = 0;
+      if (scan_number(s, &v) != 0) return -1;
+      int integral = memchr(at, '.', (size_t)(s->p - at)) == NULL && memchr(at, 'e', (size_t)(s->p - at)) == NULL &&
+                     memchr(at, 'E', (size_t)(s->p - at)) == NULL;
+      if (!integral) *fraction = 1;
+      if (f != NULL && depth == 0) f->number = v, f->integral = integral;
+      type = J_NUMBER;
+    } else if (ch == 't' && literal(s, "true") == 0) {
+      type = J_TRUE;
+    } else if (ch == 'f' && literal(s, "false") == 0) {
+      type = J_FALSE;
+    } else if (ch == 'n' && literal(s, "null") == 0) {
+      type = J_NULL;
+    } else {
+      return -1;
+    }
+    if (f != NULL && depth == 0) {
+      f->type = closed ? J_OTHER : type;
+      f->at = at;
+      f->end = s->p;
+    }
+    /* After a value: close what ends here, or go on to the next element. */
+    for (;;) {
+      int object;
+      if (depth == 0) return 0;
+      object = (objects[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
+      ch = peek(s);
+      if (ch == ',') {
+        s->p++;
+        if (object && (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0)) return -1;
+        break;
+      }
+      if (ch != (object ? '}' : ']')) return -1;
+      s->p++;
+      depth--;
+      if (depth == 0 && f != NULL) {
+        f->type = J_OTHER;
+        f->end = s->p;
+      }
+    }
+  }
+}
+
+/* Line 1 into its fields: 0, -1 not JSON, -2 JSON but not an object. */
+static int ticket_fields(const char *line, size_t n, jfield *fields, int *fraction) {
+  scan s;
+  int first = 1;
+  s.p = line;
+  s.end = line + n;
+  memset(fields, 0, sizeof(jfield) * F_COUNT);
+  /* TextDecoder drops a leading byte order mark before JSON.parse sees the text. */
+  if (n >= 3 && (unsigned char)line[0] == 0xEF && (unsigned char)line[1] == 0xBB && (unsigned char)line[2] == 0xBF) s.p += 3;
+  if (peek(&s) != '{') {
+    if (ticket_value(&s, NULL, fraction) != 0 || peek(&s) != -1) return -1;
+    return -2;
+  }
+  s.p++;
+  for (;;) {
+    char key[16];
+    size_t key_len = 0;
+    jfield value;
+    int ch = peek(&s), cut, k;
+    if (first && ch == '}') {
+      s.p++;
+      break;
+    }
+    if (!first) {
+      if (ch == '}') {
+        s.p++;
+        break;
+      }
+      if (ch != ',') return -1;
+      s.p++;
+    }
+    first = 0;
+    cut = scan_string(&s, key, sizeof key, &key_len);
+    if (cut < 0 || expect(&s, ':') != 0) return -1;
+    memset(&value, 0, sizeof value);
+    if (ticket_value(&s, &value, fraction) != 0) return -1;
+    for (k = 0; cut == 0 && k < F_COUNT; k++)
+      if (key_len == strlen(ticket_keys[k]) && memcmp(key, ticket_keys[k], key_len) == 0) fields[k] = value;
+  }
+  return peek(&s) == -1 ? 0 : -1;
+}
+
+/* True when a string's text (without its quotes) has a \uD800-\uDFFF escape that is not half of a
+ * pair: JSON.parse keeps it, so it can never equal a real app or project id. */
+static int lone_surrogate(const char *p, const char *end) {
+  int high = 0;
+  while (p < end) {
+    unsigned cp;
+    if (p[0] == '\\' && end - p >= 6 && p[1] == 'u' && hex4(p + 2, &cp) == 0) {
+      if (high && !(cp >= 0xDC00 && cp <= 0xDFFF)) return 1;
+      if (!high && cp >= 0xDC00 && cp <= 0xDFFF) return 1;
+      high = !high && cp >= 0xD800 && cp <= 0xDBFF;
+      p += 6;
+      continue;
+    }
+    if (high) return 1;
+    p += p[0] == '\\' ? 2 : 1;
+  }
+  return high;
+}
+
+/* A string field decoded into out (cap bytes with the NUL): its length, or (size_t)-1 when it is
+ * not a string, was cut, or has a lone surrogate. */
+static size_t ticket_text(const jfield *f, char *out, size_t cap) {
+  scan s;
+  size_t len = 0;
+  out[0] = '\0';
+  if (f->type != J_STRING || lone_surrogate(f->at + 1, f->end - 1)) return (size_t)-1;
+  s.p = f->at;
+  s.end = f->end;
+  if (scan_string(&s, out, cap, &len) != 0) return (size_t)-1;
+  return len;
+}
+
+static int ticket_time(const jfield *f) {
+  /* Number.isSafeInteger, written as digits (the contract's Unix seconds). */
+  return f->type == J_NUMBER && f->integral && f->number <= 9007199254740991LL && f->number >= -9007199254740991LL;
+}
+
+/* The ticket's key: HMAC-SHA256(key = the normalised raw id, message = "plugin-license/ticket/v1" NUL app). */
+static void ticket_key(const char *raw, const char *app, unsigned char key[32]) {
+  hmac_ctx m;
+  hmac_key_start(&m);
+  normalize_raw_id(raw, strlen(raw), hmac_key_byte, &m);
+  hmac_begin(&m);
+  sha256_update(&m.inner, "plugin-license/ticket/v1", 25); /* with its NUL */
+  sha256_update(&m.inner, app, strlen(app));
+  hmac_end(&m, key);
+}
+
+static int hex_value(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *app, const char *project_id, int64_t now,
+                                    const char *raw_machine_id, plc_ticket *out) {
+  plc_ticket ignored;
+  const char *nl, *line2;
+  size_t line1_len, line2_len, i;
+  unsigned char key[32], tag[32], given[32], diff = 0;
+  jfield f[F_COUNT];
+  int fraction = 0, r;
+  char text[256], want[256];
+  size_t text_len;
+  hmac_ctx m;
+  if (out == NULL) out = &ignored;
+  ticket_reset(out);
+  app = ticket_app(app);
+  if (bytes == NULL) len = 0;
+  if (len > PLC_TICKET_MAX_BYTES) {
+    char problem[64];
+    size_t pos = 0;
+    problem[0] = '\0';
+    add_number(problem, sizeof problem, &pos, (unsigned long)len);
+    add(problem, sizeof problem, &pos, " bytes, more than a ticket's 4096");
+    return ticket_tampered(out, problem);
+  }
+  nl = len > 0 ? (const char *)memchr(bytes, '\n', len) : NULL;
+  if (nl == NULL) return ticket_tampered(out, "not two lines");
+  line1_len = (size_t)(nl - bytes);
+  line2 = nl + 1;
+  line2_len = len - line1_len - 1;
+  if (line2_len > 0 && line2[line2_len - 1] == '\n') line2_len--;
+  if (line2_len != 64) return ticket_tampered(out, "line 2 is not a lowercase hex HMAC-SHA256");
+  for (i = 0; i < 64; i++)
+    if (hex_value(line2[i]) < 0) return ticket_tampered(out, "line 2 is not a lowercase hex HMAC-SHA256");
+  for (i = 0; i < 32; i++) given[i] = (unsigned char)(hex_value(line2[2 * i]) << 4 | hex_value(line2[2 * i + 1]));
+  ticket_key(raw_machine_id != NULL ? raw_machine_id : "", app, key);
+  hmac_key_start(&m);
+  hmac_key_add(&m, key, sizeof key);
+  hmac_begin(&m);
+  sha256_update(&m.inner, bytes, line1_len);
+  hmac_end(&m, tag);
+  for (i = 0; i < 32; i++) diff = (unsigned char)(diff | (tag[i] ^ given[i])); /* constant time */
+  if (diff != 0) return ticket_tampered(out, "authentication tag does not match (edited, another app, or written on another machine)");
+
+  if (!valid_utf8((const unsigned char *)bytes, line1_len)) return ticket_tampered(out, "line 1 is not JSON");
+  r = ticket_fields(bytes, line1_len, f, &fraction);
+  if (r == -1) return ticket_tampered(out, "line 1 is not JSON");
+  if (r == -2) return ticket_tampered(out, "line 1 is not a JSON object");
+  text_len = ticket_text(&f[F_APP], text, sizeof text);
+  if (text_len != strlen(app) || memcmp(text, app, text_len) != 0) return ticket_tampered(out, "belongs to another app");
+  text_len = ticket_text(&f[F_PROJECT], text, sizeof text);
+  for (i = 0; project_id != NULL && project_id[i] != '\0' && i + 1 < sizeof want; i++)
+    want[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'Z' ? project_id[i] + 32 : project_id[i]);
+  want[i] = '\0';
+  if (project_id == NULL || project_id[i] != '\0' || text_len != i || memcmp(text, want, i) != 0) return ticket_tampered(out, "belongs to another project");
+  if (f[F_V].type != J_NUMBER || !f[F_V].integral || f[F_V].number != 1) {
+    char problem[64];
+    size_t pos = 0, shown = f[F_V].type == J_MISSING ? 0 : (size_t)(f[F_V].end - f[F_V].at);
+    problem[0] = '\0';
+    add(problem, sizeof problem, &pos, "unknown version ");
+    if (shown == 0) add(problem, sizeof problem, &pos, "undefined");
+    else {
+      memcpy(text, f[F_V].at, shown < 24 ? shown : 24);
+      text[shown < 24 ? shown : 24] = '\0';
+      add(problem, sizeof problem, &pos, text);
+    }
+    return ticket_tampered(out, problem);
+  }
+  {
+    const char *problem = "a field of version 1 is missing or of the wrong type";
+    plc_reason reason = PLC_REASON_NONE;
+    int valid = f[F_VALID].type == J_TRUE;
+    if ((f[F_VALID].type != J_TRUE && f[F_VALID].type != J_FALSE) || !ticket_time(&f[F_ISSUED]) || !ticket_time(&f[F_UNTIL]) || fraction)
+      return ticket_tampered(out, problem);
+    if (f[F_REASON].type != J_NULL) {
+      text_len = ticket_text(&f[F_REASON], text, 32);
+      reason = text_len == (size_t)-1 || text_len != strlen(text) ? PLC_REASON_OTHER : reason_from_text(text);
+      if (reason == PLC_REASON_NONE || reason == PLC_REASON_OTHER) return ticket_tampered(out, problem);
+    }
+    if (valid && reason != PLC_REASON_NONE) return ticket_tampered(out, problem);
+    text_len = ticket_text(&f[F_SOURCE], text, 16);
+    if (text_len == 6 && memcmp(text, "online", 6) == 0) out->source = PLC_SOURCE_ONLINE;
+    else if (text_len == 5 && memcmp(text, "cache", 5) == 0) out->source = PLC_SOURCE_CACHE;
+    else if (text_len == 7 && memcmp(text, "offline", 7) == 0) out->source = PLC_SOURCE_OFFLINE;
+    else return ticket_tampered(out, problem);
+    if (f[F_HINT].type == J_STRING) {
+      scan s;
+      s.p = f[F_HINT].at;
+      s.end = f[F_HINT].end;
+      (void)scan_string(&s, out->code_hint, sizeof out->code_hint, NULL); /* cut to fit */
+    } else if (f[F_HINT].type != J_NULL) {
+      return ticket_tampered(out, problem);
+    }
+    out->issued_at = (int64_t)f[F_ISSUED].number;
+    out->valid_until = (int64_t)f[F_UNTIL].number;
+    if (!valid) return ticket_answer(out, PLC_TICKET_NOT_LICENSED, reason == PLC_REASON_NONE ? PLC_REASON_NOT_ACTIVATED : reason, NULL);
+    if (now < out->issued_at - 3600) return ticket_answer(out, PLC_TICKET_CLOCK, PLC_REASON_CLOCK_TAMPERED, NULL);
+    if (now > out->valid_until) return ticket_answer(out, PLC_TICKET_EXPIRED, PLC_REASON_GRACE_EXPIRED, NULL);
+    return ticket_answer(out, PLC_TICKET_VALID, PLC_REASON_NONE, NULL);
+  }
+}
+
+/* Reads path with the one bounded reader and judges it; raw_machine_id NULL: this computer has none. */
+static plc_ticket_verdict ticket_read(const char *path, const char *app, const char *project_id, int64_t now, const char *raw_machine_id,
+                                      plc_ticket *out) {
+  char buf[PLC_TICKET_MAX_BYTES + 1];
+  size_t len = 0;
+  found_kind found;
+  plc_status st;
+  ticket_reset(out);
+  if (path == NULL || path[0] == '\0') return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no path");
+  st = read_small_file(path, 0, buf, sizeof buf, &len, &found);
+  switch (st) {
+    case PLC_OK: break;
+    case PLC_ERR_NO_FILE: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
+    case PLC_ERR_NOT_A_FILE:
+      return ticket_tampered(out, found == FOUND_LINK     ? "a link, not a regular file"
+                                  : found == FOUND_FIFO   ? "a FIFO, not a regular file"
+                                  : found == FOUND_DEVICE ? "a device, not a regular file"
+                                  : found == FOUND_FOLDER ? "a folder, not a regular file"
+                                  : found == FOUND_SOCKET ? "a socket, not a regular file"
+                                                          : "not a regular file");
+    case PLC_ERR_FILE_TOO_LARGE: return ticket_tampered(out, "more than 4096 bytes");
+    case PLC_ERR_INVALID_ARGUMENT: return ticket_tampered(out, "the path is not UTF-8");
+    default: return ticket_tampered(out, "cannot be opened or read (permission or a read error)");
+  }
+  if (raw_machine_id == NULL) return ticket_tampered(out, "this computer has no machine id to check it with (no OS id, no machine-secret)");
+  return plc_ticket_judge(buf, len, app, project_id, now, raw_machine_id, out);
+}
+
+plc_ticket_verdict plc_ticket_read(const char *path, const char *app, const char *project_id, int64_t now, const char *raw_machine_id,
+                                   plc_ticket *out) {
+  plc_ticket ignored;
+  return ticket_read(path, app, project_id, now, raw_machine_id != NULL ? raw_machine_id : "", out != NULL ? out : &ignored);
+}
+
+plc_ticket_verdict plc_ticket_check(const char *app, const char *app_group, const char *project_id, int64_t now, plc_ticket *out) {
+  char path[PLC_DATA_CAP], raw[PLC_MACHINE_ID_CAP];
+  plc_ticket ignored;
+  plc_status st;
+  if (out == NULL) out = &ignored;
+  ticket_reset(out);
+  st = plc_ticket_path(app, app_group, project_id, path, sizeof path);
+  if (st != PLC_OK) {
+    ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no ticket path: ");
+    {
+      size_t pos = strlen(out->problem);
+      add(out->problem, sizeof out->problem, &pos, plc_strerror(st));
+    }
+    return PLC_TICKET_NONE;
+  }
+  st = plc_raw_machine_id(app, app_group, raw, sizeof raw);
+  return ticket_read(path, app, project_id, now, st == PLC_OK ? raw : NULL, out);
+}

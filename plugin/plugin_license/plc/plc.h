@@ -363,10 +363,15 @@ plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out,
 /* The vendor's installed executable by the rule "Manage licenses…" uses: PLUGIN_LICENSE_EXECUTABLE
  * when set, else the installers' place for vendor and name (Windows
  * %LOCALAPPDATA%\Programs\VENDOR\NAME.exe, macOS ~/Library/Application Support/VENDOR/NAME, Linux
- * ~/.local/bin/NAME). PLC_ERR_NO_FILE when that file does not exist or is not executable. */
+ * ~/.local/bin/NAME). PLC_ERR_NO_FILE when that file does not exist or is not executable (out still
+ * holds its path, to name in a message). name NULL or "": "plugin-license"; a vendor or name that is
+ * not a plain file name (a separator, a control character, "." or "..") is PLC_ERR_INVALID_ARGUMENT,
+ * as is no vendor where the place needs one (Windows, macOS). */
 plc_status plc_default_executable(const char *vendor, const char *name, char *out, size_t out_size);
 
-/* Starts `EXECUTABLE agent run --app APP` detached: its own session, no inherited descriptors or
+/* Starts `EXECUTABLE agent run --app APP` (executable: an absolute path; app NULL: PLUGIN_LICENSE_APP,
+ * else "plugin-license"; a namespace the agent would refuse is PLC_ERR_INVALID_ARGUMENT, as is a
+ * relative path) detached: its own session, no inherited descriptors or
  * handles, standard streams on the null device, working folder the user's home (else the root),
  * this process's environment. Returns at once (PLC_OK once the program was started; PLC_ERR_NO_FILE,
  * PLC_ERR_CONNECT when it could not be). It never waits for the agent: connect afterwards. No rate

@@ -6,9 +6,12 @@
 //   // processBlock (audio thread): one atomic load, never blocks
 //   if (!license.isLicensed()) buffer.clear();
 //
-// Every Monitor of one project in one process shares one connection and one thread, which
-// follows the agent's `changed` notifications (no polling): a revocation or an activation made
-// elsewhere reaches isLicensed() within a second. No exceptions are thrown by this header
+// A Monitor knows its license at construction, with or without the agent: it judges the
+// project's ticket (license-ticket.md) first, so the first audio block is right. Every Monitor of
+// one project in one process shares one connection and one thread, which follows the agent's
+// `changed` notifications (no polling): a revocation or an activation made elsewhere reaches
+// isLicensed() within a second. When it cannot reach the agent it starts one (MonitorOptions::
+// executable, at most once per 30 s) and meanwhile the ticket governs. No exceptions are thrown by this header
 // (std::thread aborts when it cannot start a thread under -fno-exceptions). Client calls block up
 // to their time-out: keep them off the audio and message threads.
 #ifndef PLC_HPP
@@ -21,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -76,8 +80,13 @@ enum class Reason : int {
 
 enum class Source : int { unknown = PLC_SOURCE_UNKNOWN, online = PLC_SOURCE_ONLINE, cache = PLC_SOURCE_CACHE, offline = PLC_SOURCE_OFFLINE };
 
-// What the agent last said: `unknown` while it is not running or has not answered.
+// The license as known now: from the agent's last answer, else from the ticket; `unknown` when
+// neither says anything (no ticket, and the agent not running or not answered yet).
 enum class State : std::uint8_t { unknown, valid, invalid };
+
+// Where the state comes from: the agent's answer, the ticket on disk (the agent not reached yet,
+// or gone), or nowhere (unknown).
+enum class Origin : std::uint8_t { none, ticket, agent };
 
 inline const char *describe(Status status) noexcept { return plc_strerror(static_cast<plc_status>(status)); }
 inline const char *name(Reason reason) noexcept { return plc_reason_name(static_cast<plc_reason>(reason)); }
@@ -114,6 +123,10 @@ struct CheckResult {
   // Set when status is foreignFolder or foreignAgent: the path and who holds it, in words
   // (plc_describe), for the user.
   std::string holder;
+  // Where `license` comes from: the agent (every Client call), or, in plc::Monitor::last(), the
+  // ticket, judged while the agent was not reached: then `status` is what the last try to reach
+  // the agent gave (notRunning before the first try) and `license` the ticket's state.
+  Origin origin = Origin::none;
 
   bool valid() const noexcept { return license.has_value() && license->valid; }
   State state() const noexcept { return !license ? State::unknown : license->valid ? State::valid : State::invalid; }
@@ -173,6 +186,7 @@ inline CheckResult toResult(plc_status status, const plc_license &raw) {
     lic.graceUntilSeconds = raw.grace_until_s;
     lic.nextCheckAtSeconds = raw.next_check_at_s;
     out.license = std::move(lic);
+    out.origin = Origin::agent;
   } else if (status == PLC_ERR_AGENT || status == PLC_ERR_AGENT_OUTDATED) {
     out.agentError = AgentError{raw.error_code, raw.error_message, raw.error_detail};
   }
@@ -294,18 +308,21 @@ class Client {
   plc_client client_;
 };
 
-// What isLicensed() answers while the state is unknown (the agent not running, or not answering),
-// after a license that was valid, or when nothing was known yet in this process. A license known
-// to be invalid stays silent: stopping the agent never unlocks a plugin. Nothing is remembered
-// across a restart of the host. Before the first try to reach the agent has ended (a few
+// What isLicensed() answers while the state is unknown: no ticket on disk (never activated here,
+// or deactivated and purged, or a sandbox that cannot read it) and no answer from the agent (not
+// running, or not answering). Rare now: a licensed computer has a ticket, which governs whenever
+// the agent is away, so stopping the agent neither unlocks nor silences a plugin. A license known
+// to be invalid (by the agent or the ticket) stays silent. Nothing is remembered across a restart
+// of the host. With no ticket, before the first try to reach the agent has ended (a few
 // milliseconds; at most the one-second connect time-out of an agent that hangs) isLicensed() is
 // false whatever the policy.
 class UnknownPolicy {
  public:
-  // Keep playing however long the agent is away (the default: a musician is never stopped by our
-  // daemon).
+  // Keep playing however long the state is unknown. A vendor's choice: it lets anyone with no
+  // ticket play while no agent answers (removing the ticket and stopping the agent unlocks).
   static constexpr UnknownPolicy keepPlaying() noexcept { return UnknownPolicy(-1); }
-  // Play on for `seconds` of unknown, then go silent until the agent answers again.
+  // Play on for `seconds` of unknown, then go silent until the agent or a ticket says otherwise.
+  // The default is silentAfter(5 s): long enough for an agent started on demand to answer.
   static constexpr UnknownPolicy silentAfter(std::chrono::seconds seconds) noexcept {
     return UnknownPolicy(seconds.count() < 0 ? 0 : seconds.count() > 65534 ? 65534 : static_cast<long>(seconds.count()));
   }
@@ -316,36 +333,103 @@ class UnknownPolicy {
   long seconds_;
 };
 
+// The first Monitor of a project in a process sets its shared watch: its options (app, appGroup,
+// executable...) hold for every later Monitor of that project and socket.
 struct MonitorOptions {
   std::string app;         // the vendor's namespace; "": PLUGIN_LICENSE_APP, else plugin-license
-  std::string appGroup;    // macOS, sandboxed plugins: the vendor's app group (the agent's socket in its container)
+  std::string appGroup;    // macOS, sandboxed plugins: the vendor's app group (the agent's socket and ticket in its container)
   std::string socketPath;  // "": PLUGIN_LICENSE_SOCKET, else the namespace's default path
-  UnknownPolicy unknown = UnknownPolicy::keepPlaying();
+  UnknownPolicy unknown = UnknownPolicy::silentAfter(std::chrono::seconds(5));
+  // The program started as `EXECUTABLE agent run --app APP` when no agent answers; "": the rule
+  // "Manage licenses…" uses (plc_default_executable: PLUGIN_LICENSE_EXECUTABLE, else the
+  // installers' place for vendor and executableName), looked up when a start is due.
+  std::string executable;
+  std::string vendor;                          // the installers' folder (Windows, macOS)
+  std::string executableName = "plugin-license";
+  bool startAgent = true;  // false: never start an agent
 };
 
 namespace detail {
 
 // The published word, read by the audio thread with one load: bits 0-1 State, 2-3 the last known
-// State (unknown: none yet), bit 4 set once the first try to reach the agent has ended, 8-15
-// Reason, 16-31 whole seconds of unknown (saturating).
+// State (unknown: none yet), bit 4 set once the state is settled (a ticket was judged, or the first
+// try to reach the agent has ended), 5-6 Origin, 8-15 Reason, 16-31 whole seconds of unknown
+// (saturating).
 constexpr std::uint32_t kSettled = 1u << 4;
-constexpr std::uint32_t packWord(State state, State lastKnown, Reason reason, std::uint32_t unknownSeconds, bool settled = true) noexcept {
+constexpr std::uint32_t packWord(State state, State lastKnown, Reason reason, std::uint32_t unknownSeconds, bool settled = true,
+                                 Origin origin = Origin::none) noexcept {
   return static_cast<std::uint32_t>(state) | static_cast<std::uint32_t>(lastKnown) << 2 | (settled ? kSettled : 0u) |
-         (static_cast<std::uint32_t>(reason) & 0xFFu) << 8 | std::min<std::uint32_t>(unknownSeconds, 0xFFFFu) << 16;
+         (static_cast<std::uint32_t>(origin) & 3u) << 5 | (static_cast<std::uint32_t>(reason) & 0xFFu) << 8 |
+         std::min<std::uint32_t>(unknownSeconds, 0xFFFFu) << 16;
 }
 constexpr bool wordSettled(std::uint32_t w) noexcept { return (w & kSettled) != 0; }
 constexpr State wordState(std::uint32_t w) noexcept { return static_cast<State>(w & 3u); }
 constexpr State wordLastKnown(std::uint32_t w) noexcept { return static_cast<State>((w >> 2) & 3u); }
+constexpr Origin wordOrigin(std::uint32_t w) noexcept { return static_cast<Origin>((w >> 5) & 3u); }
 constexpr Reason wordReason(std::uint32_t w) noexcept { return static_cast<Reason>((w >> 8) & 0xFFu); }
 constexpr std::uint32_t wordUnknownSeconds(std::uint32_t w) noexcept { return w >> 16; }
+
+// isLicensed()'s one rule, on a published word: a known state as it is; unknown before the state
+// is settled silent; after, silent when the last known state was invalid, else as the policy says.
+constexpr bool licensedBy(std::uint32_t w, UnknownPolicy policy) noexcept {
+  return wordState(w) == State::valid ||
+         (wordState(w) == State::unknown && wordSettled(w) && wordLastKnown(w) != State::invalid && policy.allows(wordUnknownSeconds(w)));
+}
+
+// Unix seconds as RFC 3339 UTC text ("2026-12-22T10:00:00Z"), as the agent writes its times.
+inline std::string rfc3339(std::int64_t t) {
+  const std::int64_t days = (t >= 0 ? t : t - 86399) / 86400, secs = t - days * 86400;
+  // Howard Hinnant's civil_from_days.
+  const std::int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+  const std::int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  const std::int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+  char text[96];
+  std::snprintf(text, sizeof text, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lldZ", static_cast<long long>(y), static_cast<long long>(m),
+                static_cast<long long>(d), static_cast<long long>(secs / 3600), static_cast<long long>(secs / 60 % 60),
+                static_cast<long long>(secs % 60));
+  return text;
+}
+
+// A ticket's verdict as the state a person sees: valid, or not licensed with its reason (a ticket
+// that fails a rule is cache_invalid), its source and code hint, and graceUntil its valid_until
+// (for a valid ticket, and for one read too late or too early: when it stopped or starts to be).
+inline License licenseOf(const plc_ticket &t, const std::string &projectId) {
+  License lic;
+  lic.valid = t.verdict == PLC_TICKET_VALID;
+  lic.reason = lic.valid ? Reason::none : t.verdict == PLC_TICKET_TAMPERED ? Reason::cacheInvalid : static_cast<Reason>(t.reason);
+  if (!lic.valid && lic.reason == Reason::none) lic.reason = Reason::notActivated;
+  lic.reasonText = plc_reason_name(static_cast<plc_reason>(lic.reason));
+  lic.source = static_cast<Source>(t.source);
+  lic.projectId = projectId;
+  lic.codeHint = t.code_hint;
+  if (t.verdict == PLC_TICKET_VALID || t.verdict == PLC_TICKET_EXPIRED || t.verdict == PLC_TICKET_CLOCK) {
+    lic.graceUntilSeconds = t.valid_until;
+    lic.graceUntil = rfc3339(t.valid_until);
+  }
+  return lic;
+}
+
+// Where a watch finds its ticket and its agent: the first Monitor's options.
+struct WatchConfig {
+  std::string app;
+  std::string appGroup;
+  std::string executable;  // "": by plc_default_executable(vendor, executableName)
+  std::string vendor;
+  std::string executableName;
+  bool startAgent = true;
+};
 
 // One project's state in this process: one connection subscribed to it and one thread, shared by
 // every Monitor of the project (100 instances in a DAW are one client to the agent).
 class Watch {
  public:
   using Listener = std::function<void(const CheckResult &)>;
+  using Clock = std::chrono::steady_clock;
+  // At most one start of the agent per this long, per watch (per process, socket and project).
+  static constexpr std::chrono::seconds kStartInterval{30};
 
-  static std::shared_ptr<Watch> acquire(const std::string &socketPath, const std::string &projectId) {
+  static std::shared_ptr<Watch> acquire(const std::string &socketPath, const std::string &projectId, WatchConfig config = {}) {
     std::string key = socketPath + '\n' + projectId;
     std::transform(key.begin(), key.end(), key.begin(), [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
     std::lock_guard<std::mutex> lock(registryMutex());
@@ -353,7 +437,9 @@ class Watch {
     for (auto it = all.begin(); it != all.end();) it = it->second.expired() ? all.erase(it) : std::next(it);
     auto &slot = all[key];
     if (auto existing = slot.lock()) return existing;
-    auto watch = std::shared_ptr<Watch>(new Watch(socketPath, projectId));
+    auto watch = std::shared_ptr<Watch>(new Watch(socketPath, projectId, std::move(config)));
+    // The ticket before the thread: the Monitor's first read is already the ticket's word.
+    watch->judgeTicket();
     slot = watch;
     watch->thread_ = std::thread([raw = watch.get()] { raw->run(); });
     return watch;
@@ -404,14 +490,20 @@ class Watch {
     listeners_.erase(std::remove_if(listeners_.begin(), listeners_.end(), [id](const auto &l) { return l.first == id; }), listeners_.end());
   }
 
+  // Agents this watch started, and times a start was due but held back by the 30 s limit.
+  std::uint32_t agentStarts() const noexcept { return agentStarts_.load(); }
+  std::uint32_t startsHeldBack() const noexcept { return startsHeldBack_.load(); }
+
  private:
-  using Clock = std::chrono::steady_clock;
   static constexpr int kConnectTimeoutMs = 1000;
   static constexpr int kQuietCheckMs = 30 * 60 * 1000;  // a check after half an hour without news
   static constexpr int kMaxRetryMs = 1000;              // the agent back within a second
+  static constexpr int kFastRetryMs = 100;
+  // After a start, a try every 100 ms this long: the agent's first answer soon after its cold start.
+  static constexpr std::chrono::seconds kFastRetryWindow{10};
 
-  Watch(std::string socketPath, std::string projectId)
-      : client_(socketPath.empty() ? nullptr : socketPath.c_str()), projectId_(std::move(projectId)) {
+  Watch(std::string socketPath, std::string projectId, WatchConfig config)
+      : client_(socketPath.empty() ? nullptr : socketPath.c_str()), projectId_(std::move(projectId)), config_(std::move(config)) {
     if (plc_waker_open(&waker_) == PLC_OK) plc_set_interrupt(client_.raw(), plc_waker_handle(&waker_));
   }
 
@@ -433,7 +525,7 @@ class Watch {
 #endif
     bool subscribed = false;
     bool polling = false;  // an agent without `subscribe`
-    int retryMs = 100;
+    int retryMs = kFastRetryMs;
     while (!stopping_.load()) {
       if (!subscribed && !polling) {
         plc_license error;
@@ -446,12 +538,14 @@ class Watch {
           continue;
         } else if (st != PLC_OK) {
           lost(client_.withHolder(detail::toResult(st, error)));
+          // Nothing listens (not FOREIGN_*, not a live agent's time-out): start one.
+          if (st == PLC_ERR_NOT_RUNNING && startAgent()) retryMs = kFastRetryMs;
           pause(retryMs);
-          retryMs = std::min(retryMs * 2, kMaxRetryMs);
+          retryMs = lastStart_ && Clock::now() - *lastStart_ < kFastRetryWindow ? kFastRetryMs : std::min(retryMs * 2, kMaxRetryMs);
           continue;
         }
         subscribed = !polling;
-        retryMs = 100;
+        retryMs = kFastRetryMs;
         // The state now: changes before the subscription were not seen.
         if (!checkState()) subscribed = false;
         continue;
@@ -496,8 +590,64 @@ class Watch {
     return false;
   }
 
-  // Waits (interruptibly) before the next try, counting the seconds of unknown meanwhile.
+  // Starts the agent when one is due: an executable known, startAgent, and no start by this watch
+  // in the last 30 s. Runs on the watch thread only (never the audio or message thread); returns
+  // at once, never waiting for the agent. True when a program was started.
+  bool startAgent() {
+    if (!config_.startAgent) return false;
+    std::string exe = config_.executable;
+    if (exe.empty()) {
+      char found[1024];
+      if (plc_default_executable(config_.vendor.c_str(), config_.executableName.c_str(), found, sizeof found) != PLC_OK) return false;
+      exe = found;
+    }
+    const Clock::time_point now = Clock::now();
+    if (lastStart_ && now - *lastStart_ < kStartInterval) {
+      ++startsHeldBack_;
+      return false;
+    }
+    lastStart_ = now;
+    if (plc_start_agent(exe.c_str(), config_.app.empty() ? nullptr : config_.app.c_str()) != PLC_OK) return false;
+    ++agentStarts_;
+    return true;
+  }
+
+  // The ticket on disk, judged now (plc_ticket_check: microseconds, no lock, never a wait).
+  // Publishes its word and returns true, or false when there is none (the state stays as it is).
+  bool judgeTicket(Status agentStatus = Status::notRunning, std::string holder = {}) {
+    plc_ticket t;
+    const std::int64_t now = static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    const plc_ticket_verdict verdict = plc_ticket_check(config_.app.empty() ? nullptr : config_.app.c_str(),
+                                                        config_.appGroup.empty() ? nullptr : config_.appGroup.c_str(), projectId_.c_str(), now, &t);
+    if (verdict == PLC_TICKET_NONE) {
+      ticketUntil_ = 0;
+      return false;
+    }
+    CheckResult r;
+    r.status = agentStatus;
+    r.holder = std::move(holder);
+    r.license = licenseOf(t, projectId_);
+    r.origin = Origin::ticket;
+    ticketUntil_ = verdict == PLC_TICKET_VALID ? t.valid_until : 0;
+    const State state = r.state();
+    lastKnown_ = state;
+    unknownSince_.reset();
+    lastReason_ = r.license->reason;
+    state_ = state;
+    origin_ = Origin::ticket;
+    publishWord();
+    setLast(std::move(r));
+    return true;
+  }
+
+  // Waits (interruptibly) before the next try, counting the seconds of unknown meanwhile; a valid
+  // ticket in force is judged again at its valid_until (the next turn re-reads it).
   void pause(int ms) {
+    if (origin_ == Origin::ticket && ticketUntil_ > 0) {
+      const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      const long long untilMs = (ticketUntil_ + 1) * 1000LL - now;
+      if (untilMs < ms) ms = static_cast<int>(std::max<long long>(untilMs, 0));
+    }
     if (plc_waker_wait(&waker_, ms)) plc_waker_clear(&waker_);
     if (unknownSince_) publishWord();
   }
@@ -508,13 +658,18 @@ class Watch {
     unknownSince_.reset();
     lastReason_ = result.license ? result.license->reason : Reason::none;
     state_ = state;
+    origin_ = Origin::agent;
     publishWord();
     setLast(std::move(result));
   }
 
+  // The agent went away or could not be reached: the ticket, read again from disk, governs; with
+  // none, the state is unknown.
   void lost(CheckResult result) {
+    if (judgeTicket(result.status, result.holder)) return;
     if (!unknownSince_) unknownSince_ = Clock::now();
     state_ = State::unknown;
+    origin_ = Origin::none;
     publishWord();
     setLast(std::move(result));
   }
@@ -525,7 +680,8 @@ class Watch {
       const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - *unknownSince_).count();
       seconds = static_cast<std::uint32_t>(std::min<long long>(elapsed, 0xFFFF));
     }
-    word_.store(packWord(state_, lastKnown_, state_ == State::unknown ? Reason::none : lastReason_, seconds), std::memory_order_release);
+    word_.store(packWord(state_, lastKnown_, state_ == State::unknown ? Reason::none : lastReason_, seconds, true, origin_),
+                std::memory_order_release);
   }
 
   // Keeps the last answer, and tells the listeners when what a person sees changed.
@@ -543,7 +699,7 @@ class Watch {
   }
 
   static bool same(const CheckResult &a, const CheckResult &b) {
-    if (a.license.has_value() != b.license.has_value()) return false;
+    if (a.license.has_value() != b.license.has_value() || a.origin != b.origin) return false;
     if (!a.license) return a.status == b.status;
     const License &x = *a.license, &y = *b.license;
     return x.valid == y.valid && x.reason == y.reason && x.source == y.source && x.codeHint == y.codeHint &&
@@ -553,16 +709,22 @@ class Watch {
 
   Client client_;
   std::string projectId_;
+  WatchConfig config_;
   plc_waker waker_{PLC_NO_INTERRUPT, PLC_NO_INTERRUPT};
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> checkRequested_{false};
   std::atomic<std::uint32_t> word_{packWord(State::unknown, State::unknown, Reason::none, 0, false)};
-  // Owned by the watch thread.
+  std::atomic<std::uint32_t> agentStarts_{0};
+  std::atomic<std::uint32_t> startsHeldBack_{0};
+  // Owned by the watch thread (and by acquire() before it starts).
   State state_ = State::unknown;
   State lastKnown_ = State::unknown;
   Reason lastReason_ = Reason::none;
+  Origin origin_ = Origin::none;
+  std::int64_t ticketUntil_ = 0;  // a valid ticket in force: its valid_until (Unix seconds)
   std::optional<Clock::time_point> unknownSince_ = Clock::now();
+  std::optional<Clock::time_point> lastStart_;
   // Shared with the callers of last().
   mutable std::mutex lastMutex_;
   CheckResult last_;
@@ -574,8 +736,18 @@ class Watch {
 
 }  // namespace detail
 
-// A project's license as a plugin instance sees it. Construct it with the processor: it follows
-// the agent at once, sharing the process's one connection and thread for the project.
+// A project's license as a plugin instance sees it. Construct it with the processor: the first
+// Monitor of a project in the process judges the project's ticket before it returns (a few
+// microseconds; every later one shares the answer), so isLicensed() is right from the first audio
+// block, agent or not. Then it follows the agent, sharing the process's one connection and thread
+// for the project. The rules it keeps:
+// - the agent's answers win while it answers;
+// - when it is not reached (not running, gone, not answering), the ticket, read again from disk at
+//   every retry, governs: valid until its valid_until, then expired; with no ticket the state is
+//   unknown and MonitorOptions::unknown decides (silent after 5 s by default);
+// - when nothing listens on the socket (not when it belongs to someone else or a live agent is
+//   slow) and an executable is known, it starts `EXECUTABLE agent run --app APP` detached, from
+//   its own thread, at most once per 30 s, then tries every 100 ms for the agent's first answer.
 class Monitor {
  public:
   using Callback = std::function<void(const CheckResult &)>;
@@ -584,7 +756,9 @@ class Monitor {
       : projectId_(std::move(projectId)),
         socketPath_(options.socketPath.empty() ? defaultSocketPath(options.app, options.appGroup) : options.socketPath),
         policy_(options.unknown),
-        watch_(detail::Watch::acquire(socketPath_, projectId_)) {}
+        watch_(detail::Watch::acquire(socketPath_, projectId_,
+                                      detail::WatchConfig{options.app, options.appGroup, options.executable, options.vendor,
+                                                          options.executableName, options.startAgent})) {}
   ~Monitor() {
     if (listener_ != 0) watch_->removeListener(listener_);
   }
@@ -594,26 +768,25 @@ class Monitor {
   // Any thread, the audio thread included: one atomic load each.
   State state() const noexcept { return detail::wordState(watch_->word()); }
   Reason reason() const noexcept { return detail::wordReason(watch_->word()); }
-  bool isLicensed() const noexcept {
-    const std::uint32_t w = watch_->word();
-    switch (detail::wordState(w)) {
-      case State::valid: return true;
-      case State::invalid: return false;
-      case State::unknown: break;
-    }
-    // Before the first answer (or the first failure) nothing is known yet: silent for those few
-    // milliseconds, so an unlicensed plugin never plays its first blocks.
-    if (!detail::wordSettled(w)) return false;
-    return detail::wordLastKnown(w) != State::invalid && policy_.allows(detail::wordUnknownSeconds(w));
-  }
+  // With no ticket, before the first try to reach the agent has ended, nothing is known yet:
+  // silent for those few milliseconds, so an unlicensed plugin never plays its first blocks.
+  bool isLicensed() const noexcept { return detail::licensedBy(watch_->word(), policy_); }
+  // Where state() comes from: the agent, the ticket, or none (unknown).
+  Origin origin() const noexcept { return detail::wordOrigin(watch_->word()); }
   // Whole seconds the state has been unknown (0 when known).
   std::uint32_t unknownSeconds() const noexcept { return detail::wordUnknownSeconds(watch_->word()); }
-  // False until the first try to reach the agent has ended (a few milliseconds after the first
-  // Monitor of the project was made): "checking", not "unknown".
+  // True from construction when a ticket was there; else false until the first try to reach the
+  // agent has ended (a few milliseconds later): "checking", not "unknown".
   bool settled() const noexcept { return detail::wordSettled(watch_->word()); }
 
-  // The last full answer (takes a lock: not for the audio thread).
+  // The last full answer (takes a lock: not for the audio thread). With origin() ticket, its
+  // license is the ticket's and its status what the last try to reach the agent gave.
   CheckResult last() const { return watch_->last(); }
+
+  // Agents this process started for the project, and starts held back by the 30 s limit
+  // (diagnostics, tests).
+  std::uint32_t agentStarts() const noexcept { return watch_->agentStarts(); }
+  std::uint32_t agentStartsHeldBack() const noexcept { return watch_->startsHeldBack(); }
 
   // Asks the agent now (after an activation the subscription tells anyway).
   void checkNow() { watch_->checkNow(); }

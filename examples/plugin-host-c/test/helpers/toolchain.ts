@@ -40,6 +40,8 @@ export interface Binaries {
   plcCheck: string;
   hostExample: string;
   wrapperExample: string | undefined;
+  /** plc::Monitor and the agent on demand, driven as a host would (monitor-probe.cpp). */
+  monitorProbe: string | undefined;
   benchCheck: string;
   echoServer: string;
   /** Hostile peers (a flood, a stalled listener, a recorder) and a client of one call against them. */
@@ -58,15 +60,19 @@ export function buildAll(): Binaries {
   compile('cc', [...C_FLAGS, 'echo-server.c', '-o', out('echo-server')]);
   compile('cc', [...C_FLAGS, '-pthread', 'plc-flood.c', out('plc.o'), '-o', out('plc-flood')]);
   let wrapperExample: string | undefined;
+  let monitorProbe: string | undefined;
   if (hasCxx) {
     compile('c++', [...CXX_FLAGS, '-pthread', 'wrapper-example.cpp', out('plc.o'), '-o', out('wrapper-example')]);
+    compile('c++', [...CXX_FLAGS, '-pthread', 'monitor-probe.cpp', out('plc.o'), '-o', out('monitor-probe')]);
     wrapperExample = out('wrapper-example');
+    monitorProbe = out('monitor-probe');
   }
   return {
     dir,
     plcCheck: out('plc-check'),
     hostExample: out('host-example'),
     wrapperExample,
+    monitorProbe,
     benchCheck: out('bench-check'),
     echoServer: out('echo-server'),
     flood: out('plc-flood'),
