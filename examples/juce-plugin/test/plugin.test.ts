@@ -172,13 +172,19 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     it('--help answers as help does: the usage on standard output, exit 0; an unknown option is a usage error', async () => {
       const help = await run(paths.testHost, ['--help']);
       expect(help).toMatchObject({ code: 0, stderr: '' });
-      expect(help.stdout).toMatch(/^usage: plugin-license-test-host PLUGIN\.vst3 \[INSTANCES\] \[SECONDS\]\n/);
+      expect(help.stdout).toMatch(/^usage: plugin-license-test-host PLUGIN\.vst3 \[INSTANCES\] \[SECONDS\] \[--blocks N\]\n/);
       expect(help.stdout).toContain('-h, --help');
       expect((await run(paths.testHost, ['-h'])).stdout).toBe(help.stdout);
       const bad = await run(paths.testHost, ['--bogus']);
       expect(bad).toMatchObject({ code: 64, stdout: '' });
       expect(bad.stderr).toMatch(/^plugin-license-test-host: unknown option --bogus\nusage: /);
       expect(await run(paths.testHost, [])).toMatchObject({ code: 64, stdout: '' });
+      // --blocks takes a whole number of blocks, at least 1: anything else is said, once, before any load.
+      for (const value of [[], ['0'], ['-3'], ['abc'], ['1 2'], ['1.5'], ['']]) {
+        const r = await run(paths.testHost, [paths.vst3, '--blocks', ...value]);
+        expect({ value, code: r.code, stdout: r.stdout }).toEqual({ value, code: 64, stdout: '' });
+        expect(r.stderr).toMatch(/^plugin-license-test-host: --blocks needs a whole number of blocks, at least 1\nusage: /);
+      }
     });
 
     it('PLUGIN_LICENSE_PROJECT_ID overrides the compiled-in project id', async () => {
