@@ -8,7 +8,7 @@
 //       block would: {"event":"load","state":...,"origin":...,"licensed_first_read":N,...,"ctor_us":[...]}.
 //   monitor-probe follow PROJECT_ID INSTANCES DURATION_MS [OPTIONS]
 //       The same Monitors, read every millisecond (the audio thread) until SIGTERM or DURATION_MS:
-//       a line whenever what they read changes, then a summary
+//       a line whenever what they read changes (t_us: since the first was made), then a summary
 //       {"event":"done","samples":N,"unlicensed_after_licensed":M,...}.
 //   monitor-probe policy
 //       The unknown policy's arithmetic on published words (no agent, no waiting).
@@ -85,7 +85,8 @@ bool parseOptions(int argc, char **argv, int from, plc::MonitorOptions &o) {
   return true;
 }
 
-std::string stateLine(const plc::Monitor &m) {
+// t_us: microseconds since the first Monitor was made (-1: not given).
+std::string stateLine(const plc::Monitor &m, long long tUs = -1) {
   const plc::CheckResult last = m.last();
   std::string line = "{\"event\":\"state\",\"state\":\"" + std::string(stateName(m.state())) + "\",\"licensed\":" +
                      (m.isLicensed() ? "true" : "false") + ",\"origin\":\"" + originName(m.origin()) + "\",\"reason\":" +
@@ -96,6 +97,7 @@ std::string stateLine(const plc::Monitor &m) {
     line += ",\"source\":" + std::to_string(static_cast<int>(last.license->source)) + ",\"code_hint\":" + json(last.license->codeHint) +
             ",\"grace_until\":" + json(last.license->graceUntil) + ",\"grace_until_s\":" + std::to_string(last.license->graceUntilSeconds);
   }
+  if (tUs >= 0) line += ",\"t_us\":" + std::to_string(tUs);
   return line + "}";
 }
 
@@ -137,6 +139,7 @@ int follow(int argc, char **argv) {
   const int instances = std::max(1, std::atoi(argv[3]));
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::atoi(argv[4]));
   std::vector<std::unique_ptr<plc::Monitor>> monitors;
+  const auto made = std::chrono::steady_clock::now();
   for (int i = 0; i < instances; ++i) monitors.push_back(std::make_unique<plc::Monitor>(argv[2], options));
   long long samples = 0, unlicensed = 0, unlicensedAfterLicensed = 0, disagreements = 0;
   bool everLicensed = false;
@@ -155,7 +158,8 @@ int follow(int argc, char **argv) {
                             plc::name(monitors[0]->reason()) + std::to_string(monitors[0]->agentStarts()) + "/" +
                             std::to_string(monitors[0]->agentStartsHeldBack()) + (monitors[0]->settled() ? "s" : "");
     if (key != previous) {
-      std::printf("%s\n", stateLine(*monitors[0]).c_str());
+      const long long tUs = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - made).count();
+      std::printf("%s\n", stateLine(*monitors[0], tUs).c_str());
       std::fflush(stdout);
       previous = key;
     }

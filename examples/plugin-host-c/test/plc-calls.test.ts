@@ -116,7 +116,7 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
     }
   });
 
-  it.skipIf(!hasCxx)('the unknown policy: keep playing by default; silentAfter(1) goes silent a second into unknown, and plays again when the agent answers', async () => {
+  it.skipIf(!hasCxx)('the unknown policy: keepPlaying keeps playing; silentAfter(1) goes silent a second into unknown, and plays again when the agent answers', async () => {
     const socket = sockets.path('policy.sock');
     const code = await generateCode(emulator);
     const own = await startAgent({ socket, baseUrl: emulator.baseUrl });
