@@ -19,8 +19,10 @@ const missing = missingForBuild() as string[];
 const canBuild = process.platform === 'linux' && missing.length === 0;
 const hasXvfb = hasTool('Xvfb', ['-help']);
 const hasFaketime = hasTool('faketime', ['-f', '+0', 'true']);
+const isRoot = process.getuid?.() === 0;
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
 
+if (canBuild && !isRoot) console.log('juce-plugin: skipping the other-user ticket test: it runs the host as another user with setpriv, which needs root');
 if (canBuild && !hasFaketime) console.log('juce-plugin: skipping the faketime test: faketime is missing (Debian: apt-get install faketime)');
 if (!canBuild) console.log(`juce-plugin: skipping the plugin tests: missing ${missing.join(', ') || 'Linux'} (Debian: apt-get install cmake g++ juce-modules-source juce-tools xvfb)`);
 
@@ -318,6 +320,35 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         const p = await play({ socket: a.socket, home }, 2, 20);
         expect(p.audio).toEqual([['silent', 0]]);
         expect(p.done).toMatchObject({ signal: 0, fade: 0, first_loud: -1 });
+      });
+
+      it.skipIf(!isRoot)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
+        const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+        const cases: Array<[string, (home: string) => void]> = [
+          ['a ticket only its owner (root) can read', (home) => {
+            writeFileSync(ticketFile(home), good, { mode: 0o600 });
+            chmodSync(dirname(ticketFile(home)), 0o755);
+          }],
+          ['a tickets folder only its owner (root) can enter', (home) => writeFileSync(ticketFile(home), good, { mode: 0o600 })],
+        ];
+        for (const [what, make] of cases) {
+          const home = bareHome();
+          make(home);
+          // Everything above the tickets folder is open to nobody; the host's HOME too.
+          for (const d of [home, join(home, 'data')]) chmodSync(d, 0o755);
+          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody);
+          expect({ what, audio: p.audio, loud: p.done.first_loud }).toEqual({ what, audio: [['silent', 0]], loud: -1 });
+        }
+      });
+
+      it('no ticket and no agent (none can be started): plays, then silent after the default 5 s of unknown, with a fade', { timeout: 60_000 }, async () => {
+        const home = bareHome();
+        // 9 s of audio, paced by the host's clock: the policy's 5 s fall inside it, whatever the load.
+        const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 900);
+        expect(p.audio.map(([state]) => state)).toEqual(['signal', 'fade', 'silent']);
+        expect(p.audio[0]).toEqual(['signal', 0]);
+        expect(p.done.first_silent).toBeGreaterThanOrEqual(450);
+        expect(p.done.first_silent).toBeLessThan(900);
       });
 
       it.skipIf(!hasFaketime && !required)("faketime: the host's clock past valid_until, or more than an hour before issued_at, is silent; within them it plays", async () => {
