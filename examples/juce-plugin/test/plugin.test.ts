@@ -400,14 +400,20 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         return r.code === 0 ? Number((JSON.parse(r.stdout) as { connections?: number }).connections ?? -1) : -1;
       };
       const audioOf = (h: LineProcess): Array<[unknown, unknown]> => events(h).filter((e) => e.event === 'audio').map((e) => [e.state, e.block]);
-
-      it('SIGKILL of the agent under a playing, licensed host: no silent block, and the host brings one agent back', { timeout: 90_000 }, async () => {
-        const home = tempDir('plkill-');
+      /** An agent on the on-demand socket that activated the plugin for real (the library wrote the ticket); still running. */
+      const licensedAgent = async (prefix: string): Promise<{ where: Where; a: RunningAgent }> => {
+        const home = tempDir(prefix);
         const where = onDemand(home);
         const a = await startAgent({ socket: where.socket, baseUrl: emulator.baseUrl, home });
         stops.push(() => a.stop());
         stops.push(() => stopAgentsOf(home));
         expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
+        return { where, a };
+      };
+
+      it('SIGKILL of the agent under a playing, licensed host: no silent block, and the host brings one agent back', { timeout: 90_000 }, async () => {
+        const { where, a } = await licensedAgent('plkill-');
+        const home = where.home;
         const h = host(where, 10, starts());
         expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'signal', block: 0, agree: true });
         await expect.poll(() => connections(where), { timeout: 20_000, interval: 100 }).toBe(1);
@@ -429,12 +435,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       });
 
       it('five hosts started at once with no agent running: one agent, and each plays from its first block', { timeout: 90_000 }, async () => {
-        const home = tempDir('plfive-');
-        const where = onDemand(home);
-        const a = await startAgent({ socket: where.socket, baseUrl: emulator.baseUrl, home });
-        stops.push(() => a.stop());
-        stops.push(() => stopAgentsOf(home));
-        expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
+        const { where, a } = await licensedAgent('plfive-');
+        const home = where.home;
         expect(await a.stop('keep-home')).toBe(0);
         expect(agentsOf(home)).toEqual([]);
 
