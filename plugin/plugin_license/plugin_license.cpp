@@ -57,6 +57,10 @@ plc::MonitorOptions monitorOptions(const Settings &s) {
   o.app = s.app.toStdString();
   o.appGroup = s.appGroup.toStdString();
   o.unknown = s.unknown;
+  o.executable = s.executable.toStdString();
+  o.vendor = s.vendorName.toStdString();
+  o.executableName = s.executableName.toStdString();
+  o.startAgent = s.startAgent;
   return o;
 }
 }  // namespace
@@ -105,6 +109,12 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
   }
   const plc::License &l = *result.license;
   const juce::String code = l.codeHint.empty() ? juce::String() : " with code " + fromUtf8(l.codeHint);
+  // The plugin judged its ticket itself (the agent not reached yet, or gone).
+  if (result.origin == plc::Origin::ticket) {
+    if (l.valid) return "Licensed" + code + " (checked offline, until " + dayOf(l.graceUntilSeconds) + ").";
+    if (l.reason == plc::Reason::cacheInvalid)
+      return "The license file on this computer is not valid here " + juce::String::fromUTF8("\xe2\x80\x94") + " open Manage licenses" + ellipsis;
+  }
   if (l.valid) {
     if (l.source == plc::Source::offline) return "Licensed by an offline activation" + code + ", until " + dayOf(l.graceUntilSeconds) + ".";
     const juce::String slots = slotsOf(l);
@@ -116,11 +126,11 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
     case plc::Reason::notActivated: return "Not activated on this computer. Enter your activation code and press Activate.";
     case plc::Reason::codeRevoked: return "This license" + code + " was revoked. Contact " + vendorOf(settings) + " for a new code.";
     case plc::Reason::codeNotFound: return "The license service does not know this code" + code + ". Check it, or contact " + vendorOf(settings) + ".";
-    case plc::Reason::deactivated: return "This computer's activation was released. Activate again to use it here.";
+    case plc::Reason::deactivated: return "Released from this computer (moved to another one). Activate again to use it here.";
     case plc::Reason::graceExpired:
       return "The license could not be checked online for too long. Connect this computer to the internet, then press Check now.";
     case plc::Reason::clockTampered: return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
-    case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged. Activate again.";
+    case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged, or was copied from another computer. Activate again.";
     case plc::Reason::none:
     case plc::Reason::other: break;
   }

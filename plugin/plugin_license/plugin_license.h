@@ -39,12 +39,18 @@ struct Settings {
   // macOS, for a sandboxed plugin (AUv3, or an AU in a sandboxing host): the vendor's app group,
   // e.g. "ABCDE12345.com.acme.audio"; the plugin needs it in com.apple.security.application-groups.
   juce::String appGroup;
-  plc::UnknownPolicy unknown = plc::UnknownPolicy::keepPlaying();
-  // The vendor's installed plugin-license executable, for "Manage licenses…"; empty: the
-  // PLUGIN_LICENSE_EXECUTABLE variable, else the installers' place for executableName.
+  // While neither the agent nor a ticket says anything (no ticket here, no agent answering): plc's
+  // default, silent after 5 s (time for an agent started on demand to answer); or
+  // plc::UnknownPolicy::keepPlaying(), which lets a computer with no ticket and no agent play.
+  plc::UnknownPolicy unknown = plc::MonitorOptions{}.unknown;
+  // The vendor's installed plugin-license executable, for "Manage licenses…" and to start the
+  // agent when none answers; empty: the PLUGIN_LICENSE_EXECUTABLE variable, else the installers'
+  // place for vendorName and executableName.
   juce::String executable;
-  juce::String executableName = "plugin-license";
-  juce::String vendorName;  // for messages ("contact Acme Audio"); empty: "the vendor"
+  juce::String executableName = juce::String(plc::MonitorOptions{}.executableName);
+  // Start `EXECUTABLE agent run --app APP` (detached, at most once per 30 s) when no agent answers.
+  bool startAgent = plc::MonitorOptions{}.startAgent;
+  juce::String vendorName;  // for messages ("contact Acme Audio") and the installers' folder; empty: "the vendor"
   juce::String productName;  // the plugin's name on the license manager's page; empty: its project id
 
   // `projectId` and `app` as compiled in, overridden at run time by PLUGIN_LICENSE_PROJECT_ID and
@@ -52,8 +58,10 @@ struct Settings {
   static Settings withOverrides(Settings compiledIn);
 };
 
-// Owned by the AudioProcessor. isLicensed() is one atomic load, for any thread; process() fades
-// the audio to silence, and back, over a few milliseconds when the license state changes.
+// Owned by the AudioProcessor. Its Monitor judges the license ticket in the constructor, so the
+// first block is right: a licensed plugin plays from block 0 (no fade in at load), one that is not
+// licensed never plays a block. isLicensed() is one atomic load, for any thread; process() fades
+// the audio to silence, and back, over a few milliseconds when the state changes after that.
 class LicenseGate {
  public:
   explicit LicenseGate(Settings settings, std::chrono::milliseconds fade = std::chrono::milliseconds(10));
@@ -80,7 +88,9 @@ class LicenseGate {
   double gain_ = -1.0;         // -1: nothing played yet (the first block starts at its target)
 };
 
-// The state of a license in words, for people: "Licensed on this computer …", "Not activated …".
+// The state of a license in words, for people: "Licensed on this computer …", "Not activated …";
+// from the ticket while the agent is away (result.origin == plc::Origin::ticket): "Licensed
+// (checked offline, until …)", or why not, in the license manager's words.
 juce::String describeState(const plc::CheckResult &result, const Settings &settings);
 
 // The activation panel, placed in the plugin's editor (not a dialog window). Shows the state in

@@ -14,9 +14,9 @@ plugin_license::Settings licenseSettings() {
   s.vendorName = "the plugin-license example";
   s.productName = JucePlugin_Name;
   s.executableName = "plugin-license";
-  // Keep playing while the agent is away (the default); a stricter vendor writes, for example,
-  // plc::UnknownPolicy::silentAfter(std::chrono::minutes(10)).
-  s.unknown = plc::UnknownPolicy::keepPlaying();
+  // The ticket decides while the agent is away. With neither (no ticket here, no agent answering)
+  // the default is silence after 5 s; a vendor who would rather never stop a musician writes
+  // s.unknown = plc::UnknownPolicy::keepPlaying().
   return plugin_license::Settings::withOverrides(s);
 }
 

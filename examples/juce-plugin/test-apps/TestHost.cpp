@@ -6,12 +6,16 @@
 //   {"event":"loaded","instances":50,"name":"…","load_ms":12}
 //   {"event":"audio","state":"silent|signal|fade","at_ms":<epoch ms>,"block":N,"agree":true}
 //   {"event":"fade","from":1,"to":0,"samples":480,"monotonic":true,"max_step":0.0021}
-//   {"event":"done","blocks":N}
+//   {"event":"done","blocks":N,"silent":S,"signal":G,"fade":F,"first_loud":B,"first_silent":B}
 //
 // "fade" is a block whose gain moved: `monotonic` is true when the gain per sample never turned
 // back and `max_step` (the largest change between two samples) shows it had no jump: no click.
+// "done" counts every instance's blocks by what they played (S + G + F = N x INSTANCES), and
+// names the first block where any instance was loud (signal or fade) and the first where any was
+// silent (-1: none), so a test sees "never a loud block" or "no silent block" in one line.
 //
-//   plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS]   (stops after SECONDS, or at "quit" on stdin)
+//   plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS] [--blocks N]
+//   (stops after SECONDS, after N blocks, or at "quit" on stdin)
 #include <JuceHeader.h>
 
 #include <atomic>
@@ -78,36 +82,72 @@ BlockGain measure(const juce::AudioBuffer<float> &out, const juce::AudioBuffer<f
 }  // namespace
 
 constexpr const char *kUsage =
-    "usage: plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS]\n"
+    "usage: plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS] [--blocks N]\n"
     "\n"
     "Loads the VST3 INSTANCES times (default 1) in this process and runs processBlock on a 440 Hz\n"
-    "signal in real time, printing JSON lines (loaded, audio, fade, done), for SECONDS (default 60)\n"
-    "or until a line \"quit\" arrives on standard input. PLUGIN_LICENSE_SOCKET names the agent.\n"
+    "signal in real time, printing JSON lines (loaded, audio, fade, done), for SECONDS (default 60),\n"
+    "N blocks of 10 ms, or until a line \"quit\" arrives on standard input, whichever comes first.\n"
+    "PLUGIN_LICENSE_SOCKET names the agent.\n"
     "\n"
+    "  --blocks N   stop after N blocks (\"done\" counts them by what each instance played)\n"
     "  -h, --help   show this help\n";
 
+namespace {
+
+// The first block (of `blocks` so far) where `seen` became true, or -1.
+void noteFirst(long long &first, bool seen, long long block) {
+  if (seen && first < 0) first = block;
+}
+
+// A whole number for --blocks, INSTANCES: digits only, at least 1.
+bool positive(const std::string &text, long long &out) {
+  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::atoll(text.c_str());
+  return out >= 1;
+}
+
+}  // namespace
+
 int main(int argc, char **argv) {
-  const std::string arg1 = argc >= 2 ? argv[1] : "";
-  if (arg1 == "-h" || arg1 == "--help") {
-    std::fputs(kUsage, stdout);
-    return 0;
+  std::vector<std::string> positional;
+  long long maxBlocks = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--blocks") {
+      if (i + 1 >= argc || !positive(argv[i + 1], maxBlocks)) {
+        std::fprintf(stderr, "plugin-license-test-host: --blocks needs a whole number of blocks, at least 1\n");
+        std::fputs(kUsage, stderr);
+        return 64;
+      }
+      ++i;
+    } else if (a.size() > 1 && a[0] == '-') {
+      std::fprintf(stderr, "plugin-license-test-host: unknown option %s\n", a.c_str());
+      std::fputs(kUsage, stderr);
+      return 64;
+    } else {
+      positional.push_back(a);
+    }
   }
-  if (argc < 2 || argc > 4 || (arg1.size() > 1 && arg1[0] == '-')) {
-    if (argc >= 2 && arg1[0] == '-') std::fprintf(stderr, "plugin-license-test-host: unknown option %s\n", arg1.c_str());
+  if (positional.empty() || positional.size() > 3) {
     std::fputs(kUsage, stderr);
     return 64;
   }
   juce::ScopedJuceInitialiser_GUI juce;  // the message manager the plugin's classes expect
-  const int instances = argc >= 3 ? std::max(1, std::atoi(argv[2])) : 1;
-  const double seconds = argc >= 4 ? std::atof(argv[3]) : 60.0;
+  const int instances = positional.size() >= 2 ? std::max(1, std::atoi(positional[1].c_str())) : 1;
+  const double seconds = positional.size() >= 3 ? std::atof(positional[2].c_str()) : 60.0;
+  const std::string pluginPath = positional[0];
 
   juce::AudioPluginFormatManager formats;
   formats.addFormat(new juce::VST3PluginFormat());
   juce::OwnedArray<juce::PluginDescription> found;
   juce::VST3PluginFormat vst3;
-  vst3.findAllTypesForFile(found, juce::File::getCurrentWorkingDirectory().getChildFile(argv[1]).getFullPathName());
+  vst3.findAllTypesForFile(found, juce::File::getCurrentWorkingDirectory().getChildFile(juce::String::fromUTF8(pluginPath.c_str())).getFullPathName());
   if (found.isEmpty()) {
-    emit("{\"event\":\"error\",\"message\":\"no VST3 plugin in " + juce::String(argv[1]).replace("\"", "'") + "\"}");
+    emit("{\"event\":\"error\",\"message\":\"no VST3 plugin in " + juce::String::fromUTF8(pluginPath.c_str()).replace("\"", "'") + "\"}");
     return 2;
   }
 
@@ -144,10 +184,11 @@ int main(int argc, char **argv) {
   juce::MidiBuffer midi;
   std::string previous;
   long long block = 0;
+  long long silentBlocks = 0, signalBlocks = 0, fadeBlocks = 0, firstLoud = -1, firstSilent = -1;
   double phase = 0;
   const double until = juce::Time::getMillisecondCounterHiRes() + seconds * 1000.0;
   double next = juce::Time::getMillisecondCounterHiRes();
-  while (!quit && juce::Time::getMillisecondCounterHiRes() < until) {
+  while (!quit && juce::Time::getMillisecondCounterHiRes() < until && (maxBlocks < 0 || block < maxBlocks)) {
     for (int i = 0; i < kBlock; ++i) {
       const float x = kAmplitude * static_cast<float>(std::sin(phase));
       phase += 2.0 * juce::MathConstants<double>::pi * kFrequency / kSampleRate;
@@ -162,6 +203,12 @@ int main(int argc, char **argv) {
       const BlockGain g = measure(buffer, in);
       if (p == 0) first = g;
       else agree = agree && std::string(g.state) == first.state;
+      const std::string state = g.state;
+      silentBlocks += state == "silent" ? 1 : 0;
+      signalBlocks += state == "signal" ? 1 : 0;
+      fadeBlocks += state == "fade" ? 1 : 0;
+      noteFirst(firstLoud, state != "silent", block);
+      noteFirst(firstSilent, state == "silent", block);
     }
     if (first.state != previous) {
       emit(juce::String("{\"event\":\"audio\",\"state\":\"") + first.state + "\",\"at_ms\":" + juce::String(juce::Time::currentTimeMillis()) +
@@ -179,6 +226,8 @@ int main(int argc, char **argv) {
   }
   for (auto &p : plugins) p->releaseResources();
   plugins.clear();
-  emit("{\"event\":\"done\",\"blocks\":" + juce::String(block) + "}");
+  emit("{\"event\":\"done\",\"blocks\":" + juce::String(block) + ",\"silent\":" + juce::String(silentBlocks) + ",\"signal\":" +
+       juce::String(signalBlocks) + ",\"fade\":" + juce::String(fadeBlocks) + ",\"first_loud\":" + juce::String(firstLoud) +
+       ",\"first_silent\":" + juce::String(firstSilent) + "}");
   return 0;
 }

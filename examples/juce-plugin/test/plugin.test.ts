@@ -5,9 +5,9 @@
 // closed in the middle of an activation), with a screenshot of every state.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { answerOfflineRequest, offlineText } from '@plugin-license/licensing';
+import { answerOfflineRequest, DEFAULT_NAMESPACE, encodeTicket, judgeTicket, offlineText, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
 import { AGENT_CLI, agentRpc, control, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
@@ -18,9 +18,21 @@ const hasTool = (tool: string, args = ['--version']): boolean => spawnSync(tool,
 const missing = missingForBuild() as string[];
 const canBuild = process.platform === 'linux' && missing.length === 0;
 const hasXvfb = hasTool('Xvfb', ['-help']);
+const hasFaketime = hasTool('faketime', ['-f', '+0', 'true']);
+const isRoot = process.getuid?.() === 0;
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
 
+if (canBuild && !isRoot) console.log('juce-plugin: skipping the other-user ticket test: it runs the host as another user with setpriv, which needs root');
+if (canBuild && !hasFaketime) console.log('juce-plugin: skipping the faketime test: faketime is missing (Debian: apt-get install faketime)');
 if (!canBuild) console.log(`juce-plugin: skipping the plugin tests: missing ${missing.join(', ') || 'Linux'} (Debian: apt-get install cmake g++ juce-modules-source juce-tools xvfb)`);
+
+/** Where a plugin process finds its agent and its tickets. */
+interface Where {
+  socket: string;
+  home: string;
+  /** Set: the plugin finds the socket by the protocol's rule under this XDG_RUNTIME_DIR, as a musician's does (no PLUGIN_LICENSE_SOCKET). */
+  runtimeDir?: string;
+}
 
 interface Paths {
   vst3: string;
@@ -81,6 +93,21 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     stops.push(() => a.stop());
     return a;
   };
+  // What a plugin process gets: the agent's socket and home (so it reads the tickets that agent
+  // writes), and a HOME of its own, so no installed plugin-license is found unless a test names one.
+  let plainHome: string;
+  const plugged = (where: Where): NodeJS.ProcessEnv => ({
+    ...(where.runtimeDir !== undefined ? { XDG_RUNTIME_DIR: where.runtimeDir } : { PLUGIN_LICENSE_SOCKET: where.socket }),
+    PLUGIN_LICENSE_HOME: where.home,
+    HOME: plainHome,
+  });
+  const ticketFile = (home: string): string => ticketPath({ namespace: DEFAULT_NAMESPACE, home }, COMPILED_PROJECT_ID);
+  /** A home holding only a ticket folder (0700), as the library makes it. */
+  const bareHome = (): string => {
+    const home = tempDir('plcase-');
+    mkdirSync(dirname(ticketFile(home)), { recursive: true, mode: 0o700 });
+    return home;
+  };
   const code = (): Promise<string> => generateCode(emulator.baseUrl, emulator.token, COMPILED_PROJECT_ID, 2);
   const faults = async (body: Record<string, unknown>): Promise<void> => {
     const res = await fetch(`${emulator.origin}/__emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -91,6 +118,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     paths = (await buildPlugin({ tests: true, quiet: true })) as Paths;
     // The plugin's project id is compiled in: the emulator takes it.
     emulator = await startEmulator({ projectId: COMPILED_PROJECT_ID });
+    plainHome = tempDir('plhome-');
   }, 20 * 60_000);
   afterAll(async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -99,15 +127,15 @@ describe.skipIf(!canBuild)('the example plugin', () => {
   });
 
   describe('in a console VST3 host', () => {
-    const host = (socket: string, instances: number, env: NodeJS.ProcessEnv = {}): LineProcess => {
-      const p = spawnLines(paths.testHost, [paths.vst3, String(instances), '120'], { PLUGIN_LICENSE_SOCKET: socket, ...env });
+    const host = (where: Where, instances: number, env: NodeJS.ProcessEnv = {}): LineProcess => {
+      const p = spawnLines(paths.testHost, [paths.vst3, String(instances), '120'], { ...plugged(where), ...env }, { stdin: true });
       stops.push(() => p.stop());
       return p;
     };
 
     it('50 instances are one client: silent until activated, the signal after a fade in, silent after a revocation, with no click', async () => {
       const a = await agent();
-      const h = host(a.socket, 50);
+      const h = host(a, 50);
       expect(await waitEvent(h, /"event":"loaded"/, 'the plugins loaded')).toMatchObject({ instances: 50, name: PRODUCT });
       expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'silent', agree: true });
       const status = await run(process.execPath, [AGENT_CLI, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: a.socket, PLUGIN_LICENSE_HOME: a.home });
@@ -146,25 +174,283 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     it('--help answers as help does: the usage on standard output, exit 0; an unknown option is a usage error', async () => {
       const help = await run(paths.testHost, ['--help']);
       expect(help).toMatchObject({ code: 0, stderr: '' });
-      expect(help.stdout).toMatch(/^usage: plugin-license-test-host PLUGIN\.vst3 \[INSTANCES\] \[SECONDS\]\n/);
+      expect(help.stdout).toMatch(/^usage: plugin-license-test-host PLUGIN\.vst3 \[INSTANCES\] \[SECONDS\] \[--blocks N\]\n/);
       expect(help.stdout).toContain('-h, --help');
       expect((await run(paths.testHost, ['-h'])).stdout).toBe(help.stdout);
       const bad = await run(paths.testHost, ['--bogus']);
       expect(bad).toMatchObject({ code: 64, stdout: '' });
       expect(bad.stderr).toMatch(/^plugin-license-test-host: unknown option --bogus\nusage: /);
       expect(await run(paths.testHost, [])).toMatchObject({ code: 64, stdout: '' });
+      // --blocks takes a whole number of blocks, at least 1: anything else is said, once, before any load.
+      for (const value of [[], ['0'], ['-3'], ['abc'], ['1 2'], ['1.5'], ['']]) {
+        const r = await run(paths.testHost, [paths.vst3, '--blocks', ...value]);
+        expect({ value, code: r.code, stdout: r.stdout }).toEqual({ value, code: 64, stdout: '' });
+        expect(r.stderr).toMatch(/^plugin-license-test-host: --blocks needs a whole number of blocks, at least 1\nusage: /);
+      }
     });
 
     it('PLUGIN_LICENSE_PROJECT_ID overrides the compiled-in project id', async () => {
       const a = await agent();
       expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
-      const other = host(a.socket, 1, { PLUGIN_LICENSE_PROJECT_ID: '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b' });
-      const compiled = host(a.socket, 1);
+      const other = host(a, 1, { PLUGIN_LICENSE_PROJECT_ID: '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b' });
+      const compiled = host(a, 1);
       await waitEvent(compiled, /"state":"signal"/, 'the compiled-in project playing');
       expect(await waitEvent(other, /"event":"audio"/, 'the other project')).toMatchObject({ state: 'silent' });
       // Given the time the compiled one took, the other one would have played by now if it could.
       await waitEvent(compiled, /"state":"signal"/, 'still playing');
       expect(events(other).filter((e) => e.event === 'audio').map((e) => e.state)).toEqual(['silent']);
+    });
+
+    interface Done extends Event {
+      blocks: number;
+      silent: number;
+      signal: number;
+      fade: number;
+      first_loud: number;
+      first_silent: number;
+    }
+    interface Played {
+      ms: number;
+      done: Done;
+      /** [state, block] of each change of what instance 0 played. */
+      audio: Array<[string, number]>;
+    }
+    // A safety net against a hang (the run is killed then, and fails for want of its "done"), and
+    // the generous bound a run's length is held to: 20 blocks take 200 ms of audio.
+    const HOST_DEADLINE_MS = 60_000;
+    /** Runs the host for `blocks` blocks to its end, under `prefix` (e.g. faketime) when given. */
+    const play = async (where: Where, instances: number, blocks: number, env: NodeJS.ProcessEnv = {}, prefix: string[] = []): Promise<Played> => {
+      const [file, ...before] = prefix.length > 0 ? [...prefix, paths.testHost] : [paths.testHost];
+      const started = Date.now();
+      const r = await run(file!, [...before, paths.vst3, String(instances), '600', '--blocks', String(blocks)], { ...plugged(where), ...env }, HOST_DEADLINE_MS);
+      const ms = Date.now() - started;
+      const all = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
+      const done = all.find((e) => e.event === 'done') as Done | undefined;
+      if (r.code !== 0 || done === undefined) throw new Error(`the host did not finish (exit ${r.code} after ${ms} ms); stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+      return { ms, done, audio: all.filter((e) => e.event === 'audio').map((e) => [String(e.state), Number(e.block)]) };
+    };
+    /** An agent in `home` activates the plugin for real (the library writes the ticket), then stops. */
+    const activatedThenStopped = async (home: string): Promise<Where & { code: string }> => {
+      const a = await agent(home);
+      const c = await code();
+      expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: c })).error).toBeUndefined();
+      expect(await a.stop('keep-home')).toBe(0);
+      return { socket: a.socket, home, code: c };
+    };
+    /** This machine's raw id as the library reads it (the OS's, else the generated secret in the home). */
+    const rawMachineId = (home: string): string => {
+      for (const f of ['/var/lib/dbus/machine-id', '/etc/machine-id', join(home, 'data', 'machine-secret')]) {
+        const first = existsSync(f) ? readFileSync(f, 'utf8').split('\n')[0]!.trim() : '';
+        if (first !== '') return first;
+      }
+      throw new Error('no machine id and no machine-secret: the library could not have keyed a ticket');
+    };
+    const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
+    describe('with the agent stopped, from the ticket alone', () => {
+      let licensed: Where;
+      let good: Buffer;
+      let fields: TicketFields;
+      let raw: string;
+
+      beforeAll(async () => {
+        // A home a user could have: spaces, quotes, a glob, a dollar, a backslash, non-ASCII.
+        const home = join(tempDir('plt-'), `home with spaces 'q' "dq" $HOME * \\ é`);
+        mkdirSync(home);
+        licensed = await activatedThenStopped(home);
+        good = readFileSync(ticketFile(home));
+        fields = JSON.parse(good.toString('utf8').split('\n')[0]!) as TicketFields;
+        raw = rawMachineId(home);
+        // The forged tickets below use this machine's key: it is the one the library used.
+        expect(judgeTicket(good, { app: DEFAULT_NAMESPACE, projectId: COMPILED_PROJECT_ID, now: nowSeconds(), rawMachineId: raw })).toMatchObject({ verdict: 'valid' });
+      }, 120_000);
+
+      it('a licensed ticket plays from the first block, in 50 instances, with no fade in', async () => {
+        const p = await play(licensed, 50, 30);
+        expect(p.audio).toEqual([['signal', 0]]);
+        expect(p.done).toMatchObject({ blocks: 30, signal: 30 * 50, silent: 0, fade: 0, first_loud: 0, first_silent: -1 });
+      });
+
+      const DAY = 86_400;
+      const OTHER_PROJECT = '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b';
+      const forge = (key: Buffer, change: Partial<Omit<TicketFields, 'v'>> & { v?: number }): string => encodeTicket(key, { ...fields, ...change } as TicketFields);
+      const key = (): Buffer => ticketKeyOf(raw, DEFAULT_NAMESPACE);
+      const hostile: Array<[string, (file: string) => void]> = [
+        ['a byte changed (valid_until pushed out)', (f) => writeFileSync(f, good.toString('utf8').replace(/"valid_until":(\d)/, (_, d: string) => `"valid_until":${(Number(d) + 1) % 10}`))],
+        ["another machine's key", (f) => writeFileSync(f, forge(ticketKeyOf('0123456789abcdef0123456789abcdef', DEFAULT_NAMESPACE), {}))],
+        ["another app's ticket (another vendor on this machine)", (f) => writeFileSync(f, forge(ticketKeyOf(raw, 'another-vendor'), { app: 'another-vendor' }))],
+        ["another project's ticket", (f) => writeFileSync(f, forge(key(), { project_id: OTHER_PROJECT }))],
+        ['an unknown version', (f) => writeFileSync(f, forge(key(), { v: 2 }))],
+        ['an expired ticket', (f) => writeFileSync(f, forge(key(), { issued_at: nowSeconds() - 40 * DAY, valid_until: nowSeconds() - 10 * DAY }))],
+        ['a clock two hours before issued_at', (f) => writeFileSync(f, forge(key(), { issued_at: nowSeconds() + 7200, valid_until: nowSeconds() + 30 * DAY }))],
+        ['a link to a valid ticket', (f) => {
+          writeFileSync(join(dirname(f), 'elsewhere'), good);
+          symlinkSync(join(dirname(f), 'elsewhere'), f);
+        }],
+        ['a FIFO', (f) => expect(spawnSync('mkfifo', [f]).status).toBe(0)],
+        ['a link to a FIFO', (f) => {
+          expect(spawnSync('mkfifo', [join(dirname(f), 'fifo')]).status).toBe(0);
+          symlinkSync(join(dirname(f), 'fifo'), f);
+        }],
+        ['a folder', (f) => mkdirSync(f)],
+        ['a link to /dev/zero', (f) => symlinkSync('/dev/zero', f)],
+        ['a 10 MB file (a ticket, then padding)', (f) => writeFileSync(f, Buffer.concat([good, Buffer.alloc(10 * 1024 * 1024, 0x20)]))],
+        ['an empty file', (f) => writeFileSync(f, '')],
+      ];
+      it.each(hostile)('%s at the ticket path: silent from the first block, and the host finishes', async (_, make) => {
+        const home = bareHome();
+        make(ticketFile(home));
+        // The library's reader agrees that it licenses nothing.
+        expect(judgeTicket(ticketFile(home), { app: DEFAULT_NAMESPACE, projectId: COMPILED_PROJECT_ID, now: nowSeconds(), rawMachineId: raw }).verdict).not.toMatch(/^(valid|none)$/);
+        const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20);
+        expect(p.audio).toEqual([['silent', 0]]);
+        expect(p.done).toMatchObject({ blocks: 20, silent: 40, signal: 0, fade: 0, first_loud: -1, first_silent: 0 });
+        expect(p.ms).toBeLessThan(HOST_DEADLINE_MS);
+      });
+
+      it('a revoked license (revoked on the service, found by the agent, which then stopped): silent from the first block', async () => {
+        const home = tempDir('plrev-');
+        const a = await agent(home);
+        const c = await code();
+        expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: c })).error).toBeUndefined();
+        await control(emulator.origin).revoke(c);
+        expect((await agentRpc(a.socket, 'refresh', { project_id: COMPILED_PROJECT_ID })).result).toMatchObject({ valid: false, reason: 'code_revoked' });
+        expect(await a.stop('keep-home')).toBe(0);
+        expect(judgeTicket(ticketFile(home), { app: DEFAULT_NAMESPACE, projectId: COMPILED_PROJECT_ID, now: nowSeconds(), rawMachineId: raw })).toMatchObject({ verdict: 'not_licensed', reason: 'code_revoked' });
+        const p = await play({ socket: a.socket, home }, 2, 20);
+        expect(p.audio).toEqual([['silent', 0]]);
+        expect(p.done).toMatchObject({ signal: 0, fade: 0, first_loud: -1 });
+      });
+
+      it.skipIf(!isRoot)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
+        const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+        const cases: Array<[string, (home: string) => void]> = [
+          ['a ticket only its owner (root) can read', (home) => {
+            writeFileSync(ticketFile(home), good, { mode: 0o600 });
+            chmodSync(dirname(ticketFile(home)), 0o755);
+          }],
+          ['a tickets folder only its owner (root) can enter', (home) => writeFileSync(ticketFile(home), good, { mode: 0o600 })],
+        ];
+        for (const [what, make] of cases) {
+          const home = bareHome();
+          make(home);
+          // Everything above the tickets folder is open to nobody; the host's HOME too.
+          for (const d of [home, join(home, 'data')]) chmodSync(d, 0o755);
+          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody);
+          expect({ what, audio: p.audio, loud: p.done.first_loud }).toEqual({ what, audio: [['silent', 0]], loud: -1 });
+        }
+      });
+
+      it('no ticket and no agent (none can be started): plays, then silent after the default 5 s of unknown, with a fade', { timeout: 60_000 }, async () => {
+        const home = bareHome();
+        // 9 s of audio, paced by the host's clock: the policy's 5 s fall inside it, whatever the load.
+        const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 900);
+        expect(p.audio.map(([state]) => state)).toEqual(['signal', 'fade', 'silent']);
+        expect(p.audio[0]).toEqual(['signal', 0]);
+        expect(p.done.first_silent).toBeGreaterThanOrEqual(450);
+        expect(p.done.first_silent).toBeLessThan(900);
+      });
+
+      it.skipIf(!hasFaketime && !required)("faketime: the host's clock past valid_until, or more than an hour before issued_at, is silent; within them it plays", async () => {
+        // Only the wall clock moves (the host paces its blocks by the monotonic one).
+        const at = (offset: string): Promise<Played> => play(licensed, 2, 20, { FAKETIME_DONT_FAKE_MONOTONIC: '1' }, ['faketime', '-f', offset]);
+        expect(fields.valid_until - fields.issued_at).toBeLessThan(35 * DAY);
+        for (const offset of ['+40d', '-2h']) {
+          const p = await at(offset);
+          expect({ offset, audio: p.audio, loud: p.done.first_loud }).toEqual({ offset, audio: [['silent', 0]], loud: -1 });
+        }
+        // The same ticket under a clock a day ahead, or half an hour behind (within the hour's slack), plays.
+        for (const offset of ['+1d', '-30m']) {
+          const p = await at(offset);
+          expect({ offset, audio: p.audio, silent: p.done.first_silent }).toEqual({ offset, audio: [['signal', 0]], silent: -1 });
+        }
+      });
+    });
+
+    describe('the agent started on demand (PLUGIN_LICENSE_EXECUTABLE: the CLI built binary)', () => {
+      const CLI_BIN = join(import.meta.dirname, '..', '..', '..', 'packages', 'cli', 'bin', 'plugin-license.js');
+      // As on a musician's computer: no PLUGIN_LICENSE_SOCKET; the plugin and the agent it starts
+      // find the socket by the protocol's rule under XDG_RUNTIME_DIR.
+      const onDemand = (home: string): Where => {
+        const runtimeDir = tempDir('plrun-');
+        return { socket: join(runtimeDir, DEFAULT_NAMESPACE, 'agent.sock'), home, runtimeDir };
+      };
+      const starts = (): NodeJS.ProcessEnv => ({ PLUGIN_LICENSE_EXECUTABLE: CLI_BIN, PLUGIN_LICENSE_BASE_URL: emulator.baseUrl });
+      /** Agent processes (`agent run`, however started) of this home, by /proc: pids. */
+      const agentsOf = (home: string): number[] =>
+        readdirSync('/proc')
+          .filter((p) => /^\d+$/.test(p))
+          .filter((pid) => {
+            try {
+              const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+              if (!argv.includes('run') || !(argv.includes('agent') || argv.some((a) => a.endsWith('plugin-license-agent.js')))) return false;
+              return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PLUGIN_LICENSE_HOME=${home}`);
+            } catch {
+              return false; // gone meanwhile, or a zombie
+            }
+          })
+          .map(Number);
+      /** Stops the agents a host started for this home (they are nobody's children here). */
+      const stopAgentsOf = async (home: string): Promise<void> => {
+        for (const pid of agentsOf(home)) process.kill(pid, 'SIGTERM');
+        await expect.poll(() => agentsOf(home), { timeout: 20_000, interval: 100 }).toEqual([]);
+      };
+      const connections = async (where: Where): Promise<number> => {
+        const r = await run(process.execPath, [AGENT_CLI, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home });
+        return r.code === 0 ? Number((JSON.parse(r.stdout) as { connections?: number }).connections ?? -1) : -1;
+      };
+      const audioOf = (h: LineProcess): Array<[unknown, unknown]> => events(h).filter((e) => e.event === 'audio').map((e) => [e.state, e.block]);
+      /** An agent on the on-demand socket that activated the plugin for real (the library wrote the ticket); still running. */
+      const licensedAgent = async (prefix: string): Promise<{ where: Where; a: RunningAgent }> => {
+        const home = tempDir(prefix);
+        const where = onDemand(home);
+        const a = await startAgent({ socket: where.socket, baseUrl: emulator.baseUrl, home });
+        stops.push(() => a.stop());
+        stops.push(() => stopAgentsOf(home));
+        expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
+        return { where, a };
+      };
+
+      it('SIGKILL of the agent under a playing, licensed host: no silent block, and the host brings one agent back', { timeout: 90_000 }, async () => {
+        const { where, a } = await licensedAgent('plkill-');
+        const home = where.home;
+        const h = host(where, 10, starts());
+        expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'signal', block: 0, agree: true });
+        await expect.poll(() => connections(where), { timeout: 20_000, interval: 100 }).toBe(1);
+        const killed = a.process.child.pid!;
+        expect(agentsOf(home)).toEqual([killed]);
+        a.process.child.kill('SIGKILL');
+        await a.process.exited;
+
+        // The host starts the agent again (once), and it answers the host's one connection.
+        await expect.poll(() => agentsOf(home).length, { timeout: 30_000, interval: 100 }).toBe(1);
+        const back = agentsOf(home)[0];
+        expect(back).not.toBe(killed);
+        await expect.poll(() => connections(where), { timeout: 30_000, interval: 200 }).toBe(1);
+        h.child.stdin!.write('quit\n');
+        const done = await waitEvent(h, /"event":"done"/, 'the end of the run');
+        expect(done).toMatchObject({ silent: 0, fade: 0, first_silent: -1, first_loud: 0 });
+        expect(audioOf(h)).toEqual([['signal', 0]]);
+        expect(agentsOf(home)).toEqual([back]);
+      });
+
+      it('five hosts started at once with no agent running: one agent, and each plays from its first block', { timeout: 90_000 }, async () => {
+        const { where, a } = await licensedAgent('plfive-');
+        const home = where.home;
+        expect(await a.stop('keep-home')).toBe(0);
+        expect(agentsOf(home)).toEqual([]);
+
+        const hosts = Array.from({ length: 5 }, () => host(where, 2, starts()));
+        for (const h of hosts) expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'signal', block: 0 });
+        // Every host started one; the socket chose one winner, which all five hosts reach.
+        await expect.poll(() => connections(where), { timeout: 30_000, interval: 200 }).toBe(5);
+        await expect.poll(() => agentsOf(home).length, { timeout: 20_000, interval: 100 }).toBe(1);
+        for (const h of hosts) {
+          h.child.stdin!.write('quit\n');
+          expect(await waitEvent(h, /"event":"done"/, 'the end of the run')).toMatchObject({ silent: 0, fade: 0, first_silent: -1 });
+          expect(audioOf(h)).toEqual([['signal', 0]]);
+        }
+      });
     });
   });
 
@@ -193,8 +479,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     });
 
     type Driver = LineProcess & { send(line: string): Promise<Event>; mark: number };
-    const driver = (socket: string, env: NodeJS.ProcessEnv = {}): Driver => {
-      const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID, ...env }, { stdin: true });
+    const driver = (where: Where, env: NodeJS.ProcessEnv = {}): Driver => {
+      const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, ...plugged(where), PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID, ...env }, { stdin: true });
       stops.push(() => p.stop());
       let sent = 0;
       const d: Driver = Object.assign(p, {
@@ -244,11 +530,12 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     it('types a code and clicks Activate; errors in words; deactivates; every state on a screenshot', { timeout: 120_000 }, async () => {
       const dir = tempDir('plui-');
       const socket = join(dir, 'agent.sock');
-      const d = driver(socket);
+      const home = tempDir('pluihome-');
+      const d = driver({ socket, home });
       await panel(d, { state: /^The license agent is not running on this computer\. Reinstall the plugin-license example's software/ }, 'the agent not running');
       await shot(d, 'agent-not-running');
 
-      const a = await startAgent({ socket, baseUrl: emulator.baseUrl });
+      const a = await startAgent({ socket, baseUrl: emulator.baseUrl, home });
       stops.push(() => a.stop());
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
       await shot(d, 'not-activated');
@@ -292,7 +579,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     it('the offline exchange through the panel: the request saved to a file, answered elsewhere, the response loaded', { timeout: 60_000 }, async () => {
       const dir = tempDir('ploff-');
       const a = await agent();
-      const d = driver(a.socket);
+      const d = driver(a);
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
       const c = await code();
       await d.send(`type ${c}`);
@@ -320,10 +607,28 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await panel(d, { message: /^The import failed: .*answers no pending request of this machine/ }, 'the repeat refused');
     });
 
+    it('with the agent away, the panel says what the ticket says: licensed until its date, or a license file not valid here', { timeout: 60_000 }, async () => {
+      const a = await agent(tempDir('pltkt-'));
+      const c = await code();
+      expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: c })).error).toBeUndefined();
+      expect(await a.stop('keep-home')).toBe(0);
+      const d = driver(a);
+      const shown = await panel(d, { state: /^Licensed with code \S+…\S+ \(checked offline, until \d\d \w\w\w \d{4}\)\.$/, licensed: true }, 'licensed from the ticket');
+      expect(shown.state).toContain(`${c.slice(0, 4)}…${c.slice(-4)}`);
+      await shot(d, 'licensed-from-ticket');
+
+      // The same ticket edited by hand (its date pushed out): not valid here, and silent.
+      const edited = bareHome();
+      writeFileSync(ticketFile(edited), readFileSync(ticketFile(a.home), 'utf8').replace(/"valid_until":(\d)/, (_, n: string) => `"valid_until":${(Number(n) + 1) % 10}`));
+      const e = driver({ socket: join(edited, 'no-agent.sock'), home: edited });
+      await panel(e, { state: /^The license file on this computer is not valid here — open Manage licenses…$/, licensed: false }, 'the edited ticket');
+      await shot(e, 'ticket-not-valid');
+    });
+
     it('"Load offline response" given what is not a response file: words, at once, and the panel keeps answering', { timeout: 60_000 }, async () => {
       const dir = tempDir('plbad-');
       const a = await agent();
-      const d = driver(a.socket);
+      const d = driver(a);
       await panel(d, { state: /^Not activated on this computer/ }, 'not activated');
       const fifo = join(dir, 'response fifo');
       expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
@@ -356,7 +661,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
 
     it('closing the panel in the middle of an activation is safe; the activation completes and a new panel shows it', async () => {
       const a = await agent();
-      const d = driver(a.socket);
+      const d = driver(a);
       await panel(d, { state: /^Not activated on this computer\. Enter your activation code and press Activate\.$/ }, 'not activated');
       const c = await code(); // before the hold, which takes the next service request
       await faults({ mode: 'hold', count: 1 });
@@ -383,7 +688,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const seen = join(dir, 'args.txt');
       writeFileSync(fake, `#!/bin/sh\necho "$@" > '${seen}'\necho '{"url":"http://127.0.0.1:1/#token=x","pid":1}'\n`);
       chmodSync(fake, 0o755);
-      const d = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: fake, PLUGIN_LICENSE_APP: 'plugin-license' });
+      const d = driver(a, { PLUGIN_LICENSE_EXECUTABLE: fake, PLUGIN_LICENSE_APP: 'plugin-license' });
       await panel(d, { state: /^Not activated/ }, 'the panel');
       await d.send('click manage');
       await panel(d, { message: /^The license manager opens in your web browser\.$/ }, 'the manager started');
@@ -405,12 +710,12 @@ describe.skipIf(!canBuild)('the example plugin', () => {
 
       const notExecutable = join(dir, 'not-executable');
       writeFileSync(notExecutable, '#!/bin/sh\n');
-      const denied = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: notExecutable });
+      const denied = driver(a, { PLUGIN_LICENSE_EXECUTABLE: notExecutable });
       await panel(denied, { state: /^Not activated/ }, 'the panel');
       await denied.send('click manage');
       await panel(denied, { message: /^Could not start .*not-executable \(Permission denied\)\.$/ }, 'the manager refused by the system');
 
-      const missing = driver(a.socket, { PLUGIN_LICENSE_EXECUTABLE: join(dir, 'nowhere') });
+      const missing = driver(a, { PLUGIN_LICENSE_EXECUTABLE: join(dir, 'nowhere') });
       await panel(missing, { state: /^Not activated/ }, 'the panel');
       await missing.send('click manage');
       await panel(missing, { message: /^The license manager is not installed \(.*nowhere\)\. Reinstall the plugin-license example's software\.$/ }, 'the manager missing');

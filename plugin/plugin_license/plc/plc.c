@@ -2031,7 +2031,9 @@ plc_status plc_start_agent(const char *executable, const char *app) {
   plan.envp = *_NSGetEnviron(); /* a plugin is a bundle: `environ` is the executable's alone */
 #else
   {
-    extern char **environ;
+#if !defined(__linux__)
+    extern char **environ; /* Linux: <unistd.h> declares it under _GNU_SOURCE (a second one is -Wredundant-decls) */
+#endif
     plan.envp = environ;
   }
 #endif
@@ -2349,8 +2351,8 @@ static size_t js_space(const unsigned char *p, size_t left) {
 }
 
 /* The library's normalizeRawId: without white space, dashes or braces, letters in lower case
- * (ASCII ones: no OS id has others). Hands each byte of the result to add(ctx, byte). */
-static void normalize_raw_id(const char *raw, size_t n, void (*add)(void *, unsigned char), void *ctx) {
+ * (ASCII ones: no OS id has others). Hands each byte of the result to emit_byte(ctx, byte). */
+static void normalize_raw_id(const char *raw, size_t n, void (*emit_byte)(void *, unsigned char), void *ctx) {
   const unsigned char *p = (const unsigned char *)raw;
   size_t i = 0;
   while (i < n) {
@@ -2359,7 +2361,7 @@ static void normalize_raw_id(const char *raw, size_t n, void (*add)(void *, unsi
       i += sp;
       continue;
     }
-    if (p[i] != '-' && p[i] != '{' && p[i] != '}') add(ctx, (unsigned char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]));
+    if (p[i] != '-' && p[i] != '{' && p[i] != '}') emit_byte(ctx, (unsigned char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] + 32 : p[i]));
     i++;
   }
 }
@@ -3109,20 +3111,18 @@ static plc_ticket_verdict ticket_read(const char *path, const char *app, const c
   ticket_reset(out);
   if (path == NULL || path[0] == '\0') return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no path");
   st = read_small_file(path, 0, buf, sizeof buf, &len, &found);
-  switch (st) {
-    case PLC_OK: break;
-    case PLC_ERR_NO_FILE: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
-    case PLC_ERR_NOT_A_FILE:
-      return ticket_tampered(out, found == FOUND_LINK     ? "a link, not a regular file"
-                                  : found == FOUND_FIFO   ? "a FIFO, not a regular file"
-                                  : found == FOUND_DEVICE ? "a device, not a regular file"
-                                  : found == FOUND_FOLDER ? "a folder, not a regular file"
-                                  : found == FOUND_SOCKET ? "a socket, not a regular file"
-                                                          : "not a regular file");
-    case PLC_ERR_FILE_TOO_LARGE: return ticket_tampered(out, "more than 4096 bytes");
-    case PLC_ERR_INVALID_ARGUMENT: return ticket_tampered(out, "the path is not UTF-8");
-    default: return ticket_tampered(out, "cannot be opened or read (permission or a read error)");
-  }
+  /* Not a switch: JUCE's recommended warnings (-Wswitch-enum, as errors) want every status named. */
+  if (st == PLC_ERR_NO_FILE) return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
+  if (st == PLC_ERR_NOT_A_FILE)
+    return ticket_tampered(out, found == FOUND_LINK     ? "a link, not a regular file"
+                                : found == FOUND_FIFO   ? "a FIFO, not a regular file"
+                                : found == FOUND_DEVICE ? "a device, not a regular file"
+                                : found == FOUND_FOLDER ? "a folder, not a regular file"
+                                : found == FOUND_SOCKET ? "a socket, not a regular file"
+                                                        : "not a regular file");
+  if (st == PLC_ERR_FILE_TOO_LARGE) return ticket_tampered(out, "more than 4096 bytes");
+  if (st == PLC_ERR_INVALID_ARGUMENT) return ticket_tampered(out, "the path is not UTF-8");
+  if (st != PLC_OK) return ticket_tampered(out, "cannot be opened or read (permission or a read error)");
   if (raw_machine_id == NULL) return ticket_tampered(out, "this computer has no machine id to check it with (no OS id, no machine-secret)");
   return plc_ticket_judge(buf, len, app, project_id, now, raw_machine_id, out);
 }
