@@ -6,7 +6,7 @@
 // Everything it starts, it stops; it exits 0 when every step behaved as narrated.
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, existsSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -80,6 +80,18 @@ async function stopChild(name, child) {
 
 function hasCompiler() {
   return spawnSync('cc', ['--version'], { stdio: 'ignore' }).status === 0 && spawnSync('make', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** The plugin's own ticket reader (plc-ticket, compiled with cc), or null where there is no compiler. */
+function makeTicketTool() {
+  if (!hasCompiler()) return null;
+  const build = spawnSync('make', ['-s', '-C', cDir, 'build/plc-ticket'], { encoding: 'utf8' });
+  if (build.status !== 0) return null;
+  const bin = join(cDir, 'build/plc-ticket');
+  return (env, projectId, args = []) => {
+    const run = spawnSync(bin, [...args, projectId], { env: { ...process.env, ...env }, encoding: 'utf8' });
+    return { exit: run.status, ...JSON.parse(run.stdout.trim().split('\n').pop() ?? '{}') };
+  };
 }
 
 /** The plugin's view: the C example client (plc-check) when a compiler exists, else AgentClient. */
@@ -274,6 +286,23 @@ async function main() {
   await studioCompanion.close();
   expect((await stopChild('studio agent', studioAgent.child)) === 0, 'the studio agent exits 0 on SIGTERM');
 
+  title('The studio agent is stopped: the plugin still knows its license, from its ticket');
+  const ticketTool = makeTicketTool();
+  if (ticketTool === null) {
+    say(dim('(no C compiler here: the plugin-side ticket reader, plc-ticket, is skipped)'));
+  } else {
+    const studioTicket = ticketTool(studioEnv, projectId);
+    show('plugin reads', `${studioTicket.verdict}, source ${studioTicket.source}, code ${studioTicket.code_hint}, until ${new Date(studioTicket.valid_until * 1000).toISOString()}`);
+    expect(studioTicket.exit === 0 && studioTicket.verdict === 'valid' && studioTicket.source === 'offline', 'with no agent running, the plugin judges its ticket valid');
+    say('plc_ticket_check: the ticket the library wrote with the state, verified in-process with a key of this computer and vendor.');
+    const edited = join(studioHome, 'edited.ticket');
+    writeFileSync(edited, readFileSync(studioTicket.path, 'utf8').replace(/"valid_until":\d/, (m) => `${m.slice(0, -1)}${(Number(m.slice(-1)) + 1) % 10}`));
+    const forged = ticketTool(studioEnv, projectId, ['--file', edited]);
+    show('edited copy', `${forged.verdict}: ${forged.problem}`);
+    expect(forged.exit === 1 && forged.verdict === 'tampered', 'an edited ticket is not licensed');
+    say('Stopping the agent unlocks nothing; a plugin that finds none running starts it (plc::Monitor, at most once per 30 s).');
+  }
+
   title("The vendor's push builds the plugin; the webhook receiver hears each step; the CLI downloads it");
   const buildsHome = mkdtempSync(join(tmpdir(), 'plugin-license-builds-'));
   cleanups.push(() => rmSync(buildsHome, { recursive: true, force: true }));
@@ -318,7 +347,7 @@ async function main() {
   show('emulator', `exited ${emuExit}`);
   rmSync(home, { recursive: true, force: true });
 
-  console.log(`\n${bold('Done.')} Activation, offline grace, revocation, an air-gapped activation and a build from push to verified download behaved as a musician and a vendor expect.`);
+  console.log(`\n${bold('Done.')} Activation, offline grace, revocation, an air-gapped activation, a plugin that knows its license with the agent stopped, and a build from push to verified download behaved as a musician and a vendor expect.`);
 }
 
 try {
