@@ -18,6 +18,8 @@ export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, tick
 export { judgeTicket, encodeTicket, ticketOf, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
+export { acquireFileLock } from './file-lock.js';
+export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';
 export { ticketKeyOf, normalizeRawId } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
