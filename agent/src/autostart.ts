@@ -61,3 +61,51 @@ export function startAgentDetached(o: DetachedAgentStart): number | undefined {
     return undefined;
   }
 }
+
+/** How {@link waitForStartedAgent} waits. */
+export interface StartedAgentWait<T> {
+  /** The pid {@link startAgentDetached} returned. */
+  pid: number;
+  /** One attempt to connect: the client, or undefined while nothing answers yet. */
+  connect: () => Promise<T | undefined>;
+  /** The longest wait, in ms (the caller's deadline, if shorter, is its to pass). */
+  timeoutMs: number;
+  /** Ends the wait early (the command was interrupted, the manager closed). */
+  signal?: AbortSignal;
+  /** Between attempts (default 25 ms). */
+  pollMs?: number;
+}
+
+/**
+ * Waits for an agent just started on demand to answer on its socket: an attempt every `pollMs`,
+ * bounded by `timeoutMs` (and by the number of rounds it allows), ended early by `signal`. The
+ * started process's output is never waited on, only its socket. A starter that lost the race
+ * exits once the winner listens, so when the started process is gone one last attempt decides.
+ * The one wait of the CLI's commands and of the license manager.
+ *
+ * @example
+ * const pid = startAgentDetached({ command, namespace, socketPath });
+ * const client = pid === undefined ? undefined : await waitForStartedAgent({ pid, connect: tryConnect, timeoutMs: 10_000 });
+ */
+export async function waitForStartedAgent<T>(o: StartedAgentWait<T>): Promise<T | undefined> {
+  const poll = Math.max(1, o.pollMs ?? 25);
+  const until = Date.now() + o.timeoutMs;
+  const rounds = Math.ceil(o.timeoutMs / poll) + 1;
+  for (let i = 0; i < rounds && Date.now() < until && o.signal?.aborted !== true; i++) {
+    await new Promise((resolve) => setTimeout(resolve, poll));
+    const client = await o.connect();
+    if (client !== undefined) return client;
+    if (!alive(o.pid)) return o.connect();
+  }
+  return undefined;
+}
+
+/** Whether a process of ours is still there (EPERM: there, but not ours to signal). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -4,6 +4,7 @@ import { isMainThread } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import type { AgentLimits } from './config.js';
 import { Connection, type ConnectionHost } from './connection.js';
+import { acquireFileLock } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 import type { LicenseStateWire } from './license-state.js';
 import type { RpcErrorObject, RpcRequest } from './protocol.js';
@@ -90,10 +91,26 @@ export class SocketServer {
     this.server.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'socket server error'));
   }
 
-  /** Prepares the folder, refuses a live socket, removes a stale one, listens. */
+  /**
+   * Prepares the folder, then in one critical section (the socket's lock, see
+   * {@link withSocketLock}): refuses a live socket, removes a stale one, listens. Many agents
+   * started at once on one path end with one: the others find the winner's live socket under the
+   * lock and exit with `socket_in_use`.
+   */
   async listen(): Promise<void> {
+    const { socketPath } = this.o;
+    if (isPipePath(socketPath)) {
+      // A pipe leaves nothing stale behind: the first server instance wins (libuv creates it with
+      // FILE_FLAG_FIRST_PIPE_INSTANCE), and a second gets EADDRINUSE.
+      await this.claim();
+      return;
+    }
+    prepareSocketDir(socketPath);
+    await withSocketLock(socketPath, () => this.claim());
+  }
+
+  private async claim(): Promise<void> {
     const { socketPath, namespace, logger } = this.o;
-    if (!isPipePath(socketPath)) prepareSocketDir(socketPath);
     const probe = await probeSocket(socketPath);
     if (probe === 'live') {
       // On Windows anyone may create a pipe of this name first. Node cannot ask which process
@@ -184,8 +201,13 @@ export class SocketServer {
     for (const c of this.connections) c.socket.destroy();
     try {
       // An agent started on demand may already listen on this path (this one stopped accepting
-      // first): its socket file is not ours to remove.
-      if (this.ownsSocketFile()) removeSocketFile(this.o.socketPath);
+      // first): its socket file is not ours to remove. Checked and removed under the socket's
+      // lock, so a starter's bind never falls between the check and the removal.
+      const removeOurs = (): void => {
+        if (this.ownsSocketFile()) removeSocketFile(this.o.socketPath);
+      };
+      if (isPipePath(this.o.socketPath)) removeOurs();
+      else await withSocketLock(this.o.socketPath, async () => removeOurs());
     } catch (err) {
       this.o.logger.warn({ err: { message: (err as Error).message } }, 'could not remove the socket file');
     }
@@ -203,6 +225,33 @@ export class SocketServer {
 
   get inFlightCount(): number {
     return this.inFlight.size;
+  }
+}
+
+/** A lock not refreshed for this long belongs to a starter that died (SIGKILL) and is taken over. */
+const SOCKET_LOCK_STALE_MS = 5_000;
+
+/**
+ * Runs `fn` holding the socket's lock: `SOCKET.lock` next to the socket (in its 0700 folder), by
+ * the licensing library's one cross-process lock ({@link acquireFileLock}). The socket itself
+ * decides who runs (a live socket wins); the lock only makes probe, removal of a stale socket and
+ * bind one step, so two starters that both found it stale cannot remove each other's live socket.
+ */
+export async function withSocketLock<T>(socketPath: string, fn: () => Promise<T>): Promise<T> {
+  let release: () => Promise<void>;
+  try {
+    release = await acquireFileLock(socketPath, { lockPath: `${socketPath}.lock`, staleMs: SOCKET_LOCK_STALE_MS });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ELOCKED') {
+      throw new AgentError('socket_in_use', `another agent is starting on ${socketPath} and held its lock ${socketPath}.lock for too long; retry in a moment, or remove that folder if no agent is starting`, { path: socketPath, cause: err });
+    }
+    throw new AgentError('internal_error', `cannot lock ${socketPath}.lock to start on ${socketPath}: ${e.message}; check that the socket's folder is yours and writable`, { path: socketPath, cause: err });
+  }
+  try {
+    return await fn();
+  } finally {
+    await release().catch(() => undefined);
   }
 }
 

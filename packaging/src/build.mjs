@@ -58,6 +58,9 @@ Options:
   --base-url URL      service base URL baked in as the default (ends in /functions/v1)
   --app-group GROUP   macOS: the vendor's app group, e.g. ABCDE12345.com.acme.audio; the agent's
                       socket then lives in its Group Container, where sandboxed plugins connect
+  --agent-at-login    the installers register the agent to run from login (a systemd --user
+                      unit, a LaunchAgent, a logon task); by default they register none, and
+                      plugins and the program start the agent when they need it
   --name FILE_NAME    the executable's file name (default plugin-license), e.g. acme-license
   --targets LIST      comma-separated: linux-x64, win-x64, darwin-x64, darwin-arm64 (default: all)
   --product TEXT      product name in the Windows version resource and the installer (default: the name)
@@ -83,6 +86,7 @@ export function parseOptions(argv, env = process.env) {
         app: { type: 'string' },
         'base-url': { type: 'string' },
         'app-group': { type: 'string' },
+        'agent-at-login': { type: 'boolean' },
         name: { type: 'string' },
         targets: { type: 'string' },
         product: { type: 'string' },
@@ -149,6 +153,7 @@ export function parseOptions(argv, env = process.env) {
     app: values.app,
     baseUrl,
     appGroup: values['app-group'],
+    agentAtLogin: values['agent-at-login'] === true,
     targets: [...new Set(targets)],
     product,
     company: values.company ?? product,
@@ -221,7 +226,7 @@ export async function packageRelease(options, io = {}) {
       installers.push({ file, bytes: statSync(join(work, file)).size, sha256: await sha256File(join(work, file)) });
     }
     rmSync(scratch, { recursive: true, force: true });
-    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, name: options.name, targets, installers };
+    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, targets, installers };
     writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
     writeFileSync(join(work, 'SHA256SUMS'), sums);

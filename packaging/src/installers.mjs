@@ -19,6 +19,8 @@ export function brandValues(options, version) {
     COMPANY: options.company,
     VERSION: version,
     VENDOR_DIR: options.app ?? options.name,
+    // No resident agent unless the vendor asks for one at login (pnpm package --agent-at-login).
+    AGENT_AT_LOGIN: options.agentAtLogin === true ? 'yes' : 'no',
     // macOS: the package and signing identifier; a vendor puts its own reverse-DNS name here.
     BUNDLE_ID: `dev.plugin-license.${options.app ?? options.name}`,
   };

@@ -127,6 +127,17 @@ describe('xmlEscape: distribution.xml and entitlements.plist', () => {
 });
 
 describe('pnpm package options', () => {
+  it('no resident agent unless --agent-at-login: the installers are branded AGENT_AT_LOGIN no, or yes when asked', () => {
+    const base = { name: 'acme-license', product: 'Acme', company: 'Acme' };
+    expect(parseOptions([]).agentAtLogin).toBe(false);
+    expect(parseOptions(['--agent-at-login']).agentAtLogin).toBe(true);
+    expect(() => parseOptions(['--agent-at-login=yes'])).toThrow(/agent-at-login/);
+    expect(brandValues(base, '1.0.0').AGENT_AT_LOGIN).toBe('no');
+    expect(brandValues({ ...base, agentAtLogin: true }, '1.0.0').AGENT_AT_LOGIN).toBe('yes');
+    const script = brand('linux/install.sh', readFileSync(join(INSTALLERS, 'linux', 'install.sh'), 'utf8'), { ...brandValues(base, '1.0.0'), TARGET: 'linux-x64', ARCH: 'x64' });
+    expect(script).toContain("AGENT_AT_LOGIN='no'\n");
+  });
+
   it.each(['two\nlines', 'tab\there', '   '])('--product %j is refused as a usage error', (product) => {
     expect(() => parseOptions(['--product', product])).toThrow(/--product .* is not usable: give one line of text/);
   });

@@ -297,10 +297,17 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const installed = join(home, '.local', 'lib', 'acme-audio', 'acme-license');
     expect(readlinkSync(join(home, '.local', 'bin', 'acme-license'))).toBe(installed);
     expect(JSON.parse(readFileSync(join(home, '.config', 'acme-audio', 'config.json'), 'utf8'))).toEqual({ base_url: service.emulator.baseUrl });
-    expect(readFileSync(join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service'), 'utf8')).toContain(`ExecStart="@${installed}" "${installed}" "agent" "run" "--app" "acme-audio" "--idle-exit-minutes" "0"\n`);
+    // By default no resident agent: no unit; plugins and the program start the agent on demand.
+    const unit = join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service');
+    expect(existsSync(unit)).toBe(false);
+    expect(first.stdout).toContain('Its license agent starts when a plugin or acme-license needs it, and stops when idle.');
+    // Asked for at login (pnpm package --agent-at-login bakes it in; the script's flag says it too): the unit.
+    const atLogin = await sh(join(kit, 'install.sh'), ['--agent-at-login'], env);
+    expect(atLogin.code, atLogin.stderr).toBe(0);
+    expect(readFileSync(unit, 'utf8')).toContain(`ExecStart="@${installed}" "${installed}" "agent" "run" "--app" "acme-audio" "--idle-exit-minutes" "0"\n`);
     // This machine has no user manager: the script says so, and does not fail.
-    if (!/Failed to connect to bus|not been booted with systemd|No such file/.test(first.stdout)) expect(first.stdout).toContain('its license agent');
-    else expect(first.stdout).toContain('Start it yourself with:');
+    if (!/Failed to connect to bus|not been booted with systemd|No such file/.test(atLogin.stdout)) expect(atLogin.stdout).toContain('its license agent');
+    else expect(atLogin.stdout).toContain('Start it yourself with:');
 
     // The agent runs (started as the message says), a plugin's license is activated.
     const agent = spawn(installed, ['agent', 'run'], { env, stdio: ['ignore', 'pipe', 'ignore'] });

@@ -28,7 +28,7 @@ const exe = (path: string, text: string): void => {
 };
 
 /** A kit with the scripts branded as pnpm package does, a fake Mac (PATH) and a fake home. */
-function world(options: { root: boolean; console?: string; programWorks?: boolean; installed?: boolean }) {
+function world(options: { root: boolean; console?: string; programWorks?: boolean; installed?: boolean; agentAtLogin?: boolean }) {
   const w = mkdtempSync(join(dir, 'w-'));
   const home = join(w, 'Users', 'alice');
   const dest = join(home, 'Library', 'Application Support', 'acme-audio');
@@ -36,7 +36,7 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
   const bin = join(w, 'bin');
   const log = join(w, 'calls.log');
   for (const d of [dest, scripts, bin]) mkdirSync(d, { recursive: true });
-  const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: 'https://licenses.acme.example/functions/v1', product: 'Acme Licenses', company: 'Acme Audio' }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
+  const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: 'https://licenses.acme.example/functions/v1', product: 'Acme Licenses', company: 'Acme Audio', agentAtLogin: options.agentAtLogin === true }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
   for (const f of ['preinstall', 'postinstall', 'common.sh']) writeFileSync(join(scripts, f), brand(f, readFileSync(join(KIT, 'scripts', f), 'utf8'), values), { mode: 0o755 });
   // The macOS commands, recorded; sudo and launchctl asuser run what they were given.
   exe(join(bin, 'id'), `#!/bin/sh\necho "id $*" >> "${log}"\nif [ "$1" = -u ] && [ $# -eq 1 ]; then echo ${options.root ? 0 : 501}; else echo 501; fi\n`);
@@ -71,8 +71,22 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
 }
 
 describe('macOS installer scripts (macOS commands recorded)', () => {
-  it('a per-user install: preinstall stops the installed agent, postinstall saves the address, registers the LaunchAgent and waits for it', async () => {
+  it('by default no resident agent: preinstall stops and unregisters the installed one, postinstall saves the address and registers nothing', async () => {
     const w = world({ root: false });
+    expect((await w.run('preinstall')).code).toBe(0);
+    const post = await w.run('postinstall');
+    expect(post.code, post.stderr).toBe(0);
+    expect(w.calls().filter((c) => c.startsWith('program '))).toEqual([
+      'program --app acme-audio agent uninstall',
+      'program --app acme-audio agent stop',
+      'program --version',
+      'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
+      'program --app acme-audio agent stop',
+    ]);
+  });
+
+  it('packaged with --agent-at-login: preinstall stops the installed agent, postinstall saves the address, registers the LaunchAgent and waits for it', async () => {
+    const w = world({ root: false, agentAtLogin: true });
     expect((await w.run('preinstall')).code).toBe(0);
     const post = await w.run('postinstall');
     expect(post.code, post.stderr).toBe(0);
@@ -91,7 +105,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
   });
 
   it('an install run as root acts for the user at the console (launchctl asuser, sudo -u)', async () => {
-    const w = world({ root: true, console: 'alice' });
+    const w = world({ root: true, console: 'alice', agentAtLogin: true });
     expect((await w.run('postinstall')).code).toBe(0);
     const calls = w.calls();
     expect(calls).toContain('stat -f%Su /dev/console');
@@ -100,7 +114,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
   });
 
   it('as root with nobody at the console: says the agent starts at the next login, and does not fail', async () => {
-    const w = world({ root: true, console: 'root' });
+    const w = world({ root: true, console: 'root', agentAtLogin: true });
     const post = await w.run('postinstall');
     expect(post.code).toBe(0);
     expect(post.stderr).toContain('no user is logged in at the console; the agent starts at the next login');

@@ -452,7 +452,7 @@ const silently = async (program, args = []) => finished(winSpawn(program, ['/S',
 const PRODUCT = 'Acme "Licenses" $INSTDIR 100%';
 const COMPANY = "Acme $(^Name) Audio's";
 await check('shipping: pnpm package builds the Windows executable and its installer (makensis), no Node needed on the target', async () => {
-  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--out', release], { encoding: 'utf8', env: baseEnv });
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--out', release], { encoding: 'utf8', env: baseEnv });
   expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
   const manifest = JSON.parse(readFileSync(join(release, 'manifest.json'), 'utf8'));
   exeFile = join(release, manifest.targets[0].file);

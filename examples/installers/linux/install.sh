@@ -1,12 +1,14 @@
 #!/bin/sh
 # @PRODUCT@ @VERSION@: installs the license agent for this user only (no administrator rights).
 #
-#   ./install.sh [--base-url URL]
+#   ./install.sh [--base-url URL] [--agent-at-login | --no-agent-at-login]
 #
-# Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/, writes the service
-# base URL into config.json (never a token), and registers a systemd --user unit that starts the
-# agent at login. Run a newer one over an older one to upgrade: licenses are kept. Run it as the
-# user who uses it, never with sudo.
+# Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/ and writes the service
+# base URL into config.json (never a token). No agent stays resident: plugins and the program start
+# it when they need it, and it exits when idle. With --agent-at-login (the default when the vendor
+# packaged with pnpm package --agent-at-login) it registers a systemd --user unit that runs the
+# agent from login instead. Run a newer one over an older one to upgrade: licenses are kept. Run
+# it as the user who uses it, never with sudo.
 #
 # pnpm package fills in the @…@ values of this example (packaging/src/installers.mjs); a vendor
 # may change anything else.
@@ -18,6 +20,7 @@ APP=@APP@
 BASE_URL=@BASE_URL@
 PRODUCT=@PRODUCT@
 VENDOR_DIR=@VENDOR_DIR@
+AGENT_AT_LOGIN=@AGENT_AT_LOGIN@
 
 # @include shared.sh
 
@@ -25,6 +28,8 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --base-url) [ $# -ge 2 ] || fail "--base-url needs a URL"; BASE_URL=$2; shift 2 ;;
     --base-url=*) BASE_URL=${1#--base-url=}; shift ;;
+    --agent-at-login) AGENT_AT_LOGIN=yes; shift ;;
+    --no-agent-at-login) AGENT_AT_LOGIN=no; shift ;;
     -h | --help) usage; exit 0 ;;
     *) fail "unknown option '$1' (see $0 --help)" ;;
   esac
@@ -81,8 +86,12 @@ mv -f -- "$NEW" "$EXE" || { discard; fail "could not replace $EXE. The previous 
 mv -f -- "$UNINSTALL_NEW" "$LIB/uninstall.sh" || { discard; fail "could not put uninstall.sh into $LIB; run this installer again."; }
 ln -sf -- "$EXE" "$BIN/$NAME" || fail "could not link $BIN/$NAME to $EXE; run this installer again."
 
-# 5. The systemd --user unit, enabled and started.
-if out=$("$EXE" "$@" agent install 2>&1); then
+# 5. No resident agent by default: plugins and the program start it on demand. A unit an earlier
+# install registered is removed (the agent was stopped above). At login only when asked.
+if [ "$AGENT_AT_LOGIN" != yes ]; then
+  "$EXE" "$@" agent uninstall >/dev/null 2>&1 || true
+  say "$PRODUCT is installed. Its license agent starts when a plugin or $NAME needs it, and stops when idle."
+elif out=$("$EXE" "$@" agent install 2>&1); then
   i=0
   while [ $i -lt 50 ] && ! "$EXE" "$@" agent status >/dev/null 2>&1; do
     sleep 0.2

@@ -168,25 +168,31 @@ Section "Install"
     !insertmacro Fail "${PRODUCT} could not be put in place in $INSTDIR. The previous install is unchanged; run the installer again."
   ${EndIf}
 
-  ; 4. The old agent stops (its task, then any agent process left), the new one is registered
-  ; as a logon task and started.
+  ; 4. The old agent stops, however it was started (its task, a plugin, the program): asked over
+  ; its pipe first (`agent stop`: it finishes what it is doing), then any agent process left (an
+  ; older one, one that does not answer). No agent stays resident by default: plugins and the
+  ; program start it when they need it. A logon task only when the vendor packaged with
+  ; --agent-at-login.
   !insertmacro Program "agent uninstall"
+  !insertmacro Program "agent stop"
   nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
   Pop $0
   Pop $1
-  !insertmacro Program "agent install"
-  ; Task Scheduler starts it within a second or two; plugins wait for it meanwhile.
-  !insertmacro WaitForAgent 8
-  ${If} $0 != 0
-    ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
-    ; the task start one after all, that second agent finds the pipe served and exits. It stays
-    ; (--idle-exit-minutes 0), as the task's would: plugins cannot start an agent yet.
-    ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run --idle-exit-minutes 0' SW_HIDE
-    !insertmacro WaitForAgent 50
-  ${EndIf}
-  ${If} $0 != 0
-    DetailPrint "The license agent did not answer yet; it starts at your next sign-in."
-  ${EndIf}
+  !if "${AGENT_AT_LOGIN}" == "yes"
+    !insertmacro Program "agent install"
+    ; Task Scheduler starts it within a second or two; plugins wait for it meanwhile.
+    !insertmacro WaitForAgent 8
+    ${If} $0 != 0
+      ; The logon task did not start it now (Task Scheduler off, or Wine): start it directly. Should
+      ; the task start one after all, that second agent finds the pipe served and exits. It stays
+      ; (--idle-exit-minutes 0), as the task's would: the vendor asked for a resident agent.
+      ExecShell "open" "${PROGRAM}" '${APP_ARGS} agent run --idle-exit-minutes 0' SW_HIDE
+      !insertmacro WaitForAgent 50
+    ${EndIf}
+    ${If} $0 != 0
+      DetailPrint "The license agent did not answer yet; it starts at your next sign-in."
+    ${EndIf}
+  !endif
 
   ; 5. The uninstaller, and the entry in Settings > Apps (per user).
   WriteUninstaller "$INSTDIR\uninstall.exe"
@@ -231,7 +237,9 @@ Section "-un.Remove"
   StrCpy $4 $1
   !insertmacro Program "config path --folder cache"
   StrCpy $5 $1
+  ; The agent stops, however it was started: asked over its pipe, then whatever is left.
   !insertmacro Program "agent uninstall"
+  !insertmacro Program "agent stop"
   nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
   Pop $0
   Pop $1

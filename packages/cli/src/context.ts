@@ -9,16 +9,6 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 /** The longest a command waits for an agent it started to answer on its socket. */
 export const AGENT_START_WAIT_MS = 10_000;
 
-/** Whether a process of ours is still there (a started agent that lost the race exits). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** What the deadline's messages name: the setting that raises it. */
 export const TIMEOUT_VARIABLE = 'PLUGIN_LICENSE_TIMEOUT';
 
@@ -171,7 +161,7 @@ export class Context {
    */
   async agent(connectTimeoutMs = 1000, options: { start?: boolean } = {}): Promise<AgentClient | undefined> {
     // Loaded here: most commands never talk to the agent.
-    const { AgentClient, isAgentError, startAgentDetached } = await import('@plugin-license/agent');
+    const { AgentClient, isAgentError, startAgentDetached, waitForStartedAgent } = await import('@plugin-license/agent');
     const socketPath = await this.socketPath();
     const namespace = this.inspectionConfig.namespace.value;
     const connect = async (): Promise<AgentClient | undefined> => {
@@ -190,16 +180,7 @@ export class Context {
     if ('off' in start) return undefined;
     const pid = startAgentDetached({ command: start.command, namespace, socketPath, env: start.env });
     if (pid === undefined) return undefined;
-    // The agent's output is never waited on: its socket is. A starter that lost the race exits
-    // only once the winner listens, so its exit with no answer means no agent will come.
-    const until = Date.now() + Math.min(AGENT_START_WAIT_MS, this.deadline.remainingMs());
-    for (let i = 0; i < 1000 && Date.now() < until && !this.signal.aborted; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const client = await connect();
-      if (client !== undefined) return client;
-      if (!alive(pid)) return connect();
-    }
-    return undefined;
+    return waitForStartedAgent({ pid, connect, timeoutMs: Math.min(AGENT_START_WAIT_MS, this.deadline.remainingMs()), signal: this.signal });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { dirname, join } from 'node:path';
 import { AGENT_START_INTERVAL_MS, resolveAgentConfig, startAgentDetached } from '@plugin-license/agent';
@@ -7,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Context } from '../src/context.js';
 import { Output } from '../src/output.js';
 import { CLI, cli, envFor, useCliService } from './helpers.js';
+import { bearer, session, startManager } from './manager-helpers.js';
 
 const { service } = useCliService();
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -57,6 +59,25 @@ async function until(predicate: () => boolean): Promise<void> {
   expect(predicate()).toBe(true);
 }
 
+/** The first state the page's live view sends. */
+function firstState(port: number, headers: Record<string, string>): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = get({ host: '127.0.0.1', port, path: '/api/events', headers: { ...headers, host: `127.0.0.1:${port}`, origin: `http://127.0.0.1:${port}` } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => {
+        text += d;
+        const m = /event: state\ndata: (.*)\n\n/.exec(text);
+        if (m) {
+          req.destroy();
+          resolve(JSON.parse(m[1]!));
+        }
+      });
+      res.once('end', () => reject(new Error(`the live view ended without a state (${res.statusCode}): ${text}`)));
+    });
+    req.once('error', reject);
+  });
+}
+
 function context(env: Record<string, string | undefined>, options = {}): Context {
   const streams = { stdout: new PassThrough(), stderr: new PassThrough(), env } as unknown as ConstructorParameters<typeof Output>[0];
   return new Context(new Output(streams, { json: true, color: false, debug: false }), options, env);
@@ -86,6 +107,35 @@ describe('the CLI starts the agent on demand', () => {
     const stopped = await cli(['--json', 'agent', 'stop'], env);
     expect(stopped.code, stopped.stderr).toBe(0);
     await until(() => agentsOf(run).length === 0);
+  }, 60_000);
+
+  it('five commands at once on a stale socket (its agent was SIGKILLed) end with one agent, each answered, rounds', async () => {
+    const { env, run, socket } = onDemandEnv(1);
+    for (let round = 0; round < 2; round++) {
+      const first = await cli(['--json', 'agent', 'list'], env);
+      expect(first.code, first.stderr).toBe(0);
+      await until(() => agentsOf(run).length === 1);
+      process.kill(agentsOf(run)[0]!, 'SIGKILL');
+      await until(() => agentsOf(run).length === 0);
+      expect(lstatSync(socket).isSocket()).toBe(true); // left behind, nobody listens
+      const runs = await Promise.all(Array.from({ length: 5 }, () => cli(['--json', 'agent', 'list'], env)));
+      for (const r of runs) expect(r.code, r.stderr).toBe(0);
+      await until(() => agentsOf(run).length === 1);
+      const stopped = await cli(['--json', 'agent', 'stop'], env);
+      expect(stopped.code, stopped.stderr).toBe(0);
+      await until(() => agentsOf(run).length === 0);
+    }
+  }, 90_000);
+
+  it('the manager with no agent running starts one and waits for it: the first page already shows it running', async () => {
+    const { env, run } = onDemandEnv(1);
+    const manager = await startManager(env as Record<string, string>, ['--no-open']);
+    cleanups.push(async () => void (await manager.stop()));
+    // The url is printed only once the first look for the agent is over: no 2 s retry needed.
+    expect(agentsOf(run)).toHaveLength(1);
+    const s = await session(manager);
+    const state = await firstState(manager.port, bearer(s));
+    expect(state).toMatchObject({ agent: { running: true, protocol: 1 } });
   }, 60_000);
 
   it('the agent runs detached: its own session, the home as working folder, no inherited descriptors, no Node run-time variables', async () => {

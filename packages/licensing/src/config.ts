@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkProxyUrl } from '@plugin-license/api';
+import { chooseAppGroup } from './app-group.js';
 import { LicenseError } from './errors.js';
 import { chooseNamespace, executableInfo } from './executable.js';
 import { normalizeBaseUrl } from './input.js';
 import { parsePublicKeys } from './offline-format.js';
 import { resolveNamespace, resolvePaths, type LicensePaths } from './paths.js';
+
+export { APP_GROUP_PATTERN, checkAppGroup } from './app-group.js';
 
 /** Where a configuration value came from, in order of precedence (`executable`: baked in by `pnpm package`). */
 export type ConfigSource = 'flag' | 'environment' | 'config file' | 'executable' | 'default';
@@ -116,7 +119,7 @@ function resolveFrom(
   const namespace = chooseNamespace(flags.app, env);
   const home = pick(flags.home, env.PLUGIN_LICENSE_HOME, undefined);
   const ns = resolveNamespace(namespace.value, env);
-  const paths = resolvePaths({ namespace: ns, ...(home === undefined ? {} : { home: home.value }) });
+  const paths = resolvePaths({ namespace: ns, env, ...(home === undefined ? {} : { home: home.value }) });
   const configFile = join(paths.config, 'config.json');
   const { file, found } = read(configFile);
 
@@ -141,9 +144,7 @@ function resolveFrom(
       throw new LicenseError('invalid_argument', (e as Error).message, { cause: e });
     }
   }
-  const bakedGroup = executableInfo()?.appGroup;
-  const appGroup = pick(undefined, env.PLUGIN_LICENSE_APP_GROUP, str(file, 'app_group', configFile)) ?? (bakedGroup === undefined ? { value: undefined, source: 'default' as const } : { value: bakedGroup, source: 'executable' as const });
-  if (appGroup.value !== undefined) checkAppGroup(appGroup.value, appGroup.source === 'environment' ? 'PLUGIN_LICENSE_APP_GROUP' : appGroup.source === 'executable' ? 'the app group built into this program' : `"app_group" in ${configFile}`);
+  const appGroup: ConfigValue<string | undefined> = chooseAppGroup(env, file.app_group, configFile);
   const keys = file.offline_public_keys;
   const offlinePublicKeys: ConfigValue<string[]> = keys === undefined ? { value: [], source: 'default' } : { value: keys as string[], source: 'config file' };
   if (keys !== undefined) parsePublicKeys(keys as string[], `"offline_public_keys" in ${configFile}`);
@@ -166,16 +167,6 @@ function resolveFrom(
     configFileFound: found,
     file,
   };
-}
-
-/** An app group id as Apple's entitlement names it: `TEAMID.group.name` (macOS), letters, digits, `.` and `-`. */
-export const APP_GROUP_PATTERN = /^[A-Za-z0-9][A-Za-z0-9.-]{2,127}$/;
-
-/** Throws `invalid_argument` for an app group that can't be a folder name of Group Containers. */
-export function checkAppGroup(group: string, where: string): void {
-  if (!APP_GROUP_PATTERN.test(group)) {
-    throw new LicenseError('invalid_argument', `${where} must be an app group id such as ABCDE12345.com.acme.audio (letters, digits, . and -), got ${JSON.stringify(group.slice(0, 80))}`);
-  }
 }
 
 /**

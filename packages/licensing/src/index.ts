@@ -14,15 +14,19 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { resolvePaths, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export { judgeTicket, encodeTicket, ticketOf, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
+export { acquireFileLock } from './file-lock.js';
+export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';
 export { ticketKeyOf, normalizeRawId } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
-export { APP_GROUP_PATTERN, checkAppGroup, resolveConfig } from './config.js';
+export { APP_GROUP_PATTERN, checkAppGroup, chooseAppGroup } from './app-group.js';
+export type { AppGroupSource } from './app-group.js';
+export { resolveConfig } from './config.js';
 export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig, ResolveOptions } from './config.js';
 export {
   createOfflineRequest,

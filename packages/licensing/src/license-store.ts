@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { lock, lockSync } from 'proper-lockfile';
+import { lockSync } from 'proper-lockfile';
 import {
   probeWritable,
   encodeCache,
@@ -18,6 +17,7 @@ import {
   type StoredLicense,
 } from './cache-file.js';
 import { LicenseError } from './errors.js';
+import { acquireFileLock } from './file-lock.js';
 import { readIntents, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
 import type { MachineIdentity } from './machine-id.js';
 import { cacheFilePath, ticketPath, type PathOptions } from './paths.js';
@@ -262,7 +262,7 @@ export class LicenseStore {
     let release: () => Promise<void>;
     try {
       await ensureDir(dirname(this.file));
-      release = await this.#acquire();
+      release = await acquireFileLock(this.file, { lockPath: this.lockPath, staleMs: this.#staleMs });
     } catch (e) {
       throw ioError(e, this.file, `could not lock the license cache ${this.file}`, 'check that the folder is writable');
     }
@@ -273,23 +273,6 @@ export class LicenseStore {
       throw ioError(e, this.file, `could not update the license cache ${this.file}`, 'check free space and permissions');
     } finally {
       await release().catch(() => undefined);
-    }
-  }
-
-  /**
-   * Takes the cross-process lock, waiting only while another holder has it (a holder that died
-   * is taken over after the stale time). Any other failure (a read-only or full disk, no
-   * permission) is final at once: waiting would not fix it.
-   */
-  async #acquire(): Promise<() => Promise<void>> {
-    const deadline = Date.now() + this.#staleMs * 2 + 2000;
-    for (let wait = 5; ; wait = Math.min(100, wait * 1.5)) {
-      try {
-        return await lock(this.file, { realpath: false, lockfilePath: this.lockPath, stale: this.#staleMs, retries: 0, onCompromised: () => undefined });
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() >= deadline) throw e;
-      }
-      await sleep(Math.round(wait * (0.5 + Math.random() / 2)));
     }
   }
 

@@ -1,6 +1,9 @@
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import os from 'node:os';
+import { join, posix, resolve } from 'node:path';
 import envPaths from 'env-paths';
+import { chooseAppGroup } from './app-group.js';
 import { LicenseError } from './errors.js';
 import { chooseNamespace } from './executable.js';
 
@@ -15,6 +18,15 @@ export interface PathOptions {
   namespace?: string;
   /** One root folder for everything (default `PLUGIN_LICENSE_HOME`, else the per-OS folders). */
   home?: string;
+  /**
+   * The environment read for `PLUGIN_LICENSE_HOME` and `PLUGIN_LICENSE_APP_GROUP` (default
+   * `process.env`).
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** The OS whose folders are meant (default this one): tests of another OS's rule. */
+  platform?: NodeJS.Platform;
+  /** The user's home folder (default `os.homedir()`); used for macOS's folders. */
+  homedir?: string;
 }
 
 export interface LicensePaths {
@@ -40,19 +52,101 @@ export function resolveNamespace(namespace?: string, env: Readonly<Record<string
  * Where this namespace keeps its files: under `home` (or `PLUGIN_LICENSE_HOME`) as
  * `config/`, `data/`, `cache/`, `log/`; otherwise the per-OS folders of env-paths
  * (`~/.local/share/plugin-license`, `~/Library/Application Support/plugin-license`, `%LOCALAPPDATA%\plugin-license\Data`, ...).
+ * On macOS with an app group (see `chooseAppGroup`: `PLUGIN_LICENSE_APP_GROUP`, `"app_group"` of
+ * `config.json`, or baked into the executable), the whole data folder (caches, tickets, offline
+ * records, intents) is `~/Library/Group Containers/GROUP/APP`, where a sandboxed plugin of the
+ * vendor's team can read its ticket; what an earlier install kept in `~/Library/Application
+ * Support/APP` is moved there the first time (see {@link moveDataIntoGroup}). Config, cache and
+ * log folders stay where they are.
  *
  * @example
  * resolvePaths({ namespace: 'acme-audio' }).data; // e.g. /home/me/.local/share/acme-audio
  */
 export function resolvePaths(options: PathOptions = {}): LicensePaths {
   const namespace = resolveNamespace(options.namespace);
-  const home = options.home ?? nonEmpty(process.env.PLUGIN_LICENSE_HOME);
+  const env = options.env ?? process.env;
+  const home = options.home ?? nonEmpty(env.PLUGIN_LICENSE_HOME);
   if (home !== undefined) {
     const root = resolve(home);
     return { config: join(root, 'config'), data: join(root, 'data'), cache: join(root, 'cache'), log: join(root, 'log') };
   }
-  const p = envPaths(namespace, { suffix: '' });
-  return { config: p.config, data: p.data, cache: p.cache, log: p.log };
+  if ((options.platform ?? process.platform) !== 'darwin') {
+    const p = envPaths(namespace, { suffix: '' });
+    return { config: p.config, data: p.data, cache: p.cache, log: p.log };
+  }
+  // macOS, as env-paths names them, spelled here so the rule is testable on any OS.
+  const library = posix.join(options.homedir ?? os.homedir(), 'Library');
+  const paths = {
+    config: posix.join(library, 'Preferences', namespace),
+    data: posix.join(library, 'Application Support', namespace),
+    cache: posix.join(library, 'Caches', namespace),
+    log: posix.join(library, 'Logs', namespace),
+  };
+  const configFile = posix.join(paths.config, 'config.json');
+  const group = chooseAppGroup(env, appGroupInFile(configFile), configFile).value;
+  if (group === undefined) return paths;
+  const data = posix.join(library, 'Group Containers', group, namespace);
+  moveDataIntoGroup(paths.data, data);
+  return { ...paths, data };
+}
+
+/** The config file's `"app_group"`; a file that can't be read or parsed counts as none here (`resolveConfig` reports it). */
+function appGroupInFile(configFile: string): unknown {
+  try {
+    const json = JSON.parse(readFileSync(configFile, 'utf8').replace(/^\uFEFF/, '')) as unknown;
+    return typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>).app_group : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const moved = new Set<string>();
+
+/**
+ * Moves what an earlier install kept in the data folder without an app group (`from`) into the
+ * group container's (`to`), once per process: each entry (`licenses/`, `tickets/`, `offline/`,
+ * `machine-secret`, intents) is renamed as a whole, atomically, and only when `to` has no entry of
+ * that name yet; an entry already there is kept and the old one left in place (nothing is
+ * overwritten or deleted). Sockets and locks are not data and stay. A process that cannot move
+ * (a sandboxed one, a read-only folder) leaves everything as it is: the next one that can, does.
+ *
+ * @example
+ * moveDataIntoGroup('/Users/me/Library/Application Support/acme', '/Users/me/Library/Group Containers/ABCDE12345.acme/acme');
+ */
+export function moveDataIntoGroup(from: string, to: string): void {
+  const key = `${from}\0${to}`;
+  if (moved.has(key)) return;
+  let names: string[];
+  try {
+    names = readdirSync(from);
+  } catch {
+    moved.add(key); // nothing there (a fresh install), or not ours to read
+    return;
+  }
+  try {
+    mkdirSync(to, { recursive: true, mode: 0o700 });
+    for (const name of names) {
+      const source = join(from, name);
+      if (name.endsWith('.lock') || lstatSync(source).isSocket() || exists(join(to, name))) continue;
+      try {
+        renameSync(source, join(to, name));
+      } catch {
+        // moved by another process meanwhile, or not movable: left where it is
+      }
+    }
+    moved.add(key);
+  } catch {
+    // the container cannot be made here (a sandbox): another process will move it
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The folder holding one cache file per project. */

@@ -91,10 +91,10 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   };
   const socketPath = await ctx.socketPath();
   const { startAgentDetached } = await import('@plugin-license/agent');
-  const startAgent = (): void =>
-    void ctx.agentStart().then((start) => {
-      if (!('off' in start)) startAgentDetached({ command: start.command, namespace, socketPath, env: start.env });
-    });
+  const startAgent = async (): Promise<number | undefined> => {
+    const start = await ctx.agentStart();
+    return 'off' in start ? undefined : startAgentDetached({ command: start.command, namespace, socketPath, env: start.env });
+  };
   const link = new AgentLink(socketPath, namespace, changed, startAgent);
 
   // One client of the service for the online computer's steps, made when first needed.

@@ -1,4 +1,4 @@
-import { AgentClient, AgentError, isAgentError, toWireState, type LicenseState, type LicenseStateWire } from '@plugin-license/agent';
+import { AgentClient, AgentError, isAgentError, toWireState, waitForStartedAgent, type LicenseState, type LicenseStateWire } from '@plugin-license/agent';
 
 /** What the page knows of the agent. */
 export type AgentView = { running: true; agent: string; protocol: number } | { running: false; problem: string };
@@ -6,9 +6,13 @@ export type AgentView = { running: true; agent: string; protocol: number } | { r
 /** How often the manager looks again for an agent that is not running (it may be started meanwhile). */
 export const AGENT_RETRY_MS = 2000;
 
+/** The longest the manager waits for an agent it started to answer (then it looks again every AGENT_RETRY_MS). */
+export const AGENT_START_WAIT_MS = 10_000;
+
 /**
- * The manager's one connection to the agent: connected when it can be, looked for again every
- * AGENT_RETRY_MS when not, subscribed to every license, so the view it keeps is what the agent
+ * The manager's one connection to the agent: connected when it can be (an agent it started on
+ * demand is waited for on its socket at once, so the first page shows its state), looked for
+ * again every AGENT_RETRY_MS when not, subscribed to every license, so the view it keeps is what the agent
  * holds now. `changed` is called after every change of that view.
  */
 export class AgentLink {
@@ -19,6 +23,7 @@ export class AgentLink {
   /** The attempt under way: an action and the retry timer that both ask wait for the same one. */
   #connecting: Promise<void> | undefined;
   #closed = false;
+  readonly #closing = new AbortController();
   /** Why the last attempt could not connect, when it was refused before a byte was sent (another user's socket path). */
   #refused: AgentError | undefined;
 
@@ -26,8 +31,8 @@ export class AgentLink {
     readonly socketPath: string,
     readonly namespace: string,
     private readonly changed: () => void,
-    /** Starts the agent on demand when none answers (limited to once per 30 s by the starter). */
-    private readonly start?: () => void,
+    /** Starts the agent on demand when none answers (limited to once per 30 s by the starter): its pid, or undefined when none was started. */
+    private readonly start?: () => Promise<number | undefined>,
   ) {}
 
   get view(): AgentView {
@@ -60,13 +65,15 @@ export class AgentLink {
     clearTimeout(this.#retry);
     let client: AgentClient;
     try {
-      // An activation waits on the service (the agent's own time-out is shorter than this).
-      client = await AgentClient.connect({ socketPath: this.socketPath, namespace: this.namespace, connectTimeoutMs: 1000, requestTimeoutMs: 30_000, reconnect: false, clientName: 'license-manager' });
+      client = await this.#open();
     } catch (err) {
       this.#refused = isAgentError(err) && err.code === 'socket_dir_unsafe' ? err : undefined;
-      if (isAgentError(err) && err.code === 'not_running') this.start?.();
-      this.#down(isAgentError(err) ? err.message : String(err));
-      return;
+      const started = isAgentError(err) && err.code === 'not_running' ? await this.#started() : undefined;
+      if (started === undefined) {
+        this.#down(isAgentError(err) ? err.message : String(err));
+        return;
+      }
+      client = started;
     }
     this.#refused = undefined;
     if (this.#closed) {
@@ -97,6 +104,18 @@ export class AgentLink {
     }
   }
 
+  #open(): Promise<AgentClient> {
+    // An activation waits on the service (the agent's own time-out is shorter than this).
+    return AgentClient.connect({ socketPath: this.socketPath, namespace: this.namespace, connectTimeoutMs: 1000, requestTimeoutMs: 30_000, reconnect: false, clientName: 'license-manager' });
+  }
+
+  /** Starts the agent on demand and waits for it on its socket (bounded); undefined when none came. */
+  async #started(): Promise<AgentClient | undefined> {
+    const pid = await this.start?.().catch(() => undefined);
+    if (pid === undefined || this.#closed) return undefined;
+    return waitForStartedAgent({ pid, connect: () => this.#open().catch(() => undefined), timeoutMs: AGENT_START_WAIT_MS, signal: this.#closing.signal });
+  }
+
   /** Records a state the agent answered an action with (the subscription brings it too, maybe later). */
   record(state: LicenseState): LicenseStateWire {
     const wire = toWireState(state);
@@ -118,6 +137,7 @@ export class AgentLink {
 
   close(): void {
     this.#closed = true;
+    this.#closing.abort();
     clearTimeout(this.#retry);
     this.#client?.close();
     this.#client = undefined;
