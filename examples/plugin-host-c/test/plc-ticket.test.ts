@@ -267,7 +267,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       expect(check()).toMatchObject({ code: 3, json: { verdict: 'none', reason: null } });
     });
 
-    it('the ticket the library writes at activation is valid to plc, with this machine\'s real id; deactivated: none', async () => {
+    it('the ticket the library writes at activation is valid to plc, with this machine\'s real id; deactivated: not_activated', async () => {
       const code = await generateCode(emulator);
       const state = await license.activate(code);
       expect(state.valid).toBe(true);
@@ -275,12 +275,12 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       expect(r.json).toMatchObject({ verdict: 'valid', reason: null, source: 'online', path: ticketPath({ home, namespace: 'acme-audio' }, emulator.projectId) });
       expect(r.code).toBe(0);
       expect(r.out).not.toContain(code);
-      // The library removes a deactivated project's state and its ticket with it (no stale ticket):
-      // the plugin is back to "ask the agent", which answers not_activated.
+      // Deactivated: the library removes the state and the ticket says not_activated (as the agent
+      // would), so the plugin knows without the agent.
       await license.deactivate();
       const after = check();
-      expect(after.json).toMatchObject({ verdict: 'none', reason: null });
-      expect(after.code).toBe(3);
+      expect(after.json).toMatchObject({ verdict: 'not_licensed', reason: 'not_activated', code_hint: null });
+      expect(after.code).toBe(1);
     });
   });
 });

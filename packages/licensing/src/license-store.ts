@@ -154,8 +154,10 @@ export class LicenseStore {
     let license: StoredLicense | null = current;
     let ticketError: LicenseError | undefined;
     if (next === null) {
-      // The ticket goes first: killed in between, no valid ticket outlives the state.
-      ticketError = await this.#putTicket(null);
+      // Deactivated or released: the ticket says "not activated" (what the agent answers for a
+      // project with no state), so a plugin knows it without the agent instead of playing through
+      // an unknown. It goes first: killed in between, no valid ticket outlives the state.
+      ticketError = await this.#putTicket(this.#ticket ? ticketOf(null, this.#ticket.context()) : null);
       if (current !== null) await removeFileDurably(this.file);
       license = null;
     } else if (next !== undefined) {

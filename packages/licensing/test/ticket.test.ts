@@ -152,7 +152,7 @@ describe('every write of the state writes the ticket', () => {
     expect(fields()).toMatchObject({ valid: true, source: 'cache', valid_until: first + 2 * 86_400, issued_at: s(env.clock.now()) });
   });
 
-  it('a revocation writes an invalid ticket (valid_until = issued_at); a deactivation removes it', async () => {
+  it('a revocation writes an invalid ticket (valid_until = issued_at); a deactivation writes not_activated', async () => {
     const code = await env.service.code();
     const l = license();
     await l.activate(code);
@@ -166,8 +166,8 @@ describe('every write of the state writes the ticket', () => {
     await l.activate(code2);
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     await l.deactivate();
-    expect(existsSync(file())).toBe(false);
-    expect(verdictOf(judge())).toEqual({ verdict: 'none', reason: null });
+    expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'not_activated' });
+    expect(fields()).toMatchObject({ valid: false, code_hint: null, valid_until: fields().issued_at });
   });
 
   it('a clock found tampered writes clock_tampered; the next online success writes valid again', async () => {
@@ -193,7 +193,7 @@ describe('every write of the state writes the ticket', () => {
     expect(existsSync(dirname(file()))).toBe(false);
   });
 
-  it('offline import writes a ticket valid until the activation ends; release removes it', async () => {
+  it('offline import writes a ticket valid until the activation ends; release makes it not_activated', async () => {
     const code = await env.service.code(2);
     const at = { home: env.home.dir, namespace: APP, rawMachineIdProvider: () => RAW_A, now: env.clock.now };
     const request = await createOfflineRequest({ projectId: env.service.emulator.projectId, code, ...at });
@@ -202,7 +202,7 @@ describe('every write of the state writes the ticket', () => {
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     expect(fields()).toMatchObject({ source: 'offline', valid_until: s(Date.parse(response.valid_until)) });
     await releaseOffline({ projectId: env.service.emulator.projectId, ...at });
-    expect(existsSync(file())).toBe(false);
+    expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'not_activated' });
   });
 
   it('a cache edited by hand: the ticket says cache_invalid at the next read', async () => {
@@ -246,10 +246,10 @@ describe('every write of the state writes the ticket', () => {
     } finally {
       ro.undo();
     }
-    // Once writable, the next write repairs it: a re-activation, then a deactivation removes it.
+    // Once writable, the next write repairs it: a re-activation, then a deactivation makes it not_activated.
     await l.activate(code);
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
     await l.deactivate();
-    expect(existsSync(file())).toBe(false);
+    expect(verdictOf(judge())).toEqual({ verdict: 'not_licensed', reason: 'not_activated' });
   });
 });
