@@ -8,12 +8,12 @@
 // XML, and the rename-while-reading race. Prints `N passed, N failed` as its last line; exits 1
 // when anything failed. Wine's own limits are worked around here only, each where it is done.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -90,7 +90,11 @@ run(wine, ['winecfg', '-v', 'win10'], { env: wineEnv });
 const cBuild = join(tmp, 'c');
 run('make', ['-s', '-C', join(root, 'examples/plugin-host-c'), 'windows', `BUILD=${cBuild}`]);
 const plcCheck = join(cBuild, 'windows', 'plc-check.exe');
+const plcTicket = join(cBuild, 'windows', 'plc-ticket.exe');
 const hostExample = join(cBuild, 'windows', 'host-example.exe');
+// plc's agent start and its one quoting function (static: the probe includes plc.c).
+const argvProbe = join(cBuild, 'windows', 'argv-probe.exe');
+run('x86_64-w64-mingw32-gcc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', '-municode', `-I${join(root, 'plugin/plugin_license/plc')}`, join(here, 'argv-probe.c'), '-o', argvProbe]);
 
 // Wine limit: Wine 8 shows pnpm's symbolic links as plain folders, so Windows Node cannot resolve
 // workspace dependencies. The agent and the CLI run from their self-contained bundles; the race
@@ -114,6 +118,7 @@ log(`set-up took ${setupSeconds.toFixed(1)} s`);
 // ------------------------------------------------------------------------------------ processes
 
 const winPath = (p) => `Z:${p.replace(/\//g, '\\')}`;
+const wineUser = process.env.USER || 'root';
 const agentBin = winPath(join(root, 'agent/bin/plugin-license-agent.js'));
 const cliBin = winPath(join(root, 'packages/cli/bin/plugin-license.js'));
 const shim = winPath(join(here, 'shim.cjs'));
@@ -172,10 +177,13 @@ async function lineOf(proc, match, timeoutMs = 60_000) {
   }
 }
 
-/** PLC_WINDOWS_ONLY=TEXT runs only the checks whose names contain TEXT (the set-up always runs). */
-const only = process.env.PLC_WINDOWS_ONLY;
+/**
+ * PLC_WINDOWS_ONLY=TEXT runs only the checks whose names contain TEXT, or one of the texts
+ * separated by '|' (the set-up always runs).
+ */
+const only = process.env.PLC_WINDOWS_ONLY?.split('|').filter(Boolean);
 async function check(name, fn) {
-  if (only && !name.includes(only)) return;
+  if (only?.length && !only.some((text) => name.includes(text))) return;
   const t = Date.now();
   try {
     const detail = await fn();
@@ -383,6 +391,168 @@ await check('install for Windows: a logon task in UTF-16LE with a BOM, valid XML
   return path;
 });
 
+// ------------------------------------------------------------------------------------ the ticket
+
+// The library under Windows Node writes the ticket (license-ticket.md); plc reads it as a plugin
+// does (plc_ticket_check: the default path, MachineGuid from the registry), in its own namespace
+// so that nothing above or below is disturbed. No agent: the CLI writes the state itself.
+const TICKET_APP = 'plc-win-ticket';
+const ticketEnv = { ...env, PLUGIN_LICENSE_APP: TICKET_APP, PLUGIN_LICENSE_NO_AUTOSTART: '1' };
+// A home a shell or a quoting rule would trip on: spaces, a quote, '$', non-ASCII.
+const ticketHome = "C:\\users\\Public\\plc ticket $HOME 'q' \u00fc";
+const homeEnv = { ...ticketEnv, PLUGIN_LICENSE_HOME: ticketHome };
+const homeTicket = `${ticketHome}\\data\\tickets\\${projectId.toLowerCase()}.ticket`;
+
+/** plc-ticket.exe PROJECT_ID as a plugin's call would judge it: its JSON line, exit status, time taken. */
+async function judge(judgeEnv) {
+  const t = Date.now();
+  const r = await finished(winSpawn(plcTicket, [projectId], judgeEnv));
+  if (r.stdout.trim() === '') throw new Error(`plc-ticket.exe printed nothing (exit ${r.code}): ${r.stderr.slice(-500)}`);
+  return { ...jsonLine(r.stdout), exit: r.code, ms: Date.now() - t };
+}
+
+const cryptography = 'HKLM\\SOFTWARE\\Microsoft\\Cryptography';
+/** MachineGuid in a registry view (64 or 32), or undefined; kept in memory, never printed. */
+async function machineGuid(view) {
+  const r = await finished(winSpawn('reg', ['query', cryptography, '/v', 'MachineGuid', `/reg:${view}`]));
+  return /MachineGuid\s+REG_SZ\s+(\S+)/.exec(r.stdout)?.[1];
+}
+/** Sets MachineGuid in a registry view, or deletes it (value undefined). */
+async function setMachineGuid(view, value) {
+  const args = value === undefined
+    ? ['delete', cryptography, '/v', 'MachineGuid', `/reg:${view}`, '/f']
+    : ['add', cryptography, '/v', 'MachineGuid', '/t', 'REG_SZ', '/d', value, `/reg:${view}`, '/f'];
+  const r = await finished(winSpawn('reg', args));
+  expectThat(r.code === 0, `reg ${args[0]} /reg:${view} exit ${r.code}: ${r.stderr.trim()}`);
+}
+
+await check('ticket: the CLI under Windows Node writes it (PLUGIN_LICENSE_HOME with spaces, a quote, $ and non-ASCII; else %LOCALAPPDATA%); plc-ticket.exe with neither --file nor --machine-id says valid', async () => {
+  const code = await generate();
+  const paths = [];
+  for (const [where, whereEnv] of [['PLUGIN_LICENSE_HOME', homeEnv], ['%LOCALAPPDATA%', ticketEnv]]) {
+    const r = await finished(winNode([cliBin, '--json', 'activate', code, '--project', projectId], whereEnv));
+    expectThat(r.code === 0 && JSON.parse(r.stdout).license?.valid === true && JSON.parse(r.stdout).via !== 'agent', `${where}: activate exit ${r.code}: ${r.stdout} ${r.stderr}`);
+    const v = await judge(whereEnv);
+    expectThat(v.verdict === 'valid' && v.exit === 0 && v.source === 'online' && existsSync(unixOf(v.path)), `${where}: ${JSON.stringify(v)}`);
+    paths.push(v.path);
+  }
+  expectThat(paths[0] === homeTicket, `under PLUGIN_LICENSE_HOME plc reads ${paths[0]}, the library wrote ${homeTicket}`);
+  expectThat(paths[1].toLowerCase() === `c:\\users\\${wineUser}\\appdata\\local\\${TICKET_APP}\\data\\tickets\\${projectId.toLowerCase()}.ticket`, `under %LOCALAPPDATA% plc reads ${paths[1]}`);
+  return paths.join('; ');
+});
+
+await check("ticket: the library's machine id is HMAC(namespace, MachineGuid of the registry's 64-bit view), and plc keys with that value: another one there is tampered, another one in the 32-bit view changes nothing", async () => {
+  const raw = await machineGuid(64);
+  expectThat(raw !== undefined, `reg query ${cryptography} shows no MachineGuid`);
+  const { getMachineId } = await import(pathToFileURL(join(root, 'packages/licensing/dist/index.js')).href);
+  const expected = await getMachineId({ namespace: TICKET_APP, rawMachineIdProvider: () => raw });
+  const r = await finished(winNode([cliBin, '--json', 'machine-id'], homeEnv));
+  const shown = JSON.parse(r.stdout);
+  expectThat(shown.source === 'os' && shown.machine_id === expected.id, `the library under Wine says ${shown.source} ${shown.machine_id}, MachineGuid derives ${expected.id}`);
+  const view32 = await machineGuid(32);
+  const seen = {};
+  try {
+    await setMachineGuid(64, randomUUID());
+    seen.other64 = await judge(homeEnv);
+    await setMachineGuid(64, raw);
+    await setMachineGuid(32, randomUUID());
+    seen.other32 = await judge(homeEnv);
+  } finally {
+    await setMachineGuid(64, raw);
+    await setMachineGuid(32, view32);
+  }
+  expectThat(seen.other64.verdict === 'tampered' && seen.other64.reason === 'cache_invalid' && seen.other64.exit === 1, `another MachineGuid: ${JSON.stringify(seen.other64)}`);
+  expectThat(seen.other32.verdict === 'valid', `another MachineGuid in the 32-bit view only: ${JSON.stringify(seen.other32)}`);
+  return `${shown.machine_id.slice(0, 10)}…; another MachineGuid: ${seen.other64.problem}`;
+});
+
+await check('ticket: an edited ticket is tampered; a folder at its path is tampered, promptly; put back, valid again', async () => {
+  const file = unixOf(homeTicket);
+  const original = readFileSync(file);
+  const seen = {};
+  try {
+    const text = original.toString('utf8');
+    const edited = text.replace(/"valid_until":(\d)/, (_, d) => `"valid_until":${d === '9' ? '8' : '9'}`);
+    expectThat(edited !== text, `no valid_until in the ticket: ${text.slice(0, 200)}`);
+    writeFileSync(file, edited);
+    seen.edited = await judge(homeEnv);
+    renameSync(file, `${file}.away`);
+    mkdirSync(file);
+    seen.folder = await judge(homeEnv);
+  } finally {
+    if (existsSync(`${file}.away`)) {
+      rmdirSync(file);
+      renameSync(`${file}.away`, file);
+    }
+    writeFileSync(file, original);
+  }
+  seen.back = await judge(homeEnv);
+  expectThat(seen.edited.verdict === 'tampered' && seen.edited.reason === 'cache_invalid' && seen.edited.problem, `edited: ${JSON.stringify(seen.edited)}`);
+  // Promptly: the Wine start of the program included, far from the job's own 90 s limit.
+  expectThat(seen.folder.verdict === 'tampered' && seen.folder.reason === 'cache_invalid' && seen.folder.ms < 15_000, `a folder: ${JSON.stringify(seen.folder)}`);
+  expectThat(seen.back.verdict === 'valid', `put back: ${JSON.stringify(seen.back)}`);
+  return `edited: ${seen.edited.problem}; a folder: ${seen.folder.problem} (${seen.folder.ms} ms with Wine's start)`;
+});
+
+// ------------------------------------------------------------------------------------ the agent start
+
+const STARTED_APP = 'plc-start-probe';
+/** What a program started by plc_start_agent received, written by argv-probe.exe to outFile. */
+async function echoed(outFile, timeoutMs = 30_000) {
+  const until = Date.now() + timeoutMs;
+  for (let i = 0; i < 1000; i++) {
+    try {
+      return JSON.parse(readFileSync(outFile, 'utf8'));
+    } catch {
+      // not there, or not written whole yet
+    }
+    if (Date.now() > until) break;
+    await sleep(100);
+  }
+  throw new Error(`the started program wrote nothing to ${outFile} within ${timeoutMs} ms`);
+}
+
+await check("agent start: quote_windows_arg's table through the C run-time (spaces, tabs, newlines, quotes, backslashes before a quote and at the end, globs, $, %, non-ASCII) reads back as meant", async () => {
+  const r = await finished(winSpawn(argvProbe, ['table']));
+  const lines = r.stdout.trim().split(/\r?\n/).map((l) => JSON.parse(l));
+  const rows = lines.filter((l) => 'row' in l);
+  const wrong = rows.filter((l) => JSON.stringify(l.echo?.argv) !== JSON.stringify(l.want));
+  expectThat(r.code === 0 && rows.length >= 12 && rows.length === lines.at(-1).rows, `exit ${r.code}: ${r.stdout.slice(-500)} ${r.stderr.slice(-500)}`);
+  expectThat(wrong.length === 0, `read back otherwise: ${JSON.stringify(wrong)}`);
+  return `${rows.length} rows`;
+});
+
+await check('agent start: plc_start_agent starts EXECUTABLE agent run --app APP from paths with spaces, a quote, $, brackets and non-ASCII, in the home; refuses a relative path or one with a quote; a missing file or a folder is no_file', async () => {
+  const dir = `C:\\plc start\\it's $x \u00fc [1]`;
+  mkdirSync(unixOf(dir), { recursive: true });
+  copyFileSync(argvProbe, unixOf(`${dir}\\probe copy.exe`));
+  const cases = [
+    [`${dir}\\probe copy.exe`, 0],
+    [`${dir.replace(/\\/g, '/')}/probe copy.exe`, 0],
+    [`C:\\\\plc start\\\\it's $x \u00fc [1]\\\\probe copy.exe`, 0],
+    [`plc start\\it's $x \u00fc [1]\\probe copy.exe`, 1],
+    [`C:plc start\\probe copy.exe`, 1],
+    [`\\plc start\\it's $x \u00fc [1]\\probe copy.exe`, 1],
+    ['C:\\plc "start"\\probe copy.exe', 1],
+    [`${dir}\\missing.exe`, 18],
+    [dir, 18],
+  ];
+  const got = [];
+  for (const [i, [program, status]] of cases.entries()) {
+    const outFile = join(tmp, `started-${i}.json`);
+    const r = await finished(winSpawn(argvProbe, ['start', program, STARTED_APP], { PLC_ARGV_PROBE_OUT: winPath(outFile) }));
+    const answer = jsonLine(r.stdout);
+    expectThat(answer.status === status, `${program}: ${JSON.stringify(answer)}, expected status ${status}`);
+    if (status !== 0) continue;
+    const seen = await echoed(outFile);
+    const want = [program, 'agent', 'run', '--app', STARTED_APP];
+    expectThat(JSON.stringify(seen.argv) === JSON.stringify(want), `${program}: the program received ${JSON.stringify(seen.argv)}`);
+    expectThat(seen.cwd.toLowerCase() === `c:\\users\\${wineUser}`, `${program}: started in ${seen.cwd}, not the home`);
+    got.push(program);
+  }
+  return `${got.length} started, ${cases.length - got.length} refused`;
+});
+
 let race = {};
 await check('the rename-while-reading race: 500 cache writes while another process reads, 0 failures', async () => {
   const dir = join(tmp, 'race');
@@ -419,7 +589,6 @@ await check('the rename-while-reading race: 500 cache writes while another proce
 // starts the agent itself, as it does when a real Task Scheduler is off. What runs the agent at
 // a real logon is therefore not tested here.
 const release = join(tmp, 'release');
-const wineUser = process.env.USER || 'root';
 const installDir = `C:\\users\\${wineUser}\\AppData\\Local\\Programs\\acme-audio`;
 const installed = `${installDir}\\acme-license.exe`;
 let setup;
@@ -463,6 +632,32 @@ await check('shipping: pnpm package builds the Windows executable and its instal
   const dry = await exe(['agent', 'install', '--dry-run'], exeFile);
   expectThat(dry.stdout.includes(`<Command>${winPath(exeFile)}</Command>`) && !/node\.exe/i.test(dry.stdout), `the task runs: ${dry.stdout.slice(dry.stdout.indexOf('<Exec>'), dry.stdout.indexOf('</Exec>'))}`);
   return `${(manifest.targets[0].bytes / 1e6).toFixed(0)} MB executable, ${(manifest.installers[0].bytes / 1e6).toFixed(0)} MB installer`;
+});
+
+await check('agent start: plc_start_agent starts the packaged executable (copied to a folder with spaces, a quote, $ and non-ASCII) detached; the starter gone, the agent answers plc-check.exe on its pipe', async () => {
+  expectThat(exeFile !== undefined, 'no executable: the check that builds it (pnpm package) did not pass');
+  const dir = `C:\\users\\Public\\Acme Audio's $tools \u00fc [x64]`;
+  mkdirSync(unixOf(dir), { recursive: true });
+  const program = `${dir}\\acme license.exe`;
+  copyFileSync(exeFile, unixOf(program));
+  const agentPipe = jsonLine((await finished(winSpawn(plcCheck, ['--default-path', STARTED_APP]))).stdout).path;
+  const t = Date.now();
+  const started = await finished(winSpawn(argvProbe, ['start', program, STARTED_APP]));
+  expectThat(started.code === 0 && jsonLine(started.stdout).status === 0, `plc_start_agent: exit ${started.code}: ${started.stdout} ${started.stderr}`);
+  let answer;
+  try {
+    const until = Date.now() + 60_000;
+    for (let i = 0; i < 240; i++) {
+      answer = await plc(agentPipe);
+      if (answer.status !== 'not_running' || Date.now() > until) break;
+      await sleep(250);
+    }
+  } finally {
+    const stopped = await finished(winSpawn(program, ['agent', 'stop', '--app', STARTED_APP]));
+    if (answer?.status === 'ok') expectThat(stopped.code === 0, `agent stop: exit ${stopped.code}: ${stopped.stdout} ${stopped.stderr}`);
+  }
+  expectThat(answer.status === 'ok' && answer.valid === false && answer.reason === 'not_activated', `on ${agentPipe}: ${JSON.stringify(answer)}`);
+  return `${agentPipe} answered ${((Date.now() - t) / 1000).toFixed(1)} s after the start, Wine's start-up included`;
 });
 
 let pipe;

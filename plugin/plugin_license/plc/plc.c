@@ -1888,6 +1888,20 @@ plc_status plc_default_executable(const char *vendor, const char *name, char *ou
   return is_program(out) ? PLC_OK : PLC_ERR_NO_FILE;
 }
 
+/* The agent starts in another folder, where a relative path means another file: only an absolute
+ * one is started. POSIX: from the root. Windows: from a drive's root (C:\ or C:/) or a UNC or
+ * device path (two separators first); C:name (the drive's current folder) and \name (the current
+ * drive's root) are relative. */
+static int absolute_path(const char *path) {
+#ifdef _WIN32
+  char c = path[0];
+  if (((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z')) && path[1] == ':') return path[2] == '\\' || path[2] == '/';
+  return (c == '\\' || c == '/') && (path[1] == '\\' || path[1] == '/');
+#else
+  return path[0] == '/';
+#endif
+}
+
 #ifdef _WIN32
 
 plc_status plc_start_agent(const char *executable, const char *app) {
@@ -1898,7 +1912,7 @@ plc_status plc_start_agent(const char *executable, const char *app) {
   STARTUPINFOW si;
   PROCESS_INFORMATION pi;
   app = ticket_app(app);
-  if (executable == NULL || executable[0] == '\0' || !valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
+  if (executable == NULL || !absolute_path(executable) || !valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
   if (!to_wide(executable, wide_exe, (int)(sizeof wide_exe / sizeof wide_exe[0]))) return PLC_ERR_INVALID_ARGUMENT;
   line[0] = '\0';
   if (quote_windows_arg(line, sizeof line, &pos, executable, 1) != 0) return PLC_ERR_INVALID_ARGUMENT;
@@ -2013,8 +2027,7 @@ plc_status plc_start_agent(const char *executable, const char *app) {
   ssize_t got = 0;
   const char *home;
   app = ticket_app(app);
-  /* Absolute only: the agent starts in another folder, where a relative path means another file. */
-  if (executable == NULL || executable[0] != '/' || strlen(executable) >= sizeof exe_copy || !valid_namespace(app))
+  if (executable == NULL || !absolute_path(executable) || strlen(executable) >= sizeof exe_copy || !valid_namespace(app))
     return PLC_ERR_INVALID_ARGUMENT;
   if (!is_program(executable)) return PLC_ERR_NO_FILE;
   memcpy(exe_copy, executable, strlen(executable) + 1);
