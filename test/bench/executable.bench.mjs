@@ -4,11 +4,17 @@
 // computer from the second start on), idle RSS after an activation, and the `check` round trip.
 // Then the size of every target's executable, raw and xz-compressed (the download).
 // Both agents are child processes on loopback, against the emulator; runs alternate sides.
+// Each side runs from a copy of its binary made as the Linux installer makes one (`cp`), so both
+// come into the page cache the same way: RSS counts every page of the binary mapped into the
+// process, and Linux (6.x, ext4 and xfs) caches a file written in one large write in large folios
+// and maps a whole folio at a fault. The build writes the executable in one 127 MB write, tar
+// extracts Node in small ones: run where each was written, the executable counted ~15 MB more of
+// its own text and read-only data than Node, pages it never touched (packaging/README.md).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -61,6 +67,14 @@ async function roundTrips(socket, projectId, n) {
   return median(times);
 }
 
+/** A copy of `file` in `into`, made as install.sh makes the installed program: the binary each side runs. */
+function installedCopy(file, into) {
+  mkdirSync(into);
+  const to = join(into, basename(file));
+  execFileSync('cp', ['--', file, to]);
+  return to;
+}
+
 async function activate(socket, projectId, code) {
   const conn = createConnection(socket);
   await new Promise((ok) => conn.once('connect', ok));
@@ -79,9 +93,9 @@ export async function run() {
     const release = join(work, 'release');
     console.log('building every target (pnpm package) ...');
     const manifest = await packageRelease(parseOptions(['--out', release, '--name', 'plugin-license']), { log: () => {} });
-    const exe = join(release, manifest.targets.find((t) => t.target === 'linux-x64').file);
+    const exe = installedCopy(join(release, manifest.targets.find((t) => t.target === 'linux-x64').file), join(work, 'installed-exe'));
     const { nodeBinary } = await import('../../packaging/src/node-binaries.mjs');
-    const node = await nodeBinary('linux-x64', join(work, 'node'));
+    const node = installedCopy(await nodeBinary('linux-x64', join(work, 'node')), join(work, 'installed-node'));
 
     const sides = {
       node: { command: node, args: [AGENT, 'run'] },
