@@ -33,8 +33,10 @@ const DEFAULT_MAX_PROJECTS = 1024;
  */
 export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, status: LicenseStatus]; changed: [LicenseStateWire]; released: [projectId: string]; quiet: [] }> {
   private readonly entries = new Map<string, Entry>();
-  /** Projects with a service call in flight, and how many: never let go. */
+  /** Projects something is working on (a service call, a reload of the cache file), and how many: never let go. */
   private readonly busy = new Map<string, number>();
+  /** Service calls in flight (requests, intents being settled, revalidations): what keeps the agent from its idle exit. */
+  private serviceCalls = 0;
   private options: RegistryOptions;
 
   constructor(options: RegistryOptions) {
@@ -46,9 +48,13 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
     return this.entries.size;
   }
 
-  /** True while a service call (a request, an intent being settled, a revalidation) holds a project. */
+  /**
+   * True while a service call (a request, an intent being settled, a revalidation) holds a
+   * project. A reload of a cache file (the watcher's, often the echo of the agent's own write) is
+   * not one: it pins its project but neither keeps the agent from its idle exit nor restarts it.
+   */
   get inUse(): boolean {
-    return this.busy.size > 0;
+    return this.serviceCalls > 0;
   }
 
   projectIds(): string[] {
@@ -84,9 +90,23 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
 
   /**
    * Marks a project as in use by a service call until the returned function is called, so it is
-   * not let go while its License is awaited.
+   * not let go while its License is awaited. `quiet` is emitted when the last service call ends.
    */
   hold(projectId: string): () => void {
+    const unpin = this.pin(projectId);
+    this.serviceCalls += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      unpin();
+      this.serviceCalls -= 1;
+      if (this.serviceCalls === 0) this.emit('quiet');
+    };
+  }
+
+  /** Keeps a project from being let go until the returned function is called. */
+  private pin(projectId: string): () => void {
     const key = projectId.toLowerCase();
     this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
     let released = false;
@@ -96,7 +116,6 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
       const n = (this.busy.get(key) ?? 1) - 1;
       if (n <= 0) this.busy.delete(key);
       else this.busy.set(key, n);
-      if (this.busy.size === 0) this.emit('quiet');
     };
   }
 
@@ -114,11 +133,12 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
       if (wire.code_hint !== null) this.emit('changed', wire);
       return;
     }
-    const release = this.hold(key);
+    // A local read, not a service call: pinned so it is not let go, but not activity for the idle exit.
+    const unpin = this.pin(key);
     try {
       await entry.license.reload();
     } finally {
-      release();
+      unpin();
     }
   }
 

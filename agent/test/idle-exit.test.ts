@@ -2,9 +2,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
 import { AgentClient, ManualScheduler, resolveAgentConfig } from '../src/index.js';
 import { parseIdleExitMinutes } from '../src/config.js';
+import { LicenseRegistry } from '../src/license-registry.js';
+import { silentLogger } from '../src/logger.js';
 import { RawClient, shortDir, startTestAgent, useTestService } from './helpers.js';
 
 const CLI = join(__dirname, '..', 'bin', 'plugin-license-agent.js');
@@ -123,6 +126,43 @@ describe('the agent exits when idle (injected clock)', () => {
     const client = await AgentClient.connect({ socketPath: b.socketPath, namespace: 'agent-test', reconnect: false });
     expect((await client.hello()).namespace).toBe('agent-test');
     client.close();
+  });
+});
+
+describe('what holds off the idle exit', () => {
+  // The watcher reloads a cache file whenever it changes, the agent's own writes included (an
+  // activation's): that local read is no request, intent or revalidation. Counted as one, a reload
+  // still running when the idle time ran out held the exit off and restarted the count when it ended.
+  it('a service call does, and its end is the activity the time counts from; a reload of the cache file does not', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const registry = new LicenseRegistry({ licenseOptions: { baseUrl: service.emulator.baseUrl, home: d.dir, namespace: 'agent-test' }, logger: silentLogger() });
+    cleanups.push(() => registry.close());
+    const quiet = vi.fn();
+    registry.on('quiet', quiet);
+    const id = randomUUID();
+    registry.state(id);
+
+    const release = registry.hold(id);
+    expect(registry.inUse).toBe(true);
+    release();
+    release(); // once only
+    expect(registry.inUse).toBe(false);
+    expect(quiet).toHaveBeenCalledTimes(1);
+
+    const reloading = registry.reload(id);
+    expect(registry.inUse).toBe(false);
+    await reloading;
+    expect(registry.inUse).toBe(false);
+    expect(quiet).toHaveBeenCalledTimes(1);
+
+    // A reload ending while a service call runs does not end it either.
+    const call = registry.hold(id);
+    await registry.reload(id);
+    expect(registry.inUse).toBe(true);
+    expect(quiet).toHaveBeenCalledTimes(1);
+    call();
+    expect(quiet).toHaveBeenCalledTimes(2);
   });
 });
 
