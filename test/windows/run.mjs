@@ -745,8 +745,10 @@ await check('shipping: an upgrade over the running agent with a plugin connected
   const down = seen.findIndex((s) => s.line.startsWith('state unknown'));
   const back = down < 0 ? -1 : seen.findIndex((s, i) => i > down && s.line.startsWith('state valid'));
   const gapMs = down < 0 ? 0 : seen[back].at - seen[down].at;
-  // Each step of the swap starts a Windows process, about 0.5 s each under Wine.
-  expectThat(gapMs <= 12_000, `the plugin saw the agent down for ${gapMs} ms`);
+  // An upper bound, not a window: each step of the swap (agent stop, taskkill of what is left, the
+  // copy, the start) starts a Windows process, about 0.5-1.5 s each under Wine on a busy machine.
+  // A plugin on plc::Monitor keeps its state from the ticket meanwhile; this host asks plc_check.
+  expectThat(gapMs <= 20_000, `the plugin saw the agent down for ${gapMs} ms`);
   const after = readFileSync(unixOf(installed));
   expectThat(after.length === before.length, 'the installed program changed size');
   const answer = await plc(pipe);
