@@ -82,8 +82,10 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     expect(answer.marker_fd).toBe(300);
     const pid = Number(await until(() => (existsSync(join(record, 'pid')) ? readFileSync(join(record, 'pid'), 'utf8').trim() : undefined), 'the pid'));
     started.push(pid);
-    // Once the stand-in has become `sleep`, the shell's own script descriptor is gone.
-    await until(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'the exec of sleep');
+    // Once the stand-in has become `sleep` and the exec has closed the shell's own descriptor of its
+    // script (the kernel names the process before it closes close-on-exec descriptors).
+    const scriptOpen = () => readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`) === exe; } catch { return false; } });
+    await until(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' && !scriptOpen() ? true : undefined), 'the exec of sleep');
     expect(readFileSync(join(record, 'args'), 'utf8')).toBe('agent\nrun\n--app\nacme-audio\n');
     expect(readFileSync(join(record, 'cwd'), 'utf8')).toBe(`${home}\n`);
     expect(readFileSync(join(record, 'env'), 'utf8')).toBe(`mark ${name}\n`);
