@@ -209,6 +209,43 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     expect(done.samples as number).toBeGreaterThan(100);
   });
 
+  it('the agent a host started exits idle_exit_minutes after the last host left, leaving nothing to repair; the next load starts it again', async () => {
+    const s = setting();
+    await activated(s);
+    // A tiny idle time (0.6 s), from the agent's config.json as a vendor would set it.
+    mkdirSync(join(s.home, 'config'), { recursive: true });
+    writeFileSync(join(s.home, 'config', 'config.json'), JSON.stringify({ idle_exit_minutes: 0.01 }));
+    const socket = s.env.PLUGIN_LICENSE_SOCKET;
+    const follow = () => {
+      const h = spawnLines(probe, ['follow', emulator.projectId, '5', '120000'], { ...s.env, PLUGIN_LICENSE_EXECUTABLE: s.exe });
+      children.push(h);
+      return h;
+    };
+    const host = follow();
+    await host.waitFor(/"origin":"agent".*"starts":1/, 'the agent the host started');
+    const [pid] = await until(() => (agentPids(s.app).length === 1 ? agentPids(s.app) : undefined), 'one agent');
+    // Connected (subscribed) for more than twice the idle time: the agent stays (a lower bound on
+    // how long it is watched, not a window it must hit).
+    const since = Date.now();
+    await until(() => (Date.now() - since >= 1_500 ? true : undefined), 'twice the idle time');
+    expect(agentPids(s.app)).toEqual([pid]);
+    expect(existsSync(socket)).toBe(true);
+    expect(await host.stop('SIGTERM')).toBe(0);
+    expect(JSON.parse(host.lines.at(-1)!)).toMatchObject({ event: 'done', unlicensed: 0 });
+    // Gone by itself after the last client left: no process, no socket, no pending intent.
+    await until(() => (agentPids(s.app).length === 0 && !existsSync(socket) ? true : undefined), 'the idle exit');
+    const intents = join(s.home, 'data', 'licenses', 'intents');
+    expect(existsSync(intents) ? readdirSync(intents) : []).toEqual([]);
+    // The next plugin load starts it again, licensed from its first read.
+    const again = follow();
+    expect(JSON.parse(await again.waitFor(/"state"/, 'the first read'))).toMatchObject({ state: 'valid', licensed: true, origin: 'ticket' });
+    await again.waitFor(/"origin":"agent".*"starts":1/, 'a new agent');
+    expect(s.starts()).toBe(2);
+    expect(await again.stop('SIGTERM')).toBe(0);
+    expect(JSON.parse(again.lines.at(-1)!)).toMatchObject({ event: 'done', unlicensed: 0 });
+    await until(() => (agentPids(s.app).length === 0 ? true : undefined), 'the second idle exit');
+  });
+
   it('five hosts at once with no agent running end with one agent', async () => {
     const s = setting();
     await activated(s);
