@@ -82,17 +82,32 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     expect(answer.marker_fd).toBe(300);
     const pid = Number(await until(() => (existsSync(join(record, 'pid')) ? readFileSync(join(record, 'pid'), 'utf8').trim() : undefined), 'the pid'));
     started.push(pid);
-    // Once the stand-in has become `sleep` and the exec has closed the shell's own descriptor of its
-    // script (the kernel names the process before it closes close-on-exec descriptors).
-    const scriptOpen = () => readdirSync(`/proc/${pid}/fd`).some((fd) => { try { return readlinkSync(`/proc/${pid}/fd/${fd}`) === exe; } catch { return false; } });
-    await until(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' && !scriptOpen() ? true : undefined), 'the exec of sleep');
+    await until(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'the exec of sleep');
     expect(readFileSync(join(record, 'args'), 'utf8')).toBe('agent\nrun\n--app\nacme-audio\n');
     expect(readFileSync(join(record, 'cwd'), 'utf8')).toBe(`${home}\n`);
     expect(readFileSync(join(record, 'env'), 'utf8')).toBe(`mark ${name}\n`);
     // Only the standard streams, all on /dev/null: not the marked descriptor, not the report pipe.
-    const fds = readdirSync(`/proc/${pid}/fd`).map(Number).sort((a, b) => a - b);
-    expect(fds).toEqual([0, 1, 2]);
-    for (const fd of fds) expect(readlinkSync(`/proc/${pid}/fd/${fd}`)).toBe('/dev/null');
+    // Read until it settles: while the exec and `sleep`'s own start run, a descriptor may be open a
+    // moment (the shell's script until close-on-exec, the locale file `sleep` reads); one inherited
+    // from the host would stay for good, so this still fails on a leak (at the bound).
+    const described = () =>
+      readdirSync(`/proc/${pid}/fd`)
+        .map(Number)
+        .sort((a, b) => a - b)
+        .map((fd) => {
+          try {
+            return `${fd} ${readlinkSync(`/proc/${pid}/fd/${fd}`)}`;
+          } catch {
+            return `${fd} (closed)`;
+          }
+        });
+    let last: string[] = [];
+    await until(() => {
+      last = described();
+      return last.join('|') === '0 /dev/null|1 /dev/null|2 /dev/null' ? true : undefined;
+    }, 'only the standard streams on /dev/null').catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; the started program holds: ${last.join(', ')}`);
+    });
     // Its own session and group, not the probe's; adopted (not a child of the probe, so never its zombie).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const [ppid, pgid, sid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(1, 4).map(Number);
