@@ -6,21 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from './helpers/run.js';
+import { run, until } from './helpers/run.js';
 import { C_FLAGS, compile, CXX_FLAGS, hasCc, hasCxx, PLC_C } from './helpers/toolchain.js';
 
 const linux = process.platform === 'linux';
-
-/** Polls `read` until it gives a value; bounded (the bound is on failing only). */
-async function until<T>(read: () => T | undefined, what: string, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = read();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing inherited', () => {
   let dir: string;

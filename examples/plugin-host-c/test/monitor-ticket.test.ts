@@ -10,7 +10,7 @@ import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { encodeTicket, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateCode, rpc } from './helpers/agent.js';
-import { run, spawnLines, type LineProcess } from './helpers/run.js';
+import { run, spawnLines, until, type LineProcess } from './helpers/run.js';
 import { C_FLAGS, compile, CXX_FLAGS, hasCc, hasCxx, PLC_C } from './helpers/toolchain.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/cli/bin/plugin-license.js');
@@ -45,17 +45,6 @@ function agentPids(app: string): number[] {
 /** The first line printed from index `from` on that matches, parsed; bounded. */
 function lineAfter(p: LineProcess, from: number, match: (l: Line) => boolean, what: string): Promise<Line> {
   return until(() => p.lines.slice(from).map((l) => JSON.parse(l) as Line).find(match), what);
-}
-
-/** Polls `read` until it gives a value; bounded (the bound is on failing only). */
-async function until<T>(read: () => T | undefined, what: string, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = read();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, the agent on demand', () => {

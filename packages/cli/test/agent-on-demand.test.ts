@@ -99,14 +99,19 @@ describe('the CLI starts the agent on demand', () => {
     await until(() => agentsOf(run).length === 0);
   }, 60_000);
 
-  it('five commands at once end with exactly one agent', async () => {
-    const { env, run } = onDemandEnv(1);
+  /** Five commands that need the agent, at once: each answered, one agent left; then stopped. */
+  async function fiveAtOnceEndWithOne(env: Record<string, string>, run: string): Promise<void> {
     const runs = await Promise.all(Array.from({ length: 5 }, () => cli(['--json', 'agent', 'list'], env)));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
     await until(() => agentsOf(run).length === 1);
     const stopped = await cli(['--json', 'agent', 'stop'], env);
     expect(stopped.code, stopped.stderr).toBe(0);
     await until(() => agentsOf(run).length === 0);
+  }
+
+  it('five commands at once end with exactly one agent', async () => {
+    const { env, run } = onDemandEnv(1);
+    await fiveAtOnceEndWithOne(env, run);
   }, 60_000);
 
   it('five commands at once on a stale socket (its agent was SIGKILLed) end with one agent, each answered, rounds', async () => {
@@ -118,12 +123,7 @@ describe('the CLI starts the agent on demand', () => {
       process.kill(agentsOf(run)[0]!, 'SIGKILL');
       await until(() => agentsOf(run).length === 0);
       expect(lstatSync(socket).isSocket()).toBe(true); // left behind, nobody listens
-      const runs = await Promise.all(Array.from({ length: 5 }, () => cli(['--json', 'agent', 'list'], env)));
-      for (const r of runs) expect(r.code, r.stderr).toBe(0);
-      await until(() => agentsOf(run).length === 1);
-      const stopped = await cli(['--json', 'agent', 'stop'], env);
-      expect(stopped.code, stopped.stderr).toBe(0);
-      await until(() => agentsOf(run).length === 0);
+      await fiveAtOnceEndWithOne(env, run);
     }
   }, 90_000);
 

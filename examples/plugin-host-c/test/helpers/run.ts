@@ -2,6 +2,17 @@ import { run } from '@plugin-license/test-utils';
 
 export { run, spawnLines, type LineProcess, type RunResult } from '@plugin-license/test-utils';
 
+/** Polls `read` until it gives a value; bounded (the bound is on failing only, never a window to hit). */
+export async function until<T>(read: () => T | undefined, what: string, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = read();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Runs plc-check (time-out 5 s unless given) and parses its JSON lines. */
 export async function plcCheck(
   bin: string,
