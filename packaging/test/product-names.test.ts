@@ -148,6 +148,11 @@ describe('the baked product names', () => {
       expect(facts.checks.filter((c) => c.section === 'licenses').map((c) => c.name)).toEqual([gain]);
       expect(JSON.stringify(facts)).not.toContain(code);
 
+      // The offline steps say it too, a name a shell would expand shown as it is.
+      const request = await run(['offline', 'request', '--project', REVERB, '--text'], env);
+      expect(request.code, request.stderr).toBe(0);
+      expect(request.stdout + request.stderr).toContain(`Request for project Acme "Reverb" $HOME * (${REVERB}) from`);
+
       const released = await run(['deactivate', '--project', gain], env);
       expect(released.code, released.stderr).toBe(0);
       expect(released.stdout).toMatch(/^plugin\s+Acme Gain$/m);
