@@ -209,7 +209,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -269,7 +269,9 @@ async function makeBlob(scratch, info, cache, log) {
     files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
     assets[f] = join(CLI_BUILD, f);
   }
-  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), files };
+  // projects: the product names (`--project ID=NAME`, as [{projectId, name}]) the CLI and the license manager show.
+  const projects = (info.projects ?? []).map((p) => ({ project_id: p.projectId, name: p.name }));
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(projects.length > 0 ? { projects } : {}), files };
   // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
   writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
   assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);

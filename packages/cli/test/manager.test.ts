@@ -37,13 +37,13 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
   });
 
   /** A home with a running agent and a manager, as a musician's computer has them. */
-  async function computer(options: { agent?: boolean; baseUrl?: string; args?: string[]; dir?: string } = {}): Promise<{ dir: string; env: Record<string, string>; agent?: RunningAgent; manager: Manager }> {
+  async function computer(options: { agent?: boolean; baseUrl?: string; args?: string[]; dir?: string; products?: string[] } = {}): Promise<{ dir: string; env: Record<string, string>; agent?: RunningAgent; manager: Manager }> {
     // The first computer of a test is the test's home; a second one gets its own.
     const dir = options.dir ?? (homes++ === 0 ? home() : later(tempHome('plc-'), async (h) => h.cleanup()).dir);
     const baseUrl = options.baseUrl ?? service.emulator.baseUrl;
     const env = envFor(service, dir, { PLUGIN_LICENSE_BASE_URL: baseUrl });
     const agent = options.agent === false ? undefined : later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl, home: dir }), (a) => a.stop('keep-home'));
-    const manager = later(await startManager(env, ['--no-open', '--project', `${service.emulator.projectId}=Acme Reverb`, ...(options.args ?? [])]), (m) => m.stop());
+    const manager = later(await startManager(env, ['--no-open', ...(options.products ?? ['--project', `${service.emulator.projectId}=Acme Reverb`]), ...(options.args ?? [])]), (m) => m.stop());
     return { dir, env, ...(agent ? { agent } : {}), manager };
   }
 
@@ -138,6 +138,71 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     await agentRpc(agent!.socket, 'refresh', { project_id: service.emulator.projectId });
     await expect.poll(() => card(page).textContent()).toMatch(/This license was revoked/);
     expect(reloaded).toBe(false);
+  });
+
+  it('names every plugin, offers for activation only those not licensed here (a licensed one shows its license), and a revoked one again', async () => {
+    // A second plugin of the vendor (another project id), named as the first.
+    const gain = '2bfd7a59-0b7d-4e55-9a10-77c2d4e8b601';
+    const { manager, agent } = await computer({ products: ['--project', `${service.emulator.projectId}=Acme Reverb`, '--project', `${gain}=Acme Gain`] });
+    const code = await service.code(2);
+    const page = await open(manager);
+    const form = (name: string) => page.getByRole('region', { name });
+    const offered = (name: string) => form(name).getByRole('combobox', { name: 'Plugin' }).locator('option').allTextContents();
+
+    // Nothing licensed: both offered by name; no project id asked for; nothing called "Plugin 2bfd7a59".
+    expect(await offered('Activate a license')).toEqual(['Acme Reverb', 'Acme Gain']);
+    expect(await page.getByRole('textbox', { name: 'Project id' }).count()).toBe(0);
+    expect(await page.locator('main').textContent()).not.toMatch(/Plugin [0-9a-f]{8}/);
+    expect(await page.getByText('Not activated here yet: Acme Reverb, Acme Gain.').count()).toBe(1);
+
+    await form('Activate a license').getByRole('combobox', { name: 'Plugin' }).selectOption({ label: 'Acme Reverb' });
+    await form('Activate a license').getByRole('textbox', { name: 'Activation code' }).fill(code);
+    await form('Activate a license').getByRole('button', { name: 'Activate' }).click();
+    await expect.poll(() => card(page).textContent()).toMatch(/Licensed on this computer/);
+
+    // Acme Reverb is licensed: its card shows the license; the form offers Acme Gain alone, by name.
+    await expect.poll(() => page.getByRole('heading', { name: 'Activate Acme Gain' }).count()).toBe(1);
+    expect(await form('Activate Acme Gain').getByRole('status').textContent()).toMatch(/Activated: Acme Reverb is licensed on this computer/);
+    expect(await form('Activate Acme Gain').getByRole('combobox').count()).toBe(0);
+    expect(await form('Activate Acme Gain').getByRole('textbox', { name: 'Project id' }).count()).toBe(0);
+    expect(await page.getByText(/Activate Acme Reverb/).count()).toBe(0);
+    expect(await card(page).textContent()).toContain(`${code.slice(0, 4)}…${code.slice(-4)}`);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // The form acts for Acme Gain: a code of another project is refused by the service for it.
+    const other = await service.code(1);
+    await form('Activate Acme Gain').getByRole('textbox', { name: 'Activation code' }).fill(other);
+    await form('Activate Acme Gain').getByRole('button', { name: 'Activate' }).click();
+    await expect.poll(() => form('Activate Acme Gain').getByRole('alert').count(), { timeout: 20_000 }).toBe(1);
+    expect((await service.admin.activation.status(other)).activations).toBe(0);
+    expect((await agentRpc(agent!.socket, 'check', { project_id: gain })).result).toMatchObject({ valid: false });
+
+    // Revoked: not valid any more, so offered again beside Acme Gain, without a reload.
+    await service.control.revoke(code);
+    await agentRpc(agent!.socket, 'refresh', { project_id: service.emulator.projectId });
+    await expect.poll(() => card(page).textContent()).toMatch(/This license was revoked/);
+    await expect.poll(() => form('Activate a license').count()).toBe(1);
+    expect(await offered('Activate a license')).toEqual(['Acme Reverb', 'Acme Gain']);
+  });
+
+  it('with every plugin licensed, offers nothing to activate and keeps what it said; with no plugin named, asks for the project id', async () => {
+    const { manager } = await computer();
+    const code = await service.code(2);
+    const page = await open(manager);
+    await page.getByRole('region', { name: 'Activate Acme Reverb' }).getByRole('textbox', { name: 'Activation code' }).fill(code);
+    await page.getByRole('region', { name: 'Activate Acme Reverb' }).getByRole('button', { name: 'Activate' }).click();
+    const done = page.getByRole('region', { name: 'Activation' });
+    await expect.poll(() => done.textContent()).toMatch(/Acme Reverb is licensed on this computer: nothing to activate\..*Activated: Acme Reverb is licensed on this computer\./);
+    expect(await done.getByRole('textbox').count()).toBe(0);
+    expect(await page.getByRole('heading', { name: /^Activate (Acme|a license|the plugin)/ }).count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A build that names no plugin (and no --project): the project id field, in words.
+    const unnamed = await computer({ products: [] });
+    const bare = await open(unnamed.manager);
+    const form = bare.getByRole('region', { name: 'Activate a license' });
+    expect(await form.getByRole('textbox', { name: 'Project id' }).count()).toBe(1);
+    expect(await form.textContent()).toMatch(/The plugin's project id, from your purchase email or the vendor\./);
   });
 
   it('moves a license to another computer after a confirmation that says a slot is freed', async () => {
@@ -574,12 +639,30 @@ describe('plugin-license manager: its arguments', () => {
       [['--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['--idle-minutes', '0'], /--idle-minutes must be a number of minutes from 0\.01 to 1440/],
       [['--project', 'acme-reverb'], /project id/i],
-      [['--project', `${service.emulator.projectId}=`], /the name must be 1 to 80 printable characters/],
+      [['--project', `${service.emulator.projectId}=`], /"" is not usable as the plugin's name \(it is empty\); give one line of 1 to 80 characters/],
+      [['--project', `${service.emulator.projectId}=Acme\nReverb`], /"Acme\\nReverb" is not usable as the plugin's name \(it holds a line break/],
+      [['--project', `${service.emulator.projectId}=\u001b[31mRed`], /is not usable as the plugin's name \(it holds a line break, a control or a text-direction character\)/],
+      [['--project', `${service.emulator.projectId}=Acme \u202eesreveR`], /text-direction character/],
+      [['--project', `${service.emulator.projectId}=${'x'.repeat(81)}`], /it is 81 characters long \(at most 80\)/],
     ] as const) {
       const r = await cli(['manager', '--no-open', ...args], env);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(message);
       expect(r.stdout).toBe('');
+    }
+  });
+
+  it('shows a name as the vendor wrote it (quotes, $, globs, backslashes, any script), and the last --project of an id wins', async () => {
+    const env = envFor(service, home());
+    const names = ['Acme "Reverb" it\'s', '$HOME ${PATH} $(id) `id`', '* ?[a-z]', 'back\\slash\\', 'Übersteuer 音 🎛', '<b>bold</b>'];
+    const ids = names.map((_, i) => `00000000-0000-4000-8000-00000000000${i}`);
+    const manager = await startManager(env, ['--no-open', ...names.flatMap((n, i) => ['--project', `${ids[i]!.toUpperCase()}=  ${n}  `]), '--project', `${ids[0]}=First`, '--project', `${ids[0]}=Acme "Reverb" it's`]);
+    try {
+      const events = await raw(manager.port, 'GET', '/api/events', bearer(await session(manager)));
+      const snapshot = JSON.parse(/^data: (.*)$/m.exec(events.body)![1]!) as { products: Array<{ project_id: string; name: string }> };
+      expect(snapshot.products).toEqual(names.map((name, i) => ({ project_id: ids[i], name })));
+    } finally {
+      await manager.stop();
     }
   });
 

@@ -22,6 +22,103 @@ export interface ExecutableInfo {
   baseUrl?: string;
   /** Baked macOS app group (`--app-group`): the agent's socket lives in its container. */
   appGroup?: string;
+  /** Baked product names (`--project ID=NAME`): how the CLI and the license manager name each plugin. */
+  projects?: NamedProject[];
+}
+
+/** A plugin (a project of the service) and the name a musician knows it by. */
+export interface NamedProject {
+  /** The project id, lower-cased. */
+  projectId: string;
+  name: string;
+}
+
+/** A project id as the service gives it: a UUID. */
+export const PROJECT_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The longest product name, in characters. */
+export const MAX_PRODUCT_NAME_LENGTH = 80;
+
+// Controls (C0, DEL, C1: a terminal would run an escape sequence), line and paragraph separators,
+// the bidirectional marks and overrides (they reorder what is shown after them), lone surrogates.
+const NOT_IN_A_NAME = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\p{Cs}/u;
+
+/**
+ * Why `name` cannot be a product name, or undefined when it can (after trimming): one line of 1
+ * to 80 characters with no control or text-direction characters. Quotes, `$`, `*`, backslashes
+ * and any script are fine: a name is data, shown as text. The one check for every place a name
+ * comes from (`pnpm package --project`, `manager --project`, the baked list).
+ *
+ * @example
+ * productNameProblem('Acme Gain'); // undefined
+ * productNameProblem('Acme\nGain'); // 'it holds a line break, a control or a text-direction character'
+ */
+export function productNameProblem(name: string): string | undefined {
+  const trimmed = name.trim();
+  if (trimmed === '') return 'it is empty';
+  const length = [...trimmed].length;
+  if (length > MAX_PRODUCT_NAME_LENGTH) return `it is ${length} characters long (at most ${MAX_PRODUCT_NAME_LENGTH})`;
+  if (NOT_IN_A_NAME.test(trimmed)) return 'it holds a line break, a control or a text-direction character';
+  return undefined;
+}
+
+/**
+ * The baked `projects` of `executable.json` (`[{project_id, name}]`), read defensively: an entry
+ * whose id is not a UUID or whose name `productNameProblem` refuses is dropped; a later entry for
+ * the same id wins, as a repeated flag does.
+ *
+ * @example
+ * readBakedProjects([{ project_id: '2BFD7A59-0000-4000-8000-000000000000', name: ' Acme Gain ' }]);
+ * // [{ projectId: '2bfd7a59-0000-4000-8000-000000000000', name: 'Acme Gain' }]
+ */
+export function readBakedProjects(raw: unknown): NamedProject[] {
+  if (!Array.isArray(raw)) return [];
+  const seen = new Map<string, NamedProject>();
+  for (const entry of raw as unknown[]) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { project_id: id, name } = entry as Record<string, unknown>;
+    if (typeof id !== 'string' || !PROJECT_ID_PATTERN.test(id) || typeof name !== 'string' || productNameProblem(name) !== undefined) continue;
+    seen.set(id.toLowerCase(), { projectId: id.toLowerCase(), name: name.trim() });
+  }
+  return [...seen.values()];
+}
+
+/** A plugin a caller names, or only lists (`name: null`, as `manager --project ID` does). */
+export interface GivenProject {
+  projectId: string;
+  name: string | null;
+}
+
+/**
+ * THE naming rule of plugins: the products known here, as the baked list (`pnpm package
+ * --project`) joined with the caller's (`manager --project ID[=NAME]`, which a plugin's "Manage
+ * licenses…" passes); per project, the caller's name wins over the baked one, which wins over
+ * none (null). Baked ones first, in their order, then the caller's others. Ids are lower-cased.
+ *
+ * @example
+ * const offered = productNames([{ projectId: '2bfd7a59-0000-4000-8000-000000000000', name: null }]);
+ * // the baked ones, and 2bfd7a59-… named as baked (or null when not)
+ */
+export function productNames(given: readonly GivenProject[] = [], baked: readonly NamedProject[] = executableInfo()?.projects ?? []): GivenProject[] {
+  const all = new Map<string, GivenProject>();
+  for (const p of baked) all.set(p.projectId.toLowerCase(), { projectId: p.projectId.toLowerCase(), name: p.name });
+  for (const p of given) {
+    const id = p.projectId.toLowerCase();
+    all.set(id, { projectId: id, name: p.name ?? all.get(id)?.name ?? null });
+  }
+  return [...all.values()];
+}
+
+/**
+ * The name of one plugin by the rule of `productNames`, or undefined when nothing names it (then
+ * the project id alone is shown).
+ *
+ * @example
+ * console.log(`plugin ${productName(state.projectId) ?? state.projectId}`);
+ */
+export function productName(projectId: string, given: readonly GivenProject[] = [], baked?: readonly NamedProject[]): string | undefined {
+  const id = projectId.toLowerCase();
+  return productNames(given, baked).find((p) => p.projectId === id)?.name ?? undefined;
 }
 
 let cached: ExecutableInfo | null | undefined;
@@ -53,7 +150,14 @@ function readInfo(): ExecutableInfo | undefined {
   const app = text('app');
   const baseUrl = text('base_url');
   const appGroup = text('app_group');
-  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}), ...(appGroup ? { appGroup } : {}) };
+  const projects = readBakedProjects(raw.projects);
+  return {
+    name: text('name') ?? 'plugin-license',
+    ...(app ? { app } : {}),
+    ...(baseUrl ? { baseUrl } : {}),
+    ...(appGroup ? { appGroup } : {}),
+    ...(projects.length > 0 ? { projects } : {}),
+  };
 }
 
 /** This process's platform as a target name (`linux-x64`, `win-x64`, `darwin-arm64`, …). */

@@ -1,8 +1,10 @@
 import { toWireState, type AgentClient } from '@plugin-license/agent';
 import { agentCommandHint } from '@plugin-license/licensing';
+import { productName } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
+import { nameField } from '../plugin-names.js';
 import { report, THROUGH_AGENT, validity } from './license.js';
 
 async function running(ctx: Context): Promise<AgentClient> {
@@ -34,16 +36,18 @@ export async function agentListCommand(ctx: Context): Promise<ExitCode> {
   const agent = await running(ctx);
   const list = await agent.list();
   if (ctx.out.json) {
-    ctx.out.document({ licenses: list.map(toWireState) });
+    ctx.out.document({ licenses: list.map((s) => ({ ...toWireState(s), ...nameField(s.projectId) })) });
     return EXIT.ok;
   }
   if (list.length === 0) {
     ctx.out.line('The agent holds no licenses.');
     return EXIT.ok;
   }
+  // A plugin column when the executable names any of them.
+  const named = list.some((s) => productName(s.projectId) !== undefined);
   ctx.out.table(
-    ['project', 'license', 'code', 'activations', 'source', 'valid offline until'],
-    list.map((s) => [s.projectId, s.valid ? ctx.out.ok('valid') : ctx.out.bad(s.reason ?? 'not valid'), s.codeHint ?? '-', s.activations === null ? '-' : `${s.activations}/${s.maxActivations}`, s.source, when(s.graceUntil)]),
+    [...(named ? ['plugin'] : []), 'project', 'license', 'code', 'activations', 'source', 'valid offline until'],
+    list.map((s) => [...(named ? [productName(s.projectId) ?? '-'] : []), s.projectId, s.valid ? ctx.out.ok('valid') : ctx.out.bad(s.reason ?? 'not valid'), s.codeHint ?? '-', s.activations === null ? '-' : `${s.activations}/${s.maxActivations}`, s.source, when(s.graceUntil)]),
   );
   return EXIT.ok;
 }

@@ -13,6 +13,7 @@ import type { Context } from '../context.js';
 import { classify, EXIT, type ExitCode } from '../errors.js';
 import { CLI_VERSION } from '../exit.js';
 import { nextCommand } from '../next-step.js';
+import { nameField, projectLabel } from '../plugin-names.js';
 import { when, formatBytes } from '../output.js';
 
 export type Level = 'ok' | 'warning' | 'failed' | 'info';
@@ -21,6 +22,8 @@ export type Level = 'ok' | 'warning' | 'failed' | 'info';
 export interface Check {
   section: string;
   name: string;
+  /** What the human report shows in place of `name` (a license's plugin name and project id); not in the JSON. */
+  shown?: string;
   level: Level;
   detail: string;
   fix?: string;
@@ -68,7 +71,7 @@ export async function doctorCommand(ctx: Context, o: { project?: string }): Prom
   const failed = checks.filter((c) => c.level === 'failed').length;
   const warnings = checks.filter((c) => c.level === 'warning').length;
   if (ctx.out.json) {
-    ctx.out.document({ ok: failed === 0, failed, warnings, ...facts, checks });
+    ctx.out.document({ ok: failed === 0, failed, warnings, ...facts, checks: checks.map(({ shown: _shown, ...c }) => c) });
   } else {
     const mark: Record<Level, string> = { ok: ctx.out.ok('ok     '), warning: ctx.out.warn('warning'), failed: ctx.out.bad('failed '), info: ctx.out.c.dim('info   ') };
     for (const section of SECTIONS) {
@@ -76,7 +79,7 @@ export async function doctorCommand(ctx: Context, o: { project?: string }): Prom
       if (inSection.length === 0) continue;
       ctx.out.line(ctx.out.c.bold(section));
       for (const c of inSection) {
-        ctx.out.line(`  ${mark[c.level]}  ${c.name}: ${c.detail}`);
+        ctx.out.line(`  ${mark[c.level]}  ${c.shown ?? c.name}: ${c.detail}`);
         if (c.fix && c.level !== 'ok' && c.level !== 'info') ctx.out.line(`           ${ctx.out.c.dim('→')} ${c.fix}`);
       }
     }
@@ -369,7 +372,7 @@ async function licenses(
   if (cached === undefined) return; // readLicenses said why
   const shown = projectId === undefined ? cached : cached.filter((l) => l.projectId === projectId);
   if (projectId !== undefined && shown.length === 0) {
-    add({ section, name: projectId, level: 'failed', detail: 'not activated on this machine', fix: `activate it: ${nextCommand(ctx, 'here', 'activate', 'YOUR-CODE', '--project', projectId)}` });
+    add({ section, name: projectId, shown: projectLabel(projectId), level: 'failed', detail: 'not activated on this machine', fix: `activate it: ${nextCommand(ctx, 'here', 'activate', 'YOUR-CODE', '--project', projectId)}` });
   }
   if (projectId === undefined && cached.length === 0) add({ section, name: 'licenses', level: 'info', detail: 'none stored in this namespace' });
   // The stored state may be behind the service (a revocation it has not heard of yet): when the
@@ -404,9 +407,10 @@ async function licenses(
     const behind = view?.answered === true && view.valid !== s.valid;
     if (behind) parts.push("the stored state follows the service's word at the next check");
     const level: Level = !valid ? 'failed' : l.setAside.length || l.pendingIntents || behind ? 'warning' : 'ok';
-    add({ section, name: l.projectId, level, detail: parts.join('; '), fix: fixFor(ctx, reason, l.projectId) ?? (behind ? nextCommand(ctx, 'here', 'validate', '--project', l.projectId) : undefined) });
+    add({ section, name: l.projectId, shown: projectLabel(l.projectId), level, detail: parts.join('; '), fix: fixFor(ctx, reason, l.projectId) ?? (behind ? nextCommand(ctx, 'here', 'validate', '--project', l.projectId) : undefined) });
     facts.licenses.push({
       project_id: l.projectId,
+      ...nameField(l.projectId),
       code_hint: s.codeHint,
       valid,
       reason,

@@ -1,6 +1,8 @@
 import type { LicenseState } from '@plugin-license/agent';
 import { codeHint } from '@plugin-license/api';
 import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
+import { productName } from '@plugin-license/licensing/executable';
+import { nameField, pluginField, projectLabel } from '../plugin-names.js';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -49,9 +51,10 @@ export async function activateCommand(ctx: Context, rawCode: string, o: { projec
     const r = await ctx.out.spin('asking the service', () => ctx.client(false).activation.activate({ code, machine_id: machineId, plugin_id: projectId }));
     if (ctx.out.json) {
       const { success: _success, ...rest } = r;
-      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, activated: r.success, ...rest });
+      ctx.out.document({ project_id: projectId, ...nameField(projectId), code_hint: codeHint(code), machine_id: machineId, activated: r.success, ...rest });
     } else {
       ctx.out.fields([
+        ...pluginField(projectId),
         ['license', r.success ? ctx.out.ok('activated') : ctx.out.bad('not activated')],
         ['code', codeHint(code)],
         ['machine id', machineId],
@@ -81,10 +84,11 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
     const r = await ctx.out.spin('asking the service', () => ctx.client(false).activation.validate({ code, machine_id: machineId, plugin_id: projectId }));
     const exit = r.valid ? EXIT.ok : EXIT.negative;
     if (ctx.out.json) {
-      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, ...r });
+      ctx.out.document({ project_id: projectId, ...nameField(projectId), code_hint: codeHint(code), machine_id: machineId, ...r });
       return exit;
     }
     ctx.out.fields([
+      ...pluginField(projectId),
       ['license', r.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${r.reason ?? 'no reason given'}`)],
       ['code', codeHint(code)],
       ['machine id', machineId],
@@ -114,11 +118,13 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
     const exit = r.success ? EXIT.ok : EXIT.negative;
     if (ctx.out.json) {
       const { success: _success, ...rest } = r;
-      ctx.out.document({ project_id: projectId, code_hint: codeHint(code), machine_id: machineId, released: r.success, ...rest });
+      ctx.out.document({ project_id: projectId, ...nameField(projectId), code_hint: codeHint(code), machine_id: machineId, released: r.success, ...rest });
       return exit;
     }
-    if (r.success) ctx.out.line(`Released the slot of machine ${machineId} for ${codeHint(code)}: ${r.activations} of ${r.max_activations} slots now in use.`);
-    else ctx.out.line(`Nothing released: machine ${machineId} holds no slot of ${codeHint(code)} (${r.activations} of ${r.max_activations} slots in use); check the machine id in the customer's doctor report.`);
+    const name = productName(projectId);
+    const of = name === undefined ? '' : ` of ${name}`;
+    if (r.success) ctx.out.line(`Released the slot of machine ${machineId} for ${codeHint(code)}${of}: ${r.activations} of ${r.max_activations} slots now in use.`);
+    else ctx.out.line(`Nothing released: machine ${machineId} holds no slot of ${codeHint(code)}${of} (${r.activations} of ${r.max_activations} slots in use); check the machine id in the customer's doctor report.`);
     return exit;
   }
   const agent = await ctx.agent(undefined, { start: true });
@@ -160,12 +166,24 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
   }
   const via = agent ? 'agent' : 'library';
   if (ctx.out.json) {
-    ctx.out.document({ via, released, skipped, failed: failed.map(({ exit: _exit, ...f }) => f) });
+    // `names` (project id to name) only for the projects the executable names: released is a list of ids.
+    const names: Record<string, string> = {};
+    for (const id of [...released, ...skipped.map((s) => s.project_id), ...failed.map((f) => f.project_id)]) {
+      const name = productName(id);
+      if (name !== undefined) names[id] = name;
+    }
+    ctx.out.document({
+      via,
+      released,
+      skipped: skipped.map((s) => ({ ...s, ...nameField(s.project_id) })),
+      failed: failed.map(({ exit: _exit, ...f }) => ({ ...f, ...nameField(f.project_id) })),
+      ...(Object.keys(names).length > 0 ? { names } : {}),
+    });
   } else {
     if (released.length === 0 && skipped.length === 0 && failed.length === 0) ctx.out.line('This computer holds no license to give back.');
-    for (const p of released) ctx.out.line(`released this computer's slot of ${p} (through the ${via})`);
-    for (const s of skipped) ctx.out.line(`kept ${s.project_id}: ${s.why}`);
-    for (const f of failed) ctx.out.line(`could not release ${f.project_id}: ${f.message}`);
+    for (const p of released) ctx.out.line(`released this computer's slot of ${projectLabel(p)}, through the ${via}`);
+    for (const s of skipped) ctx.out.line(`kept ${projectLabel(s.project_id)}: ${s.why}`);
+    for (const f of failed) ctx.out.line(`could not release ${projectLabel(f.project_id)}: ${f.message}`);
   }
   return failed[0]?.exit ?? EXIT.ok;
 }
@@ -200,7 +218,7 @@ export async function report(ctx: Context, done: string, state: LicenseState | L
   if (ctx.out.json) {
     // The agent protocol's LicenseState, by the agent's own mapping (loaded only here).
     const { toWireState } = await import('@plugin-license/agent');
-    ctx.out.document({ via, license: toWireState(state) });
+    ctx.out.document({ via, license: { ...toWireState(state), ...nameField(state.projectId) } });
     return;
   }
   ctx.out.fields(licenseFields(ctx, state));
@@ -209,6 +227,7 @@ export async function report(ctx: Context, done: string, state: LicenseState | L
 
 export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {
   return [
+    ...pluginField(s.projectId),
     ['project', s.projectId],
     ['license', s.valid ? ctx.out.ok('valid') : ctx.out.bad(`not valid: ${s.reason}`)],
     ['code', s.codeHint ?? '-'],

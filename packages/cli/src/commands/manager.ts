@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
-import { programName } from '@plugin-license/licensing/executable';
+import { MAX_PRODUCT_NAME_LENGTH, productNameProblem, productNames, programName, type GivenProject } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
 import { classify } from '../errors.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
@@ -26,19 +26,22 @@ interface Product {
   name: string | null;
 }
 
-const NAME = /^[^\u0000-\u001f\u007f]{1,80}$/;
-
-/** `--project UUID[=Name]`, each checked as every project id is. */
+/**
+ * The plugins the page offers: the executable's baked names joined with `--project UUID[=Name]`
+ * (each id checked as every project id is, each name by the one rule of names); a name given
+ * here wins over the baked one for its id.
+ */
 export function parseProducts(ctx: Context, values: readonly string[]): Product[] {
-  const seen = new Map<string, Product>();
+  const given: GivenProject[] = [];
   for (const value of values) {
     const eq = value.indexOf('=');
     const id = ctx.projectId(eq < 0 ? value : value.slice(0, eq));
-    const name = eq < 0 ? null : value.slice(eq + 1).trim();
-    if (name !== null && !NAME.test(name)) throw usageError(`--project ${id}=NAME: the name must be 1 to 80 printable characters, got '${value.slice(eq + 1)}'`);
-    seen.set(id, { project_id: id, name });
+    const name = eq < 0 ? null : value.slice(eq + 1);
+    const problem = name === null ? undefined : productNameProblem(name);
+    if (problem !== undefined) throw usageError(`--project ${id}=NAME: ${JSON.stringify(name)} is not usable as the plugin's name (${problem}); give one line of 1 to ${MAX_PRODUCT_NAME_LENGTH} characters`);
+    given.push({ projectId: id, name: name === null ? null : name.trim() });
   }
-  return [...seen.values()];
+  return productNames(given).map((p) => ({ project_id: p.projectId, name: p.name }));
 }
 
 /** The HTTP status of a failure, from its exit code: bad input 400, a negative answer 422, the agent away (or another user's socket in its place) 503, the service 502. */

@@ -21,6 +21,7 @@ import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { carried, nextCommand, shellWord } from '../next-step.js';
 import { openOutFile, writeAllAt } from '../out-file.js';
 import { when } from '../output.js';
+import { nameField, pluginField, projectLabel } from '../plugin-names.js';
 import { licenseFields, report, validity } from './license.js';
 
 /** Where a document goes: a new file to carry, or one line of text to copy (offline-activation.md). */
@@ -43,13 +44,13 @@ export async function requestCommand(ctx: Context, o: Destination & { project: s
   );
   const where = sink.write(request);
   if (ctx.out.json) {
-    ctx.out.document({ type: request.type, project_id: projectId, machine_id: request.machine_id, machine_name: request.machine_name, renew: request.renew, has_code: request.code !== null, ...where });
+    ctx.out.document({ type: request.type, project_id: projectId, ...nameField(projectId), machine_id: request.machine_id, machine_name: request.machine_name, renew: request.renew, has_code: request.code !== null, ...where });
     return EXIT.ok;
   }
   const answer = where.file ? responseName(where.file) : undefined;
   const code = request.code === null ? ['--code', 'YOUR-CODE'] : [];
   ctx.out.note(
-    `${request.renew ? 'Renewal request' : 'Request'} for project ${projectId} from ${request.machine_name || 'this machine'} (${request.machine_id}) ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
+    `${request.renew ? 'Renewal request' : 'Request'} for project ${projectLabel(projectId)} from ${request.machine_name || 'this machine'} (${request.machine_id}) ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
       (where.file && answer
         ? `Next, on a computer that is online, with this file: ${nextCommand(ctx, 'elsewhere', 'offline', 'activate', carried(where.file), ...code, '--out', answer)}\n` +
           `then bring ${answer} back here: ${nextCommand(ctx, 'here', 'offline', 'import', answer)}`
@@ -82,6 +83,7 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
     return EXIT.ok;
   }
   ctx.out.fields([
+    ...pluginField(response.project_id),
     ['project', response.project_id],
     ['machine', `${response.machine_name || '-'} (${response.machine_id})`],
     ['code', codeHint(response.code)],
@@ -122,11 +124,11 @@ export async function releaseCommand(ctx: Context, o: Destination & { project: s
   const proof = await sink.during(() => releaseOffline({ projectId, ...machineOptions(ctx) }));
   const where = sink.write(proof);
   if (ctx.out.json) {
-    ctx.out.document({ type: proof.type, project_id: projectId, machine_id: proof.machine_id, code_hint: codeHint(proof.code), released_at: proof.released_at, ...where });
+    ctx.out.document({ type: proof.type, project_id: projectId, ...nameField(projectId), machine_id: proof.machine_id, code_hint: codeHint(proof.code), released_at: proof.released_at, ...where });
     return EXIT.ok;
   }
   ctx.out.note(
-    `This machine no longer holds the license of project ${projectId} (${codeHint(proof.code)}). Release proof ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
+    `This machine no longer holds the license of project ${projectLabel(projectId)} (${codeHint(proof.code)}). Release proof ${where.file ? `written to ${where.file}` : 'printed above'}.\n` +
       (where.file
         ? `Next, on a computer that is online, with this file, free the slot: ${nextCommand(ctx, 'elsewhere', 'offline', 'confirm', carried(where.file))}`
         : `Next, on a computer that is online, free the slot by pasting the line into: ${nextCommand(ctx, 'elsewhere', 'offline', 'confirm', '-')}`),
@@ -197,6 +199,7 @@ export function responseFacts(response: OfflineResponse) {
   return {
     type: response.type,
     project_id: response.project_id,
+    ...nameField(response.project_id),
     machine_id: response.machine_id,
     machine_name: response.machine_name,
     code_hint: codeHint(response.code),
@@ -212,6 +215,7 @@ export function responseFacts(response: OfflineResponse) {
 export function releaseFacts(r: OfflineReleaseResult) {
   return {
     project_id: r.projectId,
+    ...nameField(r.projectId),
     machine_id: r.machineId,
     machine_name: r.machineName,
     code_hint: r.codeHint,
