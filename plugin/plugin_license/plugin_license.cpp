@@ -481,6 +481,7 @@ void ActivationComponent::resized() {
 
 void ActivationComponent::showAddress(const juce::String &url) {
   address_.setText(url, false);
+  address_.moveCaretToTop(false);  // shows where the address starts
   address_.setVisible(url.isNotEmpty());
   copyAddress_.setVisible(url.isNotEmpty());
   if (url.isEmpty()) address_.clear();
