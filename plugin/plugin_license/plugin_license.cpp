@@ -6,6 +6,7 @@
 
 #include "plugin_license.h"
 
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #endif
@@ -147,6 +149,8 @@ struct ActivationComponent::Outcome {
   juce::String requestDocument, requestFileName;
   juce::File saveTo;  // where the request goes; none: ask with a file chooser
   bool clearCode = false;  // the code was used: empty the field (kept after a refusal, to correct it)
+  juce::String managerAddress;  // the license manager's url, when no browser could show it
+  enum class Done { other, activated, deactivated } kind = Done::other;
 };
 
 // One thread for the panel's calls, one at a time. Its wait is interruptible: destroying it
@@ -161,6 +165,9 @@ class ActivationComponent::Worker {
     if (thread_.joinable()) thread_.join();
     plc_waker_close(&waker_);
   }
+
+  // What ends a wait of the panel's thread at once (a descriptor on POSIX).
+  intptr_t interruptHandle() const { return plc_waker_handle(&waker_); }
 
   void start(std::function<void(plc::Client &)> job) {
     if (thread_.joinable()) thread_.join();  // the previous call has posted its outcome already
@@ -183,24 +190,187 @@ juce::String failureOf(const juce::String &what, plc::Status status, const std::
   return what + " failed: " + fromUtf8(holder.empty() ? std::string(plc::describe(status)) : holder) + ".";
 }
 
+// What starting the license manager found: its address and whether a browser shows it, or why
+// it did not start (`error`), or that the panel went away meanwhile.
+struct ManagerStart {
+  juce::String error;
+  juce::String url;
+  bool opened = true;
+  juce::String reason;
+  bool interrupted = false;
+};
+
+// How long the manager is given to print its line: it starts, listens, and tries the browser
+// (which it gives up to 5 s to fail) before it prints.
+constexpr int managerLineDeadlineMs = 20000;
+
+// The manager's line: {"url": "http://127.0.0.1:PORT/#token=…", "pid": …, "opened": bool,
+// "reason": "…"}. A line without "opened" (an older executable) counts as opened, as before.
+ManagerStart parseManagerLine(const juce::String &line) {
+  ManagerStart m;
+  const juce::var v = juce::JSON::parse(line);
+  const juce::String url = v.getProperty("url", juce::var()).toString();
+  if (!v.isObject() || !url.startsWith("http://127.0.0.1:")) {
+    m.error = "it gave no address";
+    return m;
+  }
+  m.url = url;
+  const juce::var opened = v.getProperty("opened", juce::var(true));
+  m.opened = !opened.isBool() || static_cast<bool>(opened);
+  m.reason = v.getProperty("reason", juce::var()).toString();
+  return m;
+}
+
+#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
+// The first line on `fd`, read until a newline, end of file, the deadline, or the interrupt; at
+// most 4 KB. "" with `why` set when there is none.
+juce::String readFirstLine(int fd, intptr_t interrupt, int deadlineMs, juce::String &why, bool &interrupted) {
+  std::string got;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadlineMs);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      why = "it gave no address within " + juce::String(deadlineMs / 1000) + " s";
+      return {};
+    }
+    pollfd fds[2] = {{fd, POLLIN, 0}, {static_cast<int>(interrupt), POLLIN, 0}};
+    const int n = poll(fds, interrupt == PLC_NO_INTERRUPT ? 1 : 2, static_cast<int>(left));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      why = juce::String(strerror(errno));
+      return {};
+    }
+    if (interrupt != PLC_NO_INTERRUPT && (fds[1].revents & POLLIN) != 0) {
+      interrupted = true;
+      return {};
+    }
+    if (n == 0 || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    char buffer[512];
+    const ssize_t r = read(fd, buffer, sizeof buffer);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      why = "it stopped before it gave its address";
+      return {};
+    }
+    got.append(buffer, static_cast<size_t>(r));
+    const auto nl = got.find('\n');
+    if (nl != std::string::npos) return fromUtf8(got.substr(0, nl));
+    if (got.size() > 4096) {
+      why = "its first line is too long";
+      return {};
+    }
+  }
+}
+#endif
+
+// Starts the license manager so that it outlives this plugin and is never its child to reap: on
+// POSIX by a double fork (the program is adopted by init, so it never lingers as a zombie of the
+// host), its standard output a pipe this reads its line from, its error output /dev/null; then
+// reads the line (bounded, interruptible: runs on the panel's thread). Elsewhere JUCE's
+// ChildProcess, which leaves it running, and the page counts as opened.
+ManagerStart startManager(const juce::StringArray &args, intptr_t interrupt) {
+  ManagerStart m;
+#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
+  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
+  std::vector<std::string> owned;
+  for (const auto &a : args) owned.push_back(a.toStdString());
+  std::vector<char *> argv;
+  for (auto &a : owned) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int report[2], output[2];
+  if (pipe(report) != 0) {
+    m.error = juce::String(strerror(errno));
+    return m;
+  }
+  if (pipe(output) != 0) {
+    m.error = juce::String(strerror(errno));
+    close(report[0]);
+    close(report[1]);
+    return m;
+  }
+  for (int fd : {report[0], report[1], output[0], output[1]}) fcntl(fd, F_SETFD, FD_CLOEXEC);
+  const pid_t middle = fork();
+  if (middle < 0) {
+    m.error = juce::String(strerror(errno));
+    for (int fd : {report[0], report[1], output[0], output[1]}) close(fd);
+    return m;
+  }
+  if (middle == 0) {
+    close(report[0]);
+    close(output[0]);
+    setsid();
+    const pid_t program = fork();
+    if (program < 0) {
+      const int e = errno;
+      if (write(report[1], &e, sizeof e) < 0) _exit(1);
+      _exit(1);
+    }
+    if (program == 0) {
+      const int null = open("/dev/null", O_RDWR);
+      if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 2);
+      }
+      dup2(output[1], 1);  // dup2 clears close-on-exec on the copy
+      execv(argv[0], argv.data());
+      const int e = errno;  // only reached when exec failed: tell the plugin why
+      if (write(report[1], &e, sizeof e) < 0) _exit(127);
+      _exit(127);
+    }
+    _exit(0);
+  }
+  close(report[1]);
+  close(output[1]);
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  // The pipe closes on exec (nothing read) or carries exec's errno; bounded by the exec itself.
+  int e = 0;
+  ssize_t got;
+  while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof e)) {
+    close(output[0]);
+    m.error = juce::String(strerror(e));
+    return m;
+  }
+  juce::String why;
+  const juce::String line = readFirstLine(output[0], interrupt, managerLineDeadlineMs, why, m.interrupted);
+  // The manager prints nothing else on standard output; closing ends nothing of it.
+  close(output[0]);
+  if (m.interrupted) return m;
+  if (line.isEmpty()) {
+    m.error = why;
+    return m;
+  }
+  return parseManagerLine(line);
+#else
+  juce::ignoreUnused(interrupt);
+  juce::ChildProcess process;
+  if (!process.start(args, 0)) m.error = "it did not start";
+  return m;
+#endif
+}
+
 }  // namespace
 
 ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worker_(std::make_unique<Worker>(gate.monitor().socketPath())) {
-  title_.setText("License", juce::dontSendNotification);
   title_.setFont(title_.getFont().withHeight(18.0f).boldened());
   state_.setJustificationType(juce::Justification::topLeft);
   state_.setMinimumHorizontalScale(1.0f);
   message_.setJustificationType(juce::Justification::topLeft);
   message_.setMinimumHorizontalScale(1.0f);
-  message_.setColour(juce::Label::textColourId, juce::Colours::lightgrey);
 
-  code_.setTextToShowWhenEmpty("Activation code", juce::Colours::grey);
-  code_.setTitle("Activation code");
   code_.setInputRestrictions(256);
   code_.onReturnKey = [this] { activate(); };
-  saveRequest_.setButtonText("Save offline request" + ellipsis);
-  loadResponse_.setButtonText("Load offline response" + ellipsis);
-  manage_.setButtonText("Manage licenses" + ellipsis);
+  // The manager's address: selectable and copyable, never editable.
+  address_.setReadOnly(true);
+  address_.setCaretVisible(false);
+  address_.setSelectAllWhenFocused(true);
+  address_.setTitle("License manager address");
+  copyAddress_.onClick = [this] { juce::SystemClipboard::copyTextToClipboard(address_.getText()); };
+  setStrings(strings_);
 
   code_.setComponentID(codeFieldId);
   activate_.setComponentID(activateId);
@@ -209,6 +379,8 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
   saveRequest_.setComponentID(saveRequestId);
   loadResponse_.setComponentID(loadResponseId);
   manage_.setComponentID(manageId);
+  address_.setComponentID(addressId);
+  copyAddress_.setComponentID(copyAddressId);
 
   activate_.onClick = [this] { activate(); };
   deactivate_.onClick = [this] { deactivate(); };
@@ -219,6 +391,9 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
 
   for (juce::Component *c : std::initializer_list<juce::Component *>{&title_, &state_, &code_, &activate_, &deactivate_, &checkNow_, &saveRequest_, &loadResponse_, &manage_, &message_})
     addAndMakeVisible(c);
+  addChildComponent(address_);
+  addChildComponent(copyAddress_);
+  applyColours();
 
   showState(gate_.monitor().last());
   // Opened within milliseconds of the plugin's creation: nothing known yet, which is not "the agent is not running".
@@ -231,7 +406,36 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
       if (auto *self = safe.getComponent()) self->showState(r);
     });
   });
-  setSize(460, 310);
+  setSize(preferredWidth, preferredHeight);
+}
+
+void ActivationComponent::setStrings(const Strings &strings) {
+  strings_ = strings;
+  title_.setText(strings_.title, juce::dontSendNotification);
+  code_.setTextToShowWhenEmpty(strings_.codePlaceholder, juce::Colours::grey);
+  code_.setTitle(strings_.codePlaceholder);
+  activate_.setButtonText(strings_.activate);
+  deactivate_.setButtonText(strings_.deactivate);
+  checkNow_.setButtonText(strings_.checkNow);
+  saveRequest_.setButtonText(strings_.saveRequest);
+  loadResponse_.setButtonText(strings_.loadResponse);
+  manage_.setButtonText(strings_.manage);
+  copyAddress_.setButtonText(strings_.copyAddress);
+}
+
+// A colour set on the panel, else on its look and feel, else the default given.
+juce::Colour ActivationComponent::colourOr(int id, juce::Colour fallback) const {
+  if (isColourSpecified(id)) return findColour(id);
+  if (getLookAndFeel().isColourSpecified(id)) return getLookAndFeel().findColour(id);
+  return fallback;
+}
+
+void ActivationComponent::applyColours() {
+  const juce::Colour text = getLookAndFeel().findColour(juce::Label::textColourId);
+  title_.setColour(juce::Label::textColourId, colourOr(titleColourId, text));
+  state_.setColour(juce::Label::textColourId, colourOr(stateColourId, text));
+  message_.setColour(juce::Label::textColourId, colourOr(messageColourId, juce::Colours::lightgrey));
+  repaint();
 }
 
 ActivationComponent::~ActivationComponent() {
@@ -239,7 +443,7 @@ ActivationComponent::~ActivationComponent() {
   worker_.reset();  // abandons a call in flight at once
 }
 
-void ActivationComponent::paint(juce::Graphics &g) { g.fillAll(getLookAndFeel().findColour(juce::ResizableWindow::backgroundColourId)); }
+void ActivationComponent::paint(juce::Graphics &g) { g.fillAll(colourOr(backgroundColourId, getLookAndFeel().findColour(juce::ResizableWindow::backgroundColourId))); }
 
 void ActivationComponent::resized() {
   auto area = getLocalBounds().reduced(12);
@@ -264,11 +468,30 @@ void ActivationComponent::resized() {
   area.removeFromTop(8);
   row = area.removeFromTop(28);
   manage_.setBounds(row.removeFromRight(160));
-  message_.setBounds(area.withTrimmedTop(4));
+  area.removeFromTop(4);
+  if (address_.isVisible()) {
+    row = area.removeFromBottom(28);
+    copyAddress_.setBounds(row.removeFromRight(110));
+    row.removeFromRight(8);
+    address_.setBounds(row);
+    area.removeFromBottom(4);
+  }
+  message_.setBounds(area);
+}
+
+void ActivationComponent::showAddress(const juce::String &url) {
+  address_.setText(url, false);
+  address_.moveCaretToTop(false);  // shows where the address starts
+  address_.setVisible(url.isNotEmpty());
+  copyAddress_.setVisible(url.isNotEmpty());
+  if (url.isEmpty()) address_.clear();
+  resized();
 }
 
 void ActivationComponent::showState(const plc::CheckResult &result) {
-  state_.setText(describeState(result, gate_.settings()), juce::dontSendNotification);
+  const juce::String text = describeState(result, gate_.settings());
+  const bool changed = text != state_.getText();
+  state_.setText(text, juce::dontSendNotification);
   const bool known = result.license.has_value();
   const bool licensed = known && result.license->valid;
   const bool held = known && !result.license->codeHint.empty();
@@ -280,6 +503,7 @@ void ActivationComponent::showState(const plc::CheckResult &result) {
     saveRequest_.setEnabled(known && !licensed);
     loadResponse_.setEnabled(known && !licensed);
   }
+  if (changed && onStateChange) onStateChange(result);
 }
 
 void ActivationComponent::setBusy(bool busy) {
@@ -309,6 +533,13 @@ void ActivationComponent::finished(const Outcome &outcome) {
   if (outcome.clearCode) code_.clear();
   setBusy(false);
   if (outcome.state.license) showState(outcome.state);
+  if (outcome.managerAddress.isNotEmpty()) showAddress(outcome.managerAddress);
+  // Last: a callback may delete this panel (an editor that closes itself once licensed).
+  juce::Component::SafePointer<ActivationComponent> alive(this);
+  if (outcome.failure.isEmpty() && outcome.kind == Outcome::Done::activated && onActivated) onActivated();
+  if (alive == nullptr) return;
+  if (outcome.failure.isEmpty() && outcome.kind == Outcome::Done::deactivated && onDeactivated) onDeactivated();
+  if (alive == nullptr) return;
   if (outcome.failure.isEmpty() && outcome.requestDocument.isNotEmpty()) {
     pendingRequest_ = outcome.requestDocument;
     if (outcome.saveTo != juce::File()) {
@@ -336,7 +567,10 @@ void ActivationComponent::activate() {
     Outcome o;
     o.state = client.activate(projectId, code);
     o.clearCode = o.state.license.has_value();
-    if (o.clearCode) o.done = "Activated.";
+    if (o.clearCode) {
+      o.done = "Activated.";
+      o.kind = Outcome::Done::activated;
+    }
     else o.failure = failureOf("Activation", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
@@ -347,7 +581,10 @@ void ActivationComponent::deactivate() {
   run("Deactivating", [projectId](plc::Client &client) {
     Outcome o;
     o.state = client.deactivate(projectId);
-    if (o.state.license) o.done = "Deactivated: the slot is free for another computer.";
+    if (o.state.license) {
+      o.done = "Deactivated: the slot is free for another computer.";
+      o.kind = Outcome::Done::deactivated;
+    }
     else o.failure = failureOf("Deactivation", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
@@ -428,7 +665,10 @@ void ActivationComponent::loadOfflineResponseFrom(const juce::File &file) {
       return o;
     }
     o.state = client.offlineImport(document.text);
-    if (o.state.license) o.done = "Offline response imported.";
+    if (o.state.license) {
+      o.done = "Offline response imported.";
+      o.kind = Outcome::Done::activated;
+    }
     else o.failure = failureOf("The import", o.state.status, o.state.agentError, o.state.holder);
     return o;
   });
@@ -454,71 +694,29 @@ void ActivationComponent::manageLicenses() {
   args.add("manager");
   // The page offers this plugin for activation, by its name, even before it is activated.
   if (s.projectId.isNotEmpty()) args.addArray({"--project", s.productName.isNotEmpty() ? s.projectId + "=" + s.productName : s.projectId});
-  // The manager opens the page in the browser itself, and stops by itself when it is closed.
-  const juce::String error = startDetached(args);
-  if (error.isEmpty()) message_.setText("The license manager opens in your web browser.", juce::dontSendNotification);
-  else message_.setText("Could not start " + exe.getFullPathName() + " (" + error + ").", juce::dontSendNotification);
-}
-
-// Starts a program that outlives this plugin and is never its child to reap: on POSIX by a double
-// fork (the program is adopted by init, so it never lingers as a zombie of the host), its output
-// to /dev/null; elsewhere JUCE's ChildProcess, which leaves it running. "" or why it failed.
-juce::String ActivationComponent::startDetached(const juce::StringArray &args) {
-#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
-  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
-  std::vector<std::string> owned;
-  for (const auto &a : args) owned.push_back(a.toStdString());
-  std::vector<char *> argv;
-  for (auto &a : owned) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int report[2];
-  if (pipe(report) != 0) return juce::String(strerror(errno));
-  fcntl(report[1], F_SETFD, FD_CLOEXEC);
-  const pid_t middle = fork();
-  if (middle < 0) {
-    const int e = errno;
-    close(report[0]);
-    close(report[1]);
-    return juce::String(strerror(e));
-  }
-  if (middle == 0) {
-    close(report[0]);
-    setsid();
-    const pid_t program = fork();
-    if (program < 0) {
-      const int e = errno;
-      if (write(report[1], &e, sizeof e) < 0) _exit(1);
-      _exit(1);
+  showAddress({});
+  // The manager opens the page in the browser itself, says in its line whether it could, and
+  // stops by itself when no page is open. Its start and its line are waited for on the panel's
+  // thread.
+  const juce::String shown = exe.getFullPathName();
+  run("Starting the license manager", [args, shown, interrupt = worker_->interruptHandle()](plc::Client &) {
+    Outcome o;
+    const ManagerStart m = startManager(args, interrupt);
+    if (m.interrupted) {
+      o.state.status = plc::Status::interrupted;
+      return o;
     }
-    if (program == 0) {
-      const int null = open("/dev/null", O_RDWR);
-      if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-        dup2(null, 2);
-      }
-      execv(argv[0], argv.data());
-      const int e = errno;  // only reached when exec failed: tell the plugin why
-      if (write(report[1], &e, sizeof e) < 0) _exit(127);
-      _exit(127);
+    if (m.error.isNotEmpty()) o.failure = "Could not start " + shown + " (" + m.error + ").";
+    else if (m.opened) o.done = "The license manager opens in your web browser.";
+    else {
+      // The address is the musician's own (a one-time token): shown in its own field, never in
+      // the message, never logged.
+      o.managerAddress = m.url;
+      o.done = "No web browser could be opened here" + (m.reason.isNotEmpty() ? " (" + m.reason + ")" : juce::String()) +
+               ". Open this address in a web browser on this computer:";
     }
-    _exit(0);
-  }
-  close(report[1]);
-  int status = 0;
-  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-  }
-  // The pipe closes on exec (nothing read) or carries exec's errno; bounded by the exec itself.
-  int e = 0;
-  ssize_t got;
-  while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
-  }
-  close(report[0]);
-  return got == static_cast<ssize_t>(sizeof e) ? juce::String(strerror(e)) : juce::String();
-#else
-  juce::ChildProcess process;
-  return process.start(args, 0) ? juce::String() : juce::String("it did not start");
-#endif
+    return o;
+  });
 }
 
 }  // namespace plugin_license

@@ -93,6 +93,22 @@ class LicenseGate {
 // (checked offline, until …)", or why not, in the license manager's words.
 juce::String describeState(const plc::CheckResult &result, const Settings &settings);
 
+// Every word on the panel's controls, for a vendor's language or house style:
+// ActivationComponent::setStrings. The sentences that say the state and the result of an action
+// are the CLI's and the license manager's (so a musician and support read the same words), not
+// these.
+struct Strings {
+  juce::String title{"License"};
+  juce::String codePlaceholder{"Activation code"};
+  juce::String activate{"Activate"};
+  juce::String deactivate{"Deactivate (move to another computer)"};
+  juce::String checkNow{"Check now"};
+  juce::String saveRequest{juce::String::fromUTF8("Save offline request\xe2\x80\xa6")};
+  juce::String loadResponse{juce::String::fromUTF8("Load offline response\xe2\x80\xa6")};
+  juce::String manage{juce::String::fromUTF8("Manage licenses\xe2\x80\xa6")};
+  juce::String copyAddress{"Copy address"};  // beside the license manager's address, when no browser opens
+};
+
 // The activation panel, placed in the plugin's editor (not a dialog window). Shows the state in
 // words; activates a code, deactivates ("move to another computer"), checks now, runs the offline
 // exchange through files, and starts "Manage licenses…". The agent's calls run on a thread of
@@ -104,6 +120,31 @@ class ActivationComponent : public juce::Component {
   explicit ActivationComponent(LicenseGate &gate);
   ~ActivationComponent() override;
 
+  // The size it is made with (an editor can take getWidth()/getHeight()), and the smallest at
+  // which every control and three lines of message fit.
+  static constexpr int preferredWidth = 460, preferredHeight = 340;
+  static constexpr int minimumWidth = 400, minimumHeight = 340;
+
+  // The panel's own colours, set on the panel (setColour) or on its LookAndFeel; unset, the
+  // look and feel's window background, label text, and light grey for the message. The controls
+  // are JUCE's TextButton, TextEditor and Label, coloured by their own ids through the look and
+  // feel given to the panel (setLookAndFeel).
+  enum ColourIds {
+    backgroundColourId = 0x7e1c0001,
+    titleColourId = 0x7e1c0002,
+    stateColourId = 0x7e1c0003,
+    messageColourId = 0x7e1c0004,
+  };
+
+  void setStrings(const Strings &strings);
+  const Strings &strings() const noexcept { return strings_; }
+
+  // Called on the message thread. The panel takes the gate's Monitor::onChange while it exists
+  // (one callback per Monitor): listen here instead.
+  std::function<void(const plc::CheckResult &)> onStateChange;  // whenever the state shown changes
+  std::function<void()> onActivated;    // an activation (online or by an offline response) from this panel succeeded
+  std::function<void()> onDeactivated;  // a deactivation from this panel succeeded
+
   // What the file choosers call (also for scripting and tests): writes the offline request for
   // this computer into `file`, or imports the response in `file`.
   void saveOfflineRequestTo(const juce::File &file);
@@ -112,9 +153,15 @@ class ActivationComponent : public juce::Component {
   bool isBusy() const noexcept { return busy_; }
   juce::String stateText() const { return state_.getText(); }
   juce::String messageText() const { return message_.getText(); }
+  // The license manager's address, shown (selectable, with Copy address) when "Manage licenses…"
+  // could open no web browser; empty otherwise. It holds the page's one-time token: it is shown
+  // only here, never logged.
+  juce::String managerAddress() const { return address_.isVisible() ? address_.getText() : juce::String(); }
 
   void resized() override;
   void paint(juce::Graphics &g) override;
+  void colourChanged() override { applyColours(); }
+  void lookAndFeelChanged() override { applyColours(); }
 
   // Component IDs of the controls, for tests and accessibility tools.
   static constexpr const char *codeFieldId = "code";
@@ -124,6 +171,8 @@ class ActivationComponent : public juce::Component {
   static constexpr const char *saveRequestId = "save-offline-request";
   static constexpr const char *loadResponseId = "load-offline-response";
   static constexpr const char *manageId = "manage";
+  static constexpr const char *addressId = "manager-address";
+  static constexpr const char *copyAddressId = "copy-address";
 
  private:
   class Worker;
@@ -140,15 +189,17 @@ class ActivationComponent : public juce::Component {
   void makeOfflineRequest(const juce::File &saveTo);
   void chooseResponseFile();
   void manageLicenses();
-  static juce::String startDetached(const juce::StringArray &args);
+  void showAddress(const juce::String &url);
+  void applyColours();
+  juce::Colour colourOr(int id, juce::Colour fallback) const;
 
   LicenseGate &gate_;
   std::unique_ptr<Worker> worker_;
   std::unique_ptr<juce::FileChooser> chooser_;
+  Strings strings_;
   juce::Label title_, state_, message_;
-  juce::TextEditor code_;
-  juce::TextButton activate_{"Activate"}, deactivate_{"Deactivate (move to another computer)"}, checkNow_{"Check now"},
-      saveRequest_{"Save offline request..."}, loadResponse_{"Load offline response..."}, manage_{"Manage licenses..."};
+  juce::TextEditor code_, address_;
+  juce::TextButton activate_, deactivate_, checkNow_, saveRequest_, loadResponse_, manage_, copyAddress_;
   juce::String pendingRequest_;  // an offline request made, not saved yet
   bool busy_ = false;
 

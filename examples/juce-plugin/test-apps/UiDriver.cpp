@@ -6,12 +6,17 @@
 //   save-request PATH  saves the offline request into PATH (what the save chooser does)
 //   load-response PATH imports the response in PATH (what the open chooser does)
 //   screenshot PATH    writes the window's content as PNG
+//   style              sets every string (Strings) to hostile text and the panel's colours
+//   controls           reports every control: {"id","text","visible"}
+//   pixel X Y          reports the colour at X,Y of the panel's snapshot as AARRGGBB
+//   clipboard          reports the system clipboard's text
 //   close              destroys the panel (an editor closed in the middle of a call)
 //   open               makes a new panel
 //   quit
 //
-// Prints JSON lines: {"event":"panel","state":"…","message":"…","busy":false} whenever what the
-// panel shows changes, and {"event":"done","command":"…"} after each command.
+// Prints JSON lines: {"event":"panel","state":"…","message":"…","busy":false,"address":"…",
+// "size":[W,H]} whenever what the panel shows changes, {"event":"callback","name":"…"} for the
+// panel's callbacks, and {"event":"done","command":"…"} after each command (with "value").
 #include <JuceHeader.h>
 
 #include <iostream>
@@ -42,7 +47,7 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
   void run(const juce::String &line) {
     const juce::String verb = line.upToFirstOccurrenceOf(" ", false, false);
     const juce::String arg = line.fromFirstOccurrenceOf(" ", false, false);
-    juce::String error;
+    juce::String error, value;
     if (verb == "open") {
       open();
     } else if (verb == "close") {
@@ -75,16 +80,54 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
       file.deleteFile();
       juce::FileOutputStream out(file);
       if (!out.openedOk() || !juce::PNGImageFormat().writeImageToStream(image, out)) error = "could not write " + arg;
+    } else if (verb == "style") {
+      plugin_license::Strings s;
+      const juce::String odd = juce::String::fromUTF8(" \"q\" 'a' $HOME * \\ \xc3\xa9\xe2\x80\xa6");
+      s.title = "Lizenz" + odd;
+      s.codePlaceholder = "Aktivierungscode" + odd;
+      s.activate = "Aktivieren" + odd;
+      s.deactivate = "Deaktivieren" + odd;
+      s.checkNow = "Jetzt pr" + juce::String::fromUTF8("\xc3\xbc") + "fen";
+      s.saveRequest = "Anfrage speichern" + odd;
+      s.loadResponse = "Antwort laden" + odd;
+      s.manage = "Lizenzen verwalten" + odd;
+      s.copyAddress = "Adresse kopieren" + odd;
+      panel_->setStrings(s);
+      panel_->setColour(plugin_license::ActivationComponent::backgroundColourId, juce::Colour(0xff123456));
+      panel_->setColour(plugin_license::ActivationComponent::messageColourId, juce::Colour(0xffabcdef));
+    } else if (verb == "controls") {
+      juce::Array<juce::var> list;
+      for (auto *c : panel_->getChildren()) {
+        auto *o = new juce::DynamicObject();
+        o->setProperty("id", c->getComponentID());
+        if (auto *b = dynamic_cast<juce::Button *>(c)) o->setProperty("text", b->getButtonText());
+        else if (auto *l = dynamic_cast<juce::Label *>(c)) o->setProperty("text", l->getText());
+        else if (auto *t = dynamic_cast<juce::TextEditor *>(c)) o->setProperty("text", t->getTextToShowWhenEmpty());
+        o->setProperty("visible", c->isVisible());
+        list.add(juce::var(o));
+      }
+      value = juce::JSON::toString(juce::var(list), true);
+    } else if (verb == "pixel") {
+      const juce::Image image = panel_->createComponentSnapshot(panel_->getLocalBounds());
+      const auto xy = juce::StringArray::fromTokens(arg, " ", "");
+      value = json(image.getPixelAt(xy[0].getIntValue(), xy[1].getIntValue()).toString());
+    } else if (verb == "clipboard") {
+      value = json(juce::SystemClipboard::getTextFromClipboard());
     } else {
       error = "unknown command " + verb;
     }
     emit("{\"event\":\"done\",\"command\":" + json(verb) + (verb == "type" ? ",\"field_chars\":" + juce::String(codeLength_) : juce::String()) +
-         (error.isEmpty() ? juce::String() : ",\"error\":" + json(error)) + "}");
+         (value.isEmpty() ? juce::String() : ",\"value\":" + value) + (error.isEmpty() ? juce::String() : ",\"error\":" + json(error)) + "}");
   }
 
  private:
   void open() {
     panel_ = std::make_unique<plugin_license::ActivationComponent>(gate_);
+    panel_->onActivated = [] { emit("{\"event\":\"callback\",\"name\":\"activated\"}"); };
+    panel_->onDeactivated = [] { emit("{\"event\":\"callback\",\"name\":\"deactivated\"}"); };
+    panel_->onStateChange = [](const plc::CheckResult &r) {
+      emit("{\"event\":\"callback\",\"name\":\"state\",\"valid\":" + juce::String(r.license && r.license->valid ? "true" : "false") + "}");
+    };
     setContentNonOwned(panel_.get(), true);
     centreWithSize(getWidth(), getHeight());
   }
@@ -93,7 +136,8 @@ class DriverWindow : public juce::DocumentWindow, private juce::Timer {
   void timerCallback() override {
     if (panel_ == nullptr) return;
     const juce::String line = "{\"event\":\"panel\",\"state\":" + json(panel_->stateText()) + ",\"message\":" + json(panel_->messageText()) +
-                              ",\"busy\":" + (panel_->isBusy() ? "true" : "false") + ",\"licensed\":" + (gate_.isLicensed() ? "true" : "false") + "}";
+                              ",\"busy\":" + (panel_->isBusy() ? "true" : "false") + ",\"licensed\":" + (gate_.isLicensed() ? "true" : "false") +
+                              ",\"address\":" + json(panel_->managerAddress()) + ",\"size\":[" + juce::String(panel_->getWidth()) + "," + juce::String(panel_->getHeight()) + "]}";
     if (line != last_) emit(line);
     last_ = line;
   }

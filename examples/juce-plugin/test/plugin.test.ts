@@ -720,5 +720,84 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await missing.send('click manage');
       await panel(missing, { message: /^The license manager is not installed \(.*nowhere\)\. Reinstall the plugin-license example's software\.$/ }, 'the manager missing');
     });
+
+    it('Manage licenses where no web browser opens: the real manager\'s address, selectable, with Copy address', { timeout: 90_000 }, async () => {
+      const dir = tempDir('plnobrowser-');
+      const a = await agent();
+      const CLI_BIN = join(import.meta.dirname, '..', '..', '..', 'packages', 'cli', 'bin', 'plugin-license.js');
+      // The CLI's built binary, through a wrapper that keeps its pid (exec) so the test can stop it.
+      const pidFile = join(dir, 'manager.pid');
+      const wrapper = join(dir, 'plugin-license');
+      writeFileSync(wrapper, `#!/bin/sh\necho $$ > '${pidFile}'\nexec '${process.execPath}' '${CLI_BIN}' "$@"\n`, { mode: 0o755 });
+      stops.push(async () => {
+        if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+      });
+      // No browser: the opener fails, as xdg-open does with none installed (status 3).
+      const noBrowser = join(dir, 'no-browser');
+      writeFileSync(noBrowser, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
+      const d = driver(a, { PLUGIN_LICENSE_EXECUTABLE: wrapper, PLUGIN_LICENSE_APP: 'plugin-license', BROWSER: noBrowser });
+      const before = await panel(d, { state: /^Not activated/ }, 'the panel');
+      expect(before.address).toBe('');
+      await d.send('click manage');
+      const shown = await panel(d, { message: /^No web browser could be opened here \(.*no-browser exited with status 3\)\. Open this address in a web browser on this computer:$/, busy: false }, 'the address');
+      const address = String(shown.address);
+      expect(address).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=[\w-]{16,}$/);
+      const url = new URL(address);
+      const token = url.hash.replace(/^#token=/, '');
+      expect(String(shown.message)).not.toContain(token);
+      // Shown with its Copy address button, which copies exactly it.
+      const controls = (await d.send('controls')).value as Array<{ id: string; text: string; visible: boolean }>;
+      expect(controls.find((c) => c.id === 'manager-address')).toMatchObject({ visible: true });
+      expect(controls.find((c) => c.id === 'copy-address')).toMatchObject({ visible: true, text: 'Copy address' });
+      await d.send('click copy-address');
+      expect((await d.send('clipboard')).value).toBe(address);
+      await shot(d, 'manager-address');
+      // The address is live: the manager takes its token (once) and gives the page a session.
+      const r = await fetch(`${url.origin}/api/session`, { method: 'POST', headers: { origin: url.origin, 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+      expect(r.status).toBe(200);
+      // A second click starts a new manager; a browser that opens hides the address again.
+      const opens = join(dir, 'opens');
+      writeFileSync(opens, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      const e = driver(a, { PLUGIN_LICENSE_EXECUTABLE: wrapper, PLUGIN_LICENSE_APP: 'plugin-license', BROWSER: opens });
+      await panel(e, { state: /^Not activated/ }, 'the panel');
+      await e.send('click manage');
+      const opened = await panel(e, { message: /^The license manager opens in your web browser\.$/, busy: false }, 'the manager opened');
+      expect(opened.address).toBe('');
+      process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+    });
+
+    it('takes a vendor\'s strings and colours, has its documented size, and calls back on activation, deactivation and state changes', { timeout: 90_000 }, async () => {
+      const a = await agent();
+      const d = driver(a);
+      const first = await panel(d, { state: /^Not activated/ }, 'the panel');
+      expect(first.size).toEqual([460, 340]);
+      await d.send('style');
+      const odd = ` "q" 'a' $HOME * \\ é…`;
+      const controls = (await d.send('controls')).value as Array<{ id: string; text: string; visible: boolean }>;
+      const text = (id: string): string | undefined => controls.find((c) => c.id === id)?.text;
+      expect([text('activate'), text('deactivate'), text('check-now'), text('save-offline-request'), text('load-offline-response'), text('manage'), text('copy-address'), text('code')]).toEqual([
+        `Aktivieren${odd}`,
+        `Deaktivieren${odd}`,
+        'Jetzt prüfen',
+        `Anfrage speichern${odd}`,
+        `Antwort laden${odd}`,
+        `Lizenzen verwalten${odd}`,
+        `Adresse kopieren${odd}`,
+        `Aktivierungscode${odd}`,
+      ]);
+      expect(controls.some((c) => c.text === `Lizenz${odd}`)).toBe(true);
+      expect((await d.send('pixel 2 2')).value).toBe('ff123456');
+      await shot(d, 'styled');
+
+      await d.send(`type ${await code()}`);
+      await d.send('click activate');
+      await panel(d, { message: /^Activated\.$/, licensed: true }, 'licensed');
+      await expect.poll(() => events(d).filter((e) => e.event === 'callback').map((e) => e.name)).toEqual(expect.arrayContaining(['activated', 'state']));
+      expect(events(d).some((e) => e.event === 'callback' && e.name === 'state' && e.valid === true)).toBe(true);
+      await d.send('click deactivate');
+      await panel(d, { message: /^Deactivated: /, licensed: false }, 'deactivated');
+      await expect.poll(() => events(d).filter((e) => e.event === 'callback' && e.name === 'deactivated').length).toBe(1);
+      expect(events(d).filter((e) => e.event === 'callback' && e.name === 'activated')).toHaveLength(1);
+    });
   });
 });

@@ -29,6 +29,8 @@ export interface Manager {
   port: number;
   token: string;
   pid: number;
+  /** The first line as printed: `url`, `pid`, `opened` and, when not opened, `reason`. */
+  line: { url: string; pid: number; opened: boolean; reason?: string };
   stderr: () => string;
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -48,7 +50,7 @@ export async function startManager(env: Record<string, string>, args: string[] =
     });
     void exited.then((code) => reject(new Error(`the manager exited (${code}) before its first line; stderr:\n${stderr}`)));
   });
-  const line = JSON.parse(first) as { url: string; pid: number };
+  const line = JSON.parse(first) as Manager['line'];
   const u = new URL(line.url);
   return {
     child,
@@ -57,6 +59,7 @@ export async function startManager(env: Record<string, string>, args: string[] =
     port: Number(u.port),
     token: u.hash.replace(/^#token=/, ''),
     pid: line.pid,
+    line,
     stderr: () => stderr,
     exited,
     stop: (signal: NodeJS.Signals = 'SIGTERM') => stopProcess(child, exited, signal),

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { agentRpc, startAgent, tempHome, type RunningAgent } from '@plugin-licen
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService } from './helpers.js';
+import { openInBrowser } from '../src/manager/open.js';
 import { axeSource, bearer, chromiumPath, notTheSession, raw, session, startManager, type Manager, type RawAnswer } from './manager-helpers.js';
 
 // The license manager in a real browser (Debian's chromium through playwright-core), against the
@@ -627,6 +629,67 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     const third = await computer();
     expect(await third.manager.stop('SIGTERM')).toBe(130);
     expect(third.manager.stderr()).toMatch(/stopped: interrupted/);
+  });
+});
+
+describe('plugin-license manager: its line says whether a browser opened', () => {
+  const { service, home } = useCliService();
+
+  /** An opener that runs `body` (sh), in a folder named with spaces, quotes, `*` and `$`. */
+  function opener(dir: string, name: string, body: string): string {
+    const folder = join(dir, `bin 'q' "d" * $x`);
+    mkdirSync(folder, { recursive: true });
+    const file = join(folder, name);
+    writeFileSync(file, `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+    return file;
+  }
+
+  it('opened: false with the reason when the opener fails, is missing or is killed; true when it opened; the token only in the url', async () => {
+    const dir = home();
+    const record = join(dir, 'opened-with.txt');
+    const cases: Array<[string, Record<string, string>, boolean, RegExp | undefined]> = [
+      ['exits 3', { BROWSER: opener(dir, 'fails', 'exit 3') }, false, /^.*fails exited with status 3$/],
+      ['missing', { BROWSER: join(dir, 'no such browser') }, false, /no such browser: not found$/],
+      ['killed', { BROWSER: opener(dir, 'killed', 'kill -TERM $$') }, false, /killed was stopped by SIGTERM$/],
+      // No BROWSER: the system's opener, found on PATH; xdg-open's status 3 in words.
+      ['xdg-open exits 3', { PATH: `${join(dir, 'xdg')}:${process.env.PATH ?? ''}` }, false, /^xdg-open exited with status 3: no program to open a web page was found$/],
+      ['opens', { BROWSER: opener(dir, 'opens', `printf '%s' "$1" > '${record}'`) }, true, undefined],
+    ];
+    mkdirSync(join(dir, 'xdg'));
+    writeFileSync(join(dir, 'xdg', 'xdg-open'), '#!/bin/sh\nexit 3\n', { mode: 0o755 });
+    for (const [what, extra, opened, reason] of cases) {
+      const env = envFor(service, dir, { BROWSER: undefined, ...extra });
+      const manager = await startManager(env, []);
+      try {
+        expect(manager.line.opened, what).toBe(opened);
+        expect(Object.keys(manager.line).sort(), what).toEqual(opened ? ['opened', 'pid', 'url'] : ['opened', 'pid', 'reason', 'url']);
+        if (reason) expect(manager.line.reason, what).toMatch(reason);
+        expect(manager.line.reason ?? '', what).not.toContain(manager.token);
+        if (!opened) expect(manager.stderr(), what).toMatch(/could not open a web browser \(.+\); open .*manager-\d+\.html in one/);
+        else expect(readFileSync(record, 'utf8')).toMatch(/manager-\d+\.html$/);
+        expect(manager.stderr(), what).not.toContain(manager.token);
+      } finally {
+        await manager.stop();
+      }
+    }
+    const quiet = await startManager(envFor(service, dir), ['--no-open']);
+    try {
+      expect(quiet.line).toEqual({ url: quiet.url, pid: quiet.pid, opened: false, reason: '--no-open' });
+    } finally {
+      await quiet.stop();
+    }
+  });
+
+  it('an opener still running after the settle time is a browser in the foreground: opened, and left running', async () => {
+    const dir = home();
+    const pidFile = join(dir, 'browser.pid');
+    const browser = opener(dir, 'stays', `echo $$ > '${pidFile}'; exec sleep 600`);
+    const why = await openInBrowser(join(dir, 'page.html'), { PATH: process.env.PATH, BROWSER: browser }, 0);
+    expect(why).toBeUndefined();
+    await expect.poll(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '').toBe(true);
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    expect(spawnSync('kill', ['-0', String(pid)]).status).toBe(0);
+    process.kill(pid, 'SIGTERM');
   });
 });
 

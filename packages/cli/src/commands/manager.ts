@@ -195,13 +195,17 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
         throw new CliError(EXIT.failed, 'output_failed', `cannot write the page that opens the browser in ${config.paths.cache} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make that folder writable, or pass --no-open and open the printed url yourself`);
       }
     }
-    // The one line a program embedding the page reads: where it is, and whom to stop.
-    ctx.out.line(JSON.stringify({ url: where.url, pid: process.pid }));
     ctx.out.note(`license manager of '${namespace}' on http://127.0.0.1:${where.port}/ (stops after ${o.idleMinutes} idle minute${o.idleMinutes === 1 ? '' : 's'}, or on Ctrl-C)`);
+    let opened: { opened: true } | { opened: false; reason: string } = { opened: false, reason: '--no-open' };
     if (redirect !== undefined) {
       const problem = await openInBrowser(redirect, ctx.env);
+      opened = problem === undefined ? { opened: true } : { opened: false, reason: problem };
       if (problem !== undefined) ctx.out.note(`could not open a web browser (${problem}); open ${redirect} in one`);
     }
+    // The one line a program embedding the page reads: where it is, whom to stop, and whether a
+    // browser shows it (a plugin shows the url to its musician when none could be opened). It
+    // comes after the browser was tried, so it can say.
+    ctx.out.line(JSON.stringify({ url: where.url, pid: process.pid, ...opened }));
     const why = await stopped;
     ctx.out.note(`license manager stopped: ${why}`);
   } finally {

@@ -40,21 +40,50 @@ export function browserCommand(file: string, env: Readonly<Record<string, string
   return { command: 'xdg-open', args: [file] };
 }
 
-/** Starts the browser on `file`, detached; resolves with why it could not, or undefined. */
-export function openInBrowser(file: string, env: Readonly<Record<string, string | undefined>>): Promise<string | undefined> {
-  const { command, args } = browserCommand(file, env);
+/**
+ * How long the opener is given to say that it failed. A desktop's opener (`xdg-open`, `gio`,
+ * `open`) hands the file to the browser and exits at once, with a status that says whether it
+ * could; one still running after this is a browser that stays in the foreground (`BROWSER=firefox`
+ * on its first window): it opened.
+ */
+export const OPENER_SETTLE_MS = 5_000;
+
+/** Why an opener that exited did not open the file, in words (xdg-open's documented statuses). */
+function openerFailure(command: string, code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal !== null) return `${command} was stopped by ${signal}`;
+  const xdg = /(^|\/)xdg-open$/.test(command) ? { 3: ': no program to open a web page was found', 4: ': the browser could not be started' }[code ?? 0] : undefined;
+  return `${command} exited with status ${code}${xdg ?? ''}`;
+}
+
+/**
+ * Starts the browser on `file`, detached; resolves with why it could not, or undefined once it
+ * opened: the opener exited with status 0, or still runs after `settleMs`. `explorer.exe` (the
+ * Windows opener) exits 1 when it opened the file, so only its start counts.
+ */
+export function openInBrowser(file: string, env: Readonly<Record<string, string | undefined>>, settleMs: number = OPENER_SETTLE_MS, platform: NodeJS.Platform = process.platform): Promise<string | undefined> {
+  const { command, args } = browserCommand(file, env, platform);
+  const statusSays = !(platform === 'win32' && command === 'explorer.exe');
   return new Promise((resolve) => {
-    let child;
+    let child: ReturnType<typeof spawn>;
     try {
       child = spawn(command, args, { detached: true, stdio: 'ignore', env: env as NodeJS.ProcessEnv, windowsHide: true });
     } catch (err) {
       resolve(`${command}: ${(err as Error).message}`);
       return;
     }
-    child.once('error', (err: NodeJS.ErrnoException) => resolve(`${command}: ${err.code === 'ENOENT' ? 'not found' : err.message}`));
-    child.once('spawn', () => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = (why: string | undefined): void => {
+      clearTimeout(timer);
+      child.removeAllListeners();
+      child.on('error', () => undefined);
       child.unref();
-      resolve(undefined);
+      resolve(why);
+    };
+    child.once('error', (err: NodeJS.ErrnoException) => done(`${command}: ${err.code === 'ENOENT' ? 'not found' : err.message}`));
+    child.once('exit', (code, signal) => done(code === 0 ? undefined : openerFailure(command, code, signal)));
+    child.once('spawn', () => {
+      if (!statusSays) done(undefined);
+      else timer = setTimeout(() => done(undefined), settleMs);
     });
   });
 }
