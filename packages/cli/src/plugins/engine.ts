@@ -1,4 +1,4 @@
-import { lstat, rename, symlink, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { acquireFileLock } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
@@ -170,18 +170,45 @@ async function settle(record: PluginRecord, places: PluginPlaces, report: Plugin
   return { version: 1, items: [...items.values()], scratch };
 }
 
+/**
+ * A lock whose holder's process is gone (a run killed mid-way: the installer closed, a power cut
+ * while the OS kept the disk) is removed, so the next run starts at once rather than after the
+ * lock goes stale. A holder that is alive, or unknown, is left to the lock's own rules.
+ */
+async function takeOverFromTheDead(lockPath: string): Promise<void> {
+  const pid = Number((await readFile(`${lockPath}-pid`, 'utf8').catch(() => '')).trim());
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !(await exists(lockPath))) return;
+  try {
+    process.kill(pid, 0);
+    return;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') return;
+  }
+  await rm(lockPath, { recursive: true, force: true }).catch(() => undefined);
+  await rm(`${lockPath}-pid`, { force: true }).catch(() => undefined);
+}
+
 /** Runs `work` holding the record's lock (one install or uninstall at a time), after settling what an earlier run left. */
 async function underLock<T>(setting: PluginsSetting, work: (record: PluginRecord, report: PluginsReport) => Promise<T>): Promise<T> {
   await makeFolder(dirname(setting.record)).catch((e: NodeJS.ErrnoException) => {
     throw new CliError(EXIT.failed, 'record_unwritable', `cannot create the folder of the record ${setting.record} (${e.code}): ${advice(e)}`, { path: setting.record });
   });
+  const lockPath = `${setting.record}.lock`;
+  await takeOverFromTheDead(lockPath);
   let release: () => Promise<void>;
   try {
-    release = await acquireFileLock(setting.record, { lockPath: `${setting.record}.lock`, staleMs: 10_000 });
+    release = await acquireFileLock(setting.record, { lockPath, staleMs: 10_000 });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CliError(EXIT.failed, code === 'ELOCKED' ? 'busy' : 'record_unwritable', code === 'ELOCKED' ? `another install or uninstall of these plugins is running (${setting.record}.lock); wait for it to end and run again` : `cannot lock ${setting.record} (${code}): ${advice(e as NodeJS.ErrnoException)}`, { path: setting.record });
+    throw new CliError(EXIT.failed, code === 'ELOCKED' ? 'busy' : 'record_unwritable', code === 'ELOCKED' ? `another install or uninstall of these plugins is running (${lockPath}); wait for it to end and run again` : `cannot lock ${setting.record} (${code}): ${advice(e as NodeJS.ErrnoException)}`, { path: setting.record });
   }
+  // Who holds the lock, so a run after a crash takes it over at once instead of waiting for it to go stale.
+  await writeFile(`${lockPath}-pid`, `${process.pid}\n`).catch(() => undefined);
+  const unlock = release;
+  release = async () => {
+    await rm(`${lockPath}-pid`, { force: true }).catch(() => undefined);
+    await unlock();
+  };
   try {
     const report = emptyReport();
     const before = readRecord(setting.record);

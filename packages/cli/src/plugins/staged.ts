@@ -27,6 +27,9 @@ const FORMAT_NAMES: Record<PluginFormat, string> = { vst3: 'VST3', clap: 'CLAP',
 /** The word for a format in messages ("VST3"). */
 export const formatName = (format: PluginFormat | 'menu'): string => (format === 'menu' ? 'menu entry' : FORMAT_NAMES[format]);
 
+/** A path as a message shows it: as it is, or JSON-quoted when it holds a control character (a new line), so the message stays one line. */
+export const shown = (path: string): string => (/[\u0000-\u001f\u007f]/.test(path) ? JSON.stringify(path) : path);
+
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
 
 /**
@@ -60,34 +63,34 @@ export function itemNameProblem(name: string, format: PluginFormat, platform: Pl
  */
 export async function readStaged(dir: string, platform: PluginPlatform): Promise<StagedItem[]> {
   const st = await stat(dir).catch((e: NodeJS.ErrnoException) => {
-    throw usageError(`--from ${dir}: ${e.code === 'ENOENT' ? 'no such folder' : `cannot be read (${e.code})`}`);
+    throw usageError(`--from ${shown(dir)}: ${e.code === 'ENOENT' ? 'no such folder' : `cannot be read (${e.code})`}`);
   });
-  if (!st.isDirectory()) throw usageError(`--from ${dir} is not a folder; give the staged plugin folder (vst3/, clap/, au/, standalone/)`);
+  if (!st.isDirectory()) throw usageError(`--from ${shown(dir)} is not a folder; give the staged plugin folder (vst3/, clap/, au/, standalone/)`);
   const items: StagedItem[] = [];
   for (const sub of (await readdir(dir)).sort()) {
     const subPath = join(dir, sub);
-    if (!(PLUGIN_FORMATS as readonly string[]).includes(sub)) throw usageError(`${subPath} is not a format folder; a staged plugin folder holds only ${PLUGIN_FORMATS.join(', ')}`);
+    if (!(PLUGIN_FORMATS as readonly string[]).includes(sub)) throw usageError(`${shown(subPath)} is not a format folder; a staged plugin folder holds only ${PLUGIN_FORMATS.join(', ')}`);
     const format = sub as PluginFormat;
-    if (!(await lstat(subPath)).isDirectory()) throw usageError(`${subPath} must be a folder of ${FORMAT_NAMES[format]} items`);
+    if (!(await lstat(subPath)).isDirectory()) throw usageError(`${shown(subPath)} must be a folder of ${FORMAT_NAMES[format]} items`);
     for (const name of (await readdir(subPath)).sort()) {
       const source = join(subPath, name);
       const problem = itemNameProblem(name, format, platform);
-      if (problem !== undefined) throw usageError(`${source}: ${problem}`);
+      if (problem !== undefined) throw usageError(`${shown(source)}: ${problem}`);
       const shape = SHAPES[platform][format]!;
       const kind = await lstat(source);
-      if (kind.isSymbolicLink()) throw usageError(`${source} is a link; stage the ${FORMAT_NAMES[format]} item itself`);
-      if (shape.folder && !kind.isDirectory()) throw usageError(`${source} must be a folder (a ${FORMAT_NAMES[format]} bundle), not a ${kind.isFile() ? 'file' : 'special file'}`);
-      if (!shape.folder && !kind.isFile()) throw usageError(`${source} must be a file, not a ${kind.isDirectory() ? 'folder' : 'special file (a FIFO or a device)'}`);
+      if (kind.isSymbolicLink()) throw usageError(`${shown(source)} is a link; stage the ${FORMAT_NAMES[format]} item itself`);
+      if (shape.folder && !kind.isDirectory()) throw usageError(`${shown(source)} must be a folder (a ${FORMAT_NAMES[format]} bundle), not a ${kind.isFile() ? 'file' : 'special file'}`);
+      if (!shape.folder && !kind.isFile()) throw usageError(`${shown(source)} must be a file, not a ${kind.isDirectory() ? 'folder' : 'special file (a FIFO or a device)'}`);
       let digest: string;
       try {
         digest = await treeDigest(source);
       } catch (e) {
-        if (e instanceof TreeDigestError) throw usageError(`${e.path} is ${e.problem}; a plugin holds only files, folders and links`);
+        if (e instanceof TreeDigestError) throw usageError(`${shown(e.path)} is ${e.problem}; a plugin holds only files, folders and links`);
         throw e;
       }
       items.push({ format, name, product: shape.ending === '' ? name : name.slice(0, -shape.ending.length), source, digest });
     }
   }
-  if (items.length === 0) throw usageError(`--from ${dir} holds no plugins; stage them as vst3/<Name>.vst3, clap/<Name>.clap, au/<Name>.component or standalone/<Name>`);
+  if (items.length === 0) throw usageError(`--from ${shown(dir)} holds no plugins; stage them as vst3/<Name>.vst3, clap/<Name>.clap, au/<Name>.component or standalone/<Name>`);
   return items;
 }
