@@ -11,6 +11,7 @@ export const load = {
   builds: () => import('./commands/builds.js'),
   config: () => import('./commands/config.js'),
   manager: () => import('./commands/manager.js'),
+  plugins: () => import('./commands/plugins.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

@@ -1,0 +1,134 @@
+import { statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { chooseNamespace } from '@plugin-license/licensing/executable';
+import type { Context } from '../context.js';
+import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
+import { installPlugins, listPlugins, uninstallPlugins, type PluginsReport, type PluginsSetting } from '../plugins/engine.js';
+import { pluginPlaces, type PluginPlatform } from '../plugins/places.js';
+import { RECORD_NAME } from '../plugins/record.js';
+import { rescanLine } from '../plugins/rescan.js';
+import { formatName, readStaged } from '../plugins/staged.js';
+
+/** The folder of the running executable when it is a packaged one (`pnpm package`); undefined under plain Node. */
+function packagedFolder(): string | undefined {
+  const sea = process.getBuiltinModule?.('node:sea') as { isSea(): boolean } | undefined;
+  return sea?.isSea() === true ? dirname(process.execPath) : undefined;
+}
+
+/**
+ * A test's kill at a chosen step (PLUGIN_LICENSE_TEST_KILL_AT=LABEL or LABEL#N, the Nth time):
+ * a real SIGKILL at a controlled point, so the next run's settling is tested against what a
+ * power cut leaves.
+ */
+function stepHook(env: Context['env']): (label: string) => void {
+  const at = env.PLUGIN_LICENSE_TEST_KILL_AT;
+  if (at === undefined || at === '') return () => undefined;
+  const [label, nth] = at.split('#');
+  let seen = 0;
+  return (step) => {
+    if (step === label && ++seen === Number(nth ?? '1')) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+/** Where this run works: the record (beside the executable, or --record) and this user's places. */
+function settingFor(ctx: Context, o: { record?: string }): PluginsSetting {
+  const packaged = packagedFolder();
+  if (o.record === undefined && packaged === undefined) {
+    throw usageError(`this is not a packaged executable, so it has no folder of its own for ${RECORD_NAME}: give --record FILE (a Standalone goes beside FILE)`);
+  }
+  const record = o.record !== undefined ? resolve(o.record) : join(packaged!, RECORD_NAME);
+  const places = pluginPlaces({ platform: process.platform, env: ctx.env, exeFolder: packaged ?? dirname(record) });
+  return { places, record, vendor: chooseNamespace(ctx.options.app, ctx.env).value, step: stepHook(ctx.env), now: () => new Date() };
+}
+
+/** Plugins go into the home of the user running this: a home owned by another user (sudo kept HOME) is refused before anything is written. */
+function checkHomeOwner(ctx: Context, platform: PluginPlatform): void {
+  if (platform === 'win32' || typeof process.getuid !== 'function') return;
+  const home = ctx.env.HOME!;
+  let owner: number;
+  try {
+    owner = statSync(home).uid;
+  } catch (e) {
+    throw usageError(`HOME (${home}) cannot be read (${(e as NodeJS.ErrnoException).code}); run this as the user who will use the plugins`);
+  }
+  const me = process.getuid();
+  if (owner !== me) throw usageError(`HOME (${home}) belongs to user ${owner}, and this runs as user ${me}: plugins would be placed in another user's folders. Run it as that user (not with sudo)`);
+}
+
+/** The report as --json gives it (also in a failure's details). */
+function reportDocument(report: PluginsReport, record: string, rescan?: string): Record<string, unknown> {
+  return {
+    installed: report.installed.map((i) => ({ format: i.format, name: i.name, path: i.path, replaced: i.replaced, ...(i.unchanged ? { unchanged: true } : {}) })),
+    removed: report.removed,
+    kept: report.kept,
+    leftovers: report.leftovers,
+    record,
+    ...(rescan !== undefined ? { rescan } : {}),
+  };
+}
+
+/** One line per thing done, for a person (and an installer's log). */
+function reportLines(ctx: Context, report: PluginsReport, removedWhy: string): void {
+  for (const i of report.installed) {
+    const how = i.unchanged ? ' (already this version)' : i.replaced ? ' (replaced the previous version)' : '';
+    ctx.out.line(`${formatName(i.format)} ${i.format === 'menu' ? i.product : i.name}: ${i.path}${how}`);
+  }
+  for (const r of report.removed) ctx.out.line(`removed ${r.path}${removedWhy}`);
+  for (const k of report.kept) ctx.out.line(`kept ${k.path}: ${k.reason}`);
+  for (const l of report.leftovers) ctx.out.line(`left ${l} (hidden): a program still has it open; the next install or uninstall removes it`);
+}
+
+/** A failure part-way: what was done is printed, then the failure, with the report in its details. */
+function failed(failure: CliError, document: Record<string, unknown>): never {
+  throw new CliError(failure.exit, failure.code, failure.message, { ...(failure.details ?? {}), ...document });
+}
+
+/** `plugins install --from DIR [--record FILE]`. */
+export async function installCommand(ctx: Context, o: { from: string; record?: string }): Promise<ExitCode> {
+  const setting = settingFor(ctx, o);
+  checkHomeOwner(ctx, setting.places.platform);
+  const staged = await readStaged(resolve(o.from), setting.places.platform);
+  const { report, failure } = await installPlugins(staged, setting);
+  const rescan = rescanLine(setting.places.platform, staged.filter((s) => s.format !== 'standalone' && report.installed.some((i) => i.name === s.name)).map((s) => s.product));
+  const document = reportDocument(report, setting.record, rescan);
+  if (failure !== undefined) {
+    reportLines(ctx, report, ' (no longer part of these plugins)');
+    failed(failure, document);
+  }
+  if (ctx.out.json) ctx.out.document(document);
+  else {
+    reportLines(ctx, report, ' (no longer part of these plugins)');
+    if (rescan !== undefined) ctx.out.line(rescan);
+  }
+  return EXIT.ok;
+}
+
+/** `plugins uninstall [--record FILE]`. */
+export async function uninstallCommand(ctx: Context, o: { record?: string }): Promise<ExitCode> {
+  const setting = settingFor(ctx, o);
+  const { report, failure, recordFound } = await uninstallPlugins(setting);
+  const document = { ...reportDocument(report, setting.record), record_found: recordFound };
+  if (failure !== undefined) {
+    reportLines(ctx, report, '');
+    failed(failure, document);
+  }
+  if (ctx.out.json) ctx.out.document(document);
+  else if (!recordFound) ctx.out.line(`no plugins are recorded in ${setting.record}: nothing to remove`);
+  else reportLines(ctx, report, '');
+  return EXIT.ok;
+}
+
+/** `plugins list [--record FILE]`: reads only. */
+export async function listCommand(ctx: Context, o: { record?: string }): Promise<ExitCode> {
+  const setting = settingFor(ctx, o);
+  const { items, interrupted, leftovers, recordFound } = await listPlugins(setting);
+  if (ctx.out.json) {
+    ctx.out.document({ record: setting.record, record_found: recordFound, items: items.map(({ digest: _d, ...i }) => i), interrupted, leftovers });
+    return EXIT.ok;
+  }
+  if (items.length === 0) ctx.out.line(`no plugins are recorded in ${setting.record}`);
+  else ctx.out.table(['format', 'name', 'state', 'path'], items.map((i) => [formatName(i.format), i.name, i.state, i.path]));
+  if (interrupted) ctx.out.line('an install or uninstall was interrupted; the next install or uninstall finishes it');
+  for (const l of leftovers) ctx.out.line(`hidden leftover ${l}: the next install or uninstall removes it`);
+  return EXIT.ok;
+}

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** A tree holds something a digest does not describe (a FIFO, a device, a socket), or cannot be read. */
+export class TreeDigestError extends Error {
+  override readonly name = 'TreeDigestError';
+  constructor(
+    /** The path of the offending entry. */
+    readonly path: string,
+    /** What it is, in words ("a FIFO", "unreadable (EACCES)"). */
+    readonly problem: string,
+  ) {
+    super(`${path} is ${problem}`);
+  }
+}
+
+/** A folder, a regular file with the hex SHA-256 of its contents, or a link with its target. */
+type Entry = { kind: 'd'; rel: string } | { kind: 'f'; rel: string; sha: string } | { kind: 'l'; rel: string; target: string };
+
+const kindOf = (st: { isFIFO(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean; isSocket(): boolean }): string =>
+  st.isFIFO() ? 'a FIFO' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a file, folder or link';
+
+function digestOf(entries: Entry[]): string {
+  // Sorted by the bytes of the relative path, '/'-separated: the same order on every platform.
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.rel), Buffer.from(b.rel)));
+  const hash = createHash('sha256');
+  for (const e of sorted) hash.update(`${e.kind}\0${e.rel}\0${e.kind === 'f' ? e.sha : e.kind === 'l' ? e.target : ''}\n`);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** The digest of a single file holding `bytes`, as {@link treeDigest} gives for that file (a menu entry we write). */
+export function fileDigest(bytes: Buffer | string): string {
+  return digestOf([{ kind: 'f', rel: '', sha: createHash('sha256').update(bytes).digest('hex') }]);
+}
+
+/** The digest of a link to `target`, as {@link treeDigest} gives for that link (a macOS ~/Applications link). */
+export function linkDigest(target: string): string {
+  return digestOf([{ kind: 'l', rel: '', target }]);
+}
+
+async function fileSha(path: string): Promise<string> {
+  // Never blocks on a FIFO swapped in after lstat, never follows a link swapped in: fstat decides.
+  const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  try {
+    const st = await handle.stat();
+    if (!st.isFile()) throw new TreeDigestError(path, kindOf(st));
+    const hash = createHash('sha256');
+    const buffer = Buffer.alloc(1 << 20);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+    return hash.digest('hex');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The one rule for "is this still exactly what was installed": a digest of a file, a link or a
+ * folder tree made of each entry's relative path ('/'-separated), the SHA-256 of each file's
+ * contents and each link's target (links are never followed), sorted by path. Permissions,
+ * times and owners are not part of it, so it is the same on every platform. Returns
+ * `sha256:<hex>`; throws {@link TreeDigestError} for a FIFO, a device or a socket anywhere in the
+ * tree (never opened), or an entry that cannot be read; `ENOENT` when `root` is missing.
+ *
+ * @example
+ * await treeDigest('/home/u/.vst3/Acme Gain.vst3'); // 'sha256:5f0c…'
+ */
+export async function treeDigest(root: string): Promise<string> {
+  const entries: Entry[] = [];
+  const walk = async (path: string, rel: string): Promise<void> => {
+    const st = await lstat(path);
+    if (st.isSymbolicLink()) entries.push({ kind: 'l', rel, target: await readlink(path) });
+    else if (st.isFile()) entries.push({ kind: 'f', rel, sha: await fileSha(path) });
+    else if (st.isDirectory()) {
+      entries.push({ kind: 'd', rel });
+      for (const name of await readdir(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
+    } else throw new TreeDigestError(path, kindOf(st));
+  };
+  try {
+    await walk(root, '');
+  } catch (e) {
+    if (e instanceof TreeDigestError) throw e;
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === 'ENOENT' && err.path === root) throw e;
+    throw new TreeDigestError(err.path ?? root, `unreadable (${err.code ?? err.message})`);
+  }
+  return digestOf(entries);
+}
+
+/** {@link treeDigest}, or undefined when nothing is at `path`, or the problem when it holds what no digest describes. */
+export async function digestIfPresent(path: string): Promise<{ kind: 'missing' } | { kind: 'digest'; digest: string } | { kind: 'unusual'; problem: string }> {
+  try {
+    return { kind: 'digest', digest: await treeDigest(path) };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    if (e instanceof TreeDigestError) return { kind: 'unusual', problem: e.message };
+    throw e;
+  }
+}

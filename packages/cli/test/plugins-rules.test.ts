@@ -1,0 +1,197 @@
+// The rules of `plugins` as pure functions, each with a table of hostile inputs: where each format
+// goes on each platform (win32 and darwin asked for on Linux), an item's name, the Desktop Entry
+// quoting, the tree digest, the rescan line.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { desktopEntry, desktopExecArgument, desktopFileName, desktopString } from '../src/plugins/desktop-entry.js';
+import { pluginPlaces } from '../src/plugins/places.js';
+import { rescanLine } from '../src/plugins/rescan.js';
+import { itemNameProblem } from '../src/plugins/staged.js';
+import { fileDigest, linkDigest, treeDigest, TreeDigestError } from '../src/plugins/tree-digest.js';
+
+describe('where each format goes (pluginPlaces)', () => {
+  const cases: Array<[string, string, Record<string, string>, string, Record<string, string | undefined>, { kind: string; folder: string } | undefined]> = [
+    ['linux, a home with spaces, quotes and $', 'linux', { HOME: '/home/Jo "J" $x' }, '/opt/Acme Audio', { vst3: '/home/Jo "J" $x/.vst3', clap: '/home/Jo "J" $x/.clap', au: undefined, standalone: '/opt/Acme Audio' }, { kind: 'desktop', folder: '/home/Jo "J" $x/.local/share/applications' }],
+    ['linux, XDG_DATA_HOME absolute', 'linux', { HOME: '/home/u', XDG_DATA_HOME: '/data/ü*' }, '/home/u/.local/share/acme', { vst3: '/home/u/.vst3', clap: '/home/u/.clap', au: undefined, standalone: '/home/u/.local/share/acme' }, { kind: 'desktop', folder: '/data/ü*/applications' }],
+    ['linux, XDG_DATA_HOME relative is ignored', 'linux', { HOME: '/home/u', XDG_DATA_HOME: 'rel' }, '/x/', { vst3: '/home/u/.vst3', clap: '/home/u/.clap', au: undefined, standalone: '/x/' }, { kind: 'desktop', folder: '/home/u/.local/share/applications' }],
+    ['darwin', 'darwin', { HOME: '/Users/Zoë Q' }, '/Applications/Acme', { vst3: '/Users/Zoë Q/Library/Audio/Plug-Ins/VST3', clap: '/Users/Zoë Q/Library/Audio/Plug-Ins/CLAP', au: '/Users/Zoë Q/Library/Audio/Plug-Ins/Components', standalone: '/Applications/Acme' }, { kind: 'link', folder: '/Users/Zoë Q/Applications' }],
+    ['win32', 'win32', { LOCALAPPDATA: 'C:\\Users\\Zoë $Q\\AppData\\Local', HOME: '/ignored' }, 'C:\\Users\\Zoë $Q\\AppData\\Local\\Programs\\Acme', { vst3: 'C:\\Users\\Zoë $Q\\AppData\\Local\\Programs\\Common\\VST3', clap: 'C:\\Users\\Zoë $Q\\AppData\\Local\\Programs\\Common\\CLAP', au: undefined, standalone: 'C:\\Users\\Zoë $Q\\AppData\\Local\\Programs\\Acme' }, undefined],
+    ['win32, the variable spelled as Windows lets it be', 'win32', { LocalAppData: 'D:/Local' }, 'D:\\P\\Acme', { vst3: 'D:\\Local\\Programs\\Common\\VST3', clap: 'D:\\Local\\Programs\\Common\\CLAP', au: undefined, standalone: 'D:\\P\\Acme' }, undefined],
+    ['win32, a share', 'win32', { LOCALAPPDATA: '\\\\server\\share\\u' }, '\\\\server\\share\\u\\Programs\\Acme', { vst3: '\\\\server\\share\\u\\Programs\\Common\\VST3', clap: '\\\\server\\share\\u\\Programs\\Common\\CLAP', au: undefined, standalone: '\\\\server\\share\\u\\Programs\\Acme' }, undefined],
+  ];
+  it.each(cases)('%s', (_name, platform, env, exeFolder, folders, menu) => {
+    const places = pluginPlaces({ platform, env, exeFolder });
+    expect(places.folders).toEqual(Object.fromEntries(Object.entries(folders).filter(([, v]) => v !== undefined)));
+    expect(places.menu).toEqual(menu);
+  });
+
+  const refused: Array<[string, string, Record<string, string>, string, RegExp]> = [
+    ['win32 without LOCALAPPDATA', 'win32', { HOME: 'C:\\Users\\u' }, 'C:\\P', /LOCALAPPDATA is not set/],
+    ['win32, LOCALAPPDATA relative', 'win32', { LOCALAPPDATA: 'AppData\\Local' }, 'C:\\P', /LOCALAPPDATA is 'AppData\\Local', not a full path with a drive/],
+    ['win32, LOCALAPPDATA root-relative', 'win32', { LOCALAPPDATA: '\\Users\\u' }, 'C:\\P', /not a full path with a drive/],
+    ['win32, LOCALAPPDATA drive-relative', 'win32', { LOCALAPPDATA: 'C:Users' }, 'C:\\P', /not a full path with a drive/],
+    ['linux without HOME', 'linux', {}, '/opt', /HOME is not set/],
+    ['darwin, HOME relative', 'darwin', { HOME: 'Users/u' }, '/opt', /HOME is 'Users\/u', not a full path/],
+    ['linux, executable folder relative', 'linux', { HOME: '/h' }, 'opt', /not a full path/],
+    ['another platform', 'freebsd', { HOME: '/h' }, '/opt', /Linux, macOS and Windows; this computer runs freebsd/],
+  ];
+  it.each(refused)('refuses %s with words (exit 2)', (_name, platform, env, exeFolder, message) => {
+    let err: unknown;
+    try {
+      pluginPlaces({ platform, env, exeFolder });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ exit: 2, message: expect.stringMatching(message) });
+  });
+});
+
+describe("an item's name (itemNameProblem)", () => {
+  const fine: Array<[string, 'vst3' | 'clap' | 'au' | 'standalone', 'linux' | 'win32' | 'darwin']> = [
+    ['Acme Gain.vst3', 'vst3', 'linux'],
+    ['Acme "Gain" $HOME *.vst3', 'vst3', 'linux'],
+    ["it's a \\ back.vst3", 'vst3', 'linux'],
+    ['Ünïcødé 音.clap', 'clap', 'linux'],
+    ['Acme $Gain', 'standalone', 'linux'],
+    ['Acme Gain.exe', 'standalone', 'win32'],
+    ['Acme Gain.VST3', 'vst3', 'win32'],
+    ["Acme 'Gain' $x.component", 'au', 'darwin'],
+    ['Acme Gain.app', 'standalone', 'darwin'],
+  ];
+  it.each(fine)('accepts %j as %s on %s', (name, format, platform) => expect(itemNameProblem(name, format, platform)).toBeUndefined());
+
+  const refused: Array<[string, 'vst3' | 'clap' | 'au' | 'standalone', 'linux' | 'win32' | 'darwin', RegExp]> = [
+    ['Acme\nGain.vst3', 'vst3', 'linux', /control character/],
+    ['Acme\tGain.vst3', 'vst3', 'linux', /control character/],
+    ['.hidden.vst3', 'vst3', 'linux', /starts with a dot/],
+    ['Acme Gain', 'vst3', 'linux', /must end in \.vst3/],
+    ['.vst3', 'vst3', 'linux', /starts with a dot/],
+    ['Acme.component', 'au', 'linux', /AU is not a format of Linux/],
+    ['Acme.component', 'au', 'win32', /AU is not a format of Windows/],
+    ['Acme *.vst3', 'vst3', 'win32', /Windows cannot store/],
+    ['Acme "Gain".vst3', 'vst3', 'win32', /Windows cannot store/],
+    ['back\\slash.vst3', 'vst3', 'win32', /Windows cannot store/],
+    ['CON.vst3', 'vst3', 'win32', /reserved on Windows/],
+    ['Acme Gain', 'standalone', 'win32', /must end in \.exe/],
+    ['Acme Gain', 'standalone', 'darwin', /must end in \.app/],
+    [`${'a'.repeat(251)}.vst3`, 'vst3', 'linux', /longer than 255 bytes/],
+  ];
+  it.each(refused)('refuses %j as %s on %s', (name, format, platform, problem) => expect(itemNameProblem(name, format, platform)).toMatch(problem));
+});
+
+describe('Desktop Entry quoting (desktopExecArgument, desktopString)', () => {
+  // What the file holds, and what a reader following the specification gets back.
+  const table: Array<[string, string]> = [
+    ['/opt/Acme Gain', '"/opt/Acme Gain"'],
+    ['/opt/Acme $Gain', '"/opt/Acme \\\\$Gain"'],
+    ['/opt/a"b', '"/opt/a\\\\"b"'],
+    ['/opt/a`b', '"/opt/a\\\\`b"'],
+    ['/opt/a\\b', '"/opt/a\\\\\\\\b"'],
+    ['/opt/100% *gain*', '"/opt/100%% *gain*"'],
+    ["/opt/it's", '"/opt/it\'s"'],
+    ['/opt/Ünïcødé 音', '"/opt/Ünïcødé 音"'],
+  ];
+  /** The reader: string escapes first (\\ → \, \s → space), then the Exec quoting, then %% → %. */
+  const unquote = (value: string): string => {
+    const unescaped = value.replace(/\\([\\snrt])/g, (_m, c: string) => ({ '\\': '\\', s: ' ', n: '\n', r: '\r', t: '\t' })[c]!);
+    expect(unescaped.startsWith('"') && unescaped.endsWith('"')).toBe(true);
+    return unescaped.slice(1, -1).replace(/\\([\\"`$])/g, '$1').replace(/%%/g, '%');
+  };
+  it.each(table)('%j is written %s and read back whole', (path, written) => {
+    expect(desktopExecArgument(path)).toBe(written);
+    expect(unquote(written)).toBe(path);
+  });
+  it.each(['/opt/a\nb', '/opt/a\tb', '/opt/\u007f'])('refuses %j: a control character is never written half-escaped', (path) => {
+    expect(() => desktopExecArgument(path)).toThrow(/control character/);
+  });
+  it('writes a string value with its backslashes doubled and a leading space kept', () => {
+    expect(desktopString('Acme \\ "Gain" $x %u', 'n')).toBe('Acme \\\\ "Gain" $x %u');
+    expect(desktopString(' Acme', 'n')).toBe('\\sAcme');
+    expect(() => desktopString('a\nb', 'the product name')).toThrow(/the product name holds a control character/);
+  });
+  it('names the file by vendor and product, in desktop file id characters, never two names on one file', () => {
+    expect(desktopFileName('acme-audio', 'Acme Gain')).toMatch(/^acme-audio-acme-gain-[0-9a-f]{8}\.desktop$/);
+    expect(desktopFileName('acme-audio', 'Acme Gain')).not.toBe(desktopFileName('acme-audio', 'Acme-Gain'));
+    expect(desktopFileName('acme-audio', '音 "$*')).toMatch(/^acme-audio-standalone-[0-9a-f]{8}\.desktop$/);
+    const entry = desktopEntry('Acme "$Gain"', '/opt/Acme Audio/Acme $Gain');
+    expect(entry).toContain('\nName=Acme "$Gain"\n');
+    expect(entry).toContain('\nExec="/opt/Acme Audio/Acme \\\\$Gain"\n');
+  });
+});
+
+describe('the tree digest (treeDigest)', () => {
+  const root = mkdtempSync(join(tmpdir(), 'plc-digest-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  let n = 0;
+  const tree = (files: Record<string, string>, links: Record<string, string> = {}): string => {
+    const dir = join(root, `t${n++}`, 'Acme Gain.vst3');
+    for (const [rel, body] of Object.entries(files)) {
+      mkdirSync(join(dir, rel, '..'), { recursive: true });
+      writeFileSync(join(dir, rel), body);
+    }
+    for (const [rel, target] of Object.entries(links)) {
+      mkdirSync(join(dir, rel, '..'), { recursive: true });
+      symlinkSync(target, join(dir, rel));
+    }
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+  const base = { 'Contents/x86_64-linux/Acme Gain.so': 'code', 'Contents/Resources/moduleinfo.json': '{}' };
+
+  it('is the same for the same tree wherever it is, and differs for any change of contents, name, shape or link target', async () => {
+    const a = await treeDigest(tree(base));
+    expect(await treeDigest(tree(base))).toBe(a);
+    expect(a).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const variants = [
+      tree({ ...base, 'Contents/x86_64-linux/Acme Gain.so': 'code2' }),
+      tree({ 'Contents/x86_64-linux/Acme gain.so': 'code', 'Contents/Resources/moduleinfo.json': '{}' }),
+      tree({ ...base, 'Contents/extra': '' }),
+      tree(base, { 'Contents/link': 'x86_64-linux' }),
+      tree({ 'Contents/x86_64-linux/Acme Gain.so': 'code', 'Contents/Resources/moduleinfo.json/x': '{}' }),
+    ];
+    const digests = await Promise.all(variants.map((v) => treeDigest(v)));
+    expect(new Set([a, ...digests]).size).toBe(variants.length + 1);
+    expect(await treeDigest(tree(base, { 'Contents/link': 'x86_64-linux' }))).not.toBe(await treeDigest(tree(base, { 'Contents/link': 'Resources' })));
+  });
+
+  it("never follows a link: a link's digest is its target, whatever is there", async () => {
+    const target = join(root, 'target.txt');
+    writeFileSync(target, 'one');
+    const link = join(root, 'link');
+    symlinkSync(target, link);
+    const first = await treeDigest(link);
+    writeFileSync(target, 'two');
+    expect(await treeDigest(link)).toBe(first);
+    expect(first).toBe(linkDigest(target));
+  });
+
+  it('of a single file is fileDigest of its bytes (a menu entry we write is checked by the same rule)', async () => {
+    const file = join(root, 'entry.desktop');
+    writeFileSync(file, 'Name=$Acme "Gain"\n');
+    expect(await treeDigest(file)).toBe(fileDigest('Name=$Acme "Gain"\n'));
+  });
+
+  it('refuses a FIFO or a device anywhere, naming it, without opening it (a FIFO would block)', async () => {
+    const dir = tree(base);
+    const fifo = join(dir, 'Contents', 'pipe');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    await expect(treeDigest(dir)).rejects.toThrow(new TreeDigestError(fifo, 'a FIFO'));
+    await expect(treeDigest('/dev/null')).rejects.toThrow(/\/dev\/null is a device/);
+  });
+
+  it('says ENOENT for a missing root', async () => {
+    await expect(treeDigest(join(root, 'nothing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('the rescan line (rescanLine)', () => {
+  it.each([
+    ['linux', ['Acme Gain'], 'Rescan plugins in your music software if it does not list Acme Gain: most find new plugins when they start; FL Studio and Ardour need a manual rescan.'],
+    ['win32', ['Acme Gain', 'Acme "Verb"', 'Acme Gain'], 'Rescan plugins in your music software if it does not list Acme Gain and Acme "Verb": most find new plugins when they start; FL Studio and Ardour need a manual rescan.'],
+    ['darwin', ['A', 'B', 'C'], 'Rescan plugins in your music software if it does not list A, B and C: Logic Pro and GarageBand check new Audio Units when they start; FL Studio and Ardour need a manual rescan.'],
+  ] as const)('%s %j', (platform, names, line) => expect(rescanLine(platform, [...names])).toBe(line));
+  it('says nothing when no plugin a host loads was placed', () => expect(rescanLine('linux', [])).toBeUndefined());
+});
