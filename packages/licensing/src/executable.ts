@@ -22,6 +22,39 @@ export interface ExecutableInfo {
   baseUrl?: string;
   /** Baked macOS app group (`--app-group`): the agent's socket lives in its container. */
   appGroup?: string;
+  /** The vendor's products (`pnpm package --project ID=NAME`): project ids (lower case) and the names shown for them. */
+  projects?: Array<{ projectId: string; name: string }>;
+}
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PRODUCT_NAME_PATTERN = /^[^\u0000-\u001f\u007f]{1,80}$/;
+
+/** What a product name must be, in words, for messages: the rule `normalizeProductName` applies. */
+export const PRODUCT_NAME_RULE = '1 to 80 printable characters';
+
+/**
+ * The one project id rule: a UUID (`assertProjectId` says it in words).
+ *
+ * @example
+ * isProjectId('123e4567-e89b-12d3-a456-426614174000'); // true
+ */
+export function isProjectId(value: unknown): value is string {
+  return typeof value === 'string' && UUID_PATTERN.test(value);
+}
+
+/**
+ * The one product name rule (the license manager's `--project ID=NAME`, `pnpm package --project`,
+ * the names baked into an executable): the name trimmed, if it is 1 to 80 printable characters
+ * (no line break or other control character); otherwise undefined.
+ *
+ * @example
+ * normalizeProductName('  Acme Gain '); // 'Acme Gain'
+ * normalizeProductName('Acme\nGain'); // undefined
+ */
+export function normalizeProductName(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const name = value.trim();
+  return PRODUCT_NAME_PATTERN.test(name) ? name : undefined;
 }
 
 let cached: ExecutableInfo | null | undefined;
@@ -53,7 +86,22 @@ function readInfo(): ExecutableInfo | undefined {
   const app = text('app');
   const baseUrl = text('base_url');
   const appGroup = text('app_group');
-  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}), ...(appGroup ? { appGroup } : {}) };
+  const projects = bakedProjects(raw.projects);
+  return { name: text('name') ?? 'plugin-license', ...(app ? { app } : {}), ...(baseUrl ? { baseUrl } : {}), ...(appGroup ? { appGroup } : {}), ...(projects.length > 0 ? { projects } : {}) };
+}
+
+/** The baked `projects: [{project_id, name}]`, read defensively: an entry with a bad id or name, or an id seen before, is dropped. */
+export function bakedProjects(value: unknown): Array<{ projectId: string; name: string }> {
+  if (!Array.isArray(value)) return [];
+  const seen = new Map<string, string>();
+  for (const entry of value as unknown[]) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { project_id: id, name } = entry as Record<string, unknown>;
+    const named = normalizeProductName(name);
+    if (!isProjectId(id) || named === undefined || seen.has(id.toLowerCase())) continue;
+    seen.set(id.toLowerCase(), named);
+  }
+  return [...seen].map(([projectId, name]) => ({ projectId, name }));
 }
 
 /** This process's platform as a target name (`linux-x64`, `win-x64`, `darwin-arm64`, …). */

@@ -5,12 +5,11 @@ import { join, posix, resolve } from 'node:path';
 import envPaths from 'env-paths';
 import { chooseAppGroup } from './app-group.js';
 import { LicenseError } from './errors.js';
-import { chooseNamespace } from './executable.js';
+import { chooseNamespace, isProjectId } from './executable.js';
 
 export { DEFAULT_NAMESPACE } from './executable.js';
 
 const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CACHE_FILE_PATTERN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.json$/i;
 
 export interface PathOptions {
@@ -202,7 +201,7 @@ export async function listCachedProjects(options: PathOptions = {}): Promise<str
 
 /** Throws `invalid_argument` unless `projectId` is a UUID. */
 export function assertProjectId(projectId: unknown): asserts projectId is string {
-  if (typeof projectId !== 'string' || !UUID_PATTERN.test(projectId)) {
+  if (!isProjectId(projectId)) {
     const shown = typeof projectId === 'string' ? `'${projectId.slice(0, 60)}'` : String(projectId);
     throw new LicenseError('invalid_argument', `project id ${shown} is not a UUID; pass the project's id as shown in the portal (for example 123e4567-e89b-12d3-a456-426614174000)`);
   }

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
-import { programName } from '@plugin-license/licensing/executable';
+import { normalizeProductName, PRODUCT_NAME_RULE, programName } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
 import { classify } from '../errors.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
@@ -26,16 +26,14 @@ interface Product {
   name: string | null;
 }
 
-const NAME = /^[^\u0000-\u001f\u007f]{1,80}$/;
-
 /** `--project UUID[=Name]`, each checked as every project id is. */
 export function parseProducts(ctx: Context, values: readonly string[]): Product[] {
   const seen = new Map<string, Product>();
   for (const value of values) {
     const eq = value.indexOf('=');
     const id = ctx.projectId(eq < 0 ? value : value.slice(0, eq));
-    const name = eq < 0 ? null : value.slice(eq + 1).trim();
-    if (name !== null && !NAME.test(name)) throw usageError(`--project ${id}=NAME: the name must be 1 to 80 printable characters, got '${value.slice(eq + 1)}'`);
+    const name = eq < 0 ? null : (normalizeProductName(value.slice(eq + 1)) ?? null);
+    if (eq >= 0 && name === null) throw usageError(`--project ${id}=NAME: the name must be ${PRODUCT_NAME_RULE}, got '${value.slice(eq + 1)}'`);
     seen.set(id, { project_id: id, name });
   }
   return [...seen.values()];
