@@ -202,7 +202,6 @@ export function inspectPlugin(given) {
   const dot = file.lastIndexOf('.');
   const ext = dot > 0 ? file.slice(dot).toLowerCase() : '';
   const name = ext === '' || !['.vst3', '.clap', '.component', '.app', '.exe'].includes(ext) ? file : file.slice(0, dot);
-  // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(file)) throw bad(`--plugin: ${JSON.stringify(given)}: the name holds a line break or a control character, which installers and hosts cannot show; rename the plugin`);
   if (name.startsWith('.') || name.trim() === '') throw bad(`--plugin: ${given}: the plugin's name is empty or hidden (starts with '.'); hosts do not scan such names: rename the plugin`);
   let format;
