@@ -9,8 +9,9 @@ import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl } from '@plugin-license/licensing';
+import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, MAX_PRODUCT_NAME_LENGTH, normalizeBaseUrl, productNameProblem } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
+import { FORMATS, inspectPlugins } from './plugins.mjs';
 import { ROOT } from './root.mjs';
 import { NODE_VERSION, TARGETS, nodeBinary } from './node-binaries.mjs';
 import { brandWindowsExecutable, signWindowsFile } from './windows.mjs';
@@ -65,6 +66,12 @@ Options:
   --targets LIST      comma-separated: linux-x64, win-x64, darwin-x64, darwin-arm64 (default: all)
   --product TEXT      product name in the Windows version resource and the installer (default: the name)
   --company TEXT      company in the Windows version resource and the installer (default: the product)
+  --plugin PATH       a plugin the installers place for the musician (repeatable): a .vst3 bundle
+                      folder, a .clap, a macOS .component, or a Standalone (a Linux executable, a
+                      Windows .exe, a macOS .app); each goes into the installers of the platforms
+                      it is built for, e.g. --plugin "build/Acme Gain_artefacts/Release/VST3/Acme Gain.vst3"
+  --project ID=NAME   a product's name, baked in (repeatable): the license manager and the CLI
+                      show NAME for project ID, e.g. --project 123e4567-e89b-12d3-a456-426614174000="Acme Gain"
   --sign-cert FILE    sign the Windows executable and installer with this .pfx
                       (password from PLUGIN_LICENSE_SIGN_PASSWORD; a timestamp server from
                       PLUGIN_LICENSE_SIGN_TIMESTAMP_URL when set)
@@ -91,6 +98,8 @@ export function parseOptions(argv, env = process.env) {
         targets: { type: 'string' },
         product: { type: 'string' },
         company: { type: 'string' },
+        plugin: { type: 'string', multiple: true },
+        project: { type: 'string', multiple: true },
         'sign-cert': { type: 'string' },
         out: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -145,6 +154,9 @@ export function parseOptions(argv, env = process.env) {
       throw new PackageError(`--${flag} ${JSON.stringify(values[flag])} is not usable: give one line of text (no line breaks or control characters)`, { usage: true });
     }
   }
+  const projects = parseProjects(values.project ?? []);
+  // Last: each plugin is checked against the targets (a bundle for none of them is refused).
+  const plugins = inspectPlugins(values.plugin ?? [], [...new Set(targets)]);
   const product = values.product ?? name;
   return {
     help: false,
@@ -157,9 +169,40 @@ export function parseOptions(argv, env = process.env) {
     targets: [...new Set(targets)],
     product,
     company: values.company ?? product,
+    projects,
+    plugins,
     sign,
     out: resolve(values.out ?? join(ROOT, 'dist', 'release')),
   };
+}
+
+/**
+ * `--project PROJECT_ID=NAME`, each: the id as every tool checks it, the name by the rule the
+ * license manager's `--project` uses; an id given twice with two names is refused.
+ *
+ * @param {string[]} values
+ * @returns {Array<{ project_id: string, name: string }>}
+ */
+function parseProjects(values) {
+  const names = new Map();
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    if (eq < 0) throw new PackageError(`--project ${JSON.stringify(value)} has no name: give PROJECT_ID=NAME, e.g. --project 123e4567-e89b-12d3-a456-426614174000="Acme Gain"`, { usage: true });
+    try {
+      assertProjectId(value.slice(0, eq));
+    } catch (err) {
+      throw new PackageError(`--project: ${err.message}`, { usage: true });
+    }
+    const id = value.slice(0, eq).toLowerCase();
+    const problem = productNameProblem(value.slice(eq + 1));
+    if (problem !== undefined) throw new PackageError(`--project ${id}=NAME: ${JSON.stringify(value.slice(eq + 1))} is not usable as the plugin's name (${problem}); give one line of 1 to ${MAX_PRODUCT_NAME_LENGTH} characters`, { usage: true });
+    const name = value.slice(eq + 1).trim();
+    if (names.has(id) && names.get(id) !== name) {
+      throw new PackageError(`--project ${id} is given twice, as ${JSON.stringify(names.get(id))} and ${JSON.stringify(name)}; give each project one name`, { usage: true });
+    }
+    names.set(id, name);
+  }
+  return [...names].map(([project_id, name]) => ({ project_id, name }));
 }
 
 function sha256File(file) {
@@ -209,7 +252,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects ?? [] }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -222,11 +265,14 @@ export async function packageRelease(options, io = {}) {
     }
     const installers = [];
     const { buildInstallers } = await import('./installers.mjs');
-    for (const file of await buildInstallers({ work, scratch, options, version, targets, log })) {
+    const plugins = (options.plugins ?? []).map((p) => ({ format: p.format, name: p.name, platforms: [...p.platforms].sort(), installers: [] }));
+    for (const { file, staged } of await buildInstallers({ work, scratch, options, version, targets, log })) {
       installers.push({ file, bytes: statSync(join(work, file)).size, sha256: await sha256File(join(work, file)) });
+      for (const p of staged) plugins[options.plugins.indexOf(p)].installers.push(file);
     }
+    for (const p of plugins) if (p.installers.length === 0) log(`${FORMATS[p.format]} ${p.name}: in no installer (none was built for ${p.platforms.join(', ')})`);
     rmSync(scratch, { recursive: true, force: true });
-    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, targets, installers };
+    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, projects: options.projects ?? [], plugins, targets, installers };
     writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
     writeFileSync(join(work, 'SHA256SUMS'), sums);
@@ -269,9 +315,8 @@ async function makeBlob(scratch, info, cache, log) {
     files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
     assets[f] = join(CLI_BUILD, f);
   }
-  // projects: the product names (`--project ID=NAME`, as [{projectId, name}]) the CLI and the license manager show.
-  const projects = (info.projects ?? []).map((p) => ({ project_id: p.projectId, name: p.name }));
-  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(projects.length > 0 ? { projects } : {}), files };
+  // projects: the product names (`--project ID=NAME`, as [{project_id, name}]) the CLI and the license manager show.
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(info.projects.length > 0 ? { projects: info.projects } : {}), files };
   // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
   writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
   assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);

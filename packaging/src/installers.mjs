@@ -5,6 +5,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFile
 import { join } from 'node:path';
 import { PackageError } from './errors.mjs';
 import { ROOT } from './root.mjs';
+import { stagePlugins } from './plugins.mjs';
 import { signWindowsFile } from './windows.mjs';
 
 export const INSTALLERS = join(ROOT, 'examples', 'installers');
@@ -118,30 +119,34 @@ export function brand(file, text, values) {
 }
 
 /**
- * @returns {Promise<string[]>} the installer files written into `work`
+ * @returns {Promise<Array<{ file: string, staged: object[] }>>} the installer files written into
+ * `work`, each with the plugins (of `options.plugins`) staged into it
  */
 export async function buildInstallers({ work, scratch, options, version, targets, log }) {
   const values = brandValues(options, version);
+  const plugins = options.plugins ?? [];
   const written = [];
   const linux = targets.find((t) => t.target === 'linux-x64');
-  if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), version, name: options.name }));
+  if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), version, name: options.name, plugins }));
   for (const mac of targets.filter((t) => t.target.startsWith('darwin-'))) {
-    written.push(await macKit({ work, scratch, values: { ...values, TARGET: mac.target, ARCH: mac.target === 'darwin-arm64' ? 'arm64' : 'x86_64' }, exe: join(work, mac.file), version, name: options.name, target: mac.target }));
+    written.push(await macKit({ work, scratch, values: { ...values, TARGET: mac.target, ARCH: mac.target === 'darwin-arm64' ? 'arm64' : 'x86_64' }, exe: join(work, mac.file), version, name: options.name, target: mac.target, plugins }));
   }
   const windows = targets.find((t) => t.target === 'win-x64');
   if (windows) {
-    const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), version, options, log });
+    const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), version, options, log, plugins });
     if (setup) written.push(setup);
   }
   return written;
 }
 
-async function linuxTarball({ work, scratch, values, exe, version, name }) {
+async function linuxTarball({ work, scratch, values, exe, version, name, plugins }) {
   const base = `${name}-${version}-linux-x64`;
   const dir = join(scratch, 'linux', base);
   mkdirSync(dir, { recursive: true });
   copyFileSync(exe, join(dir, name));
   chmodSync(join(dir, name), 0o755);
+  // Beside the program: install.sh runs "plugins install --from" on this folder when it exists.
+  const staged = stagePlugins(plugins, 'linux-x64', join(dir, 'plugins'));
   for (const script of ['install.sh', 'uninstall.sh']) {
     writeFileSync(join(dir, script), brand(script, readFileSync(join(INSTALLERS, script === 'install.sh' ? 'linux' : 'unix', script), 'utf8'), values), { mode: 0o755 });
   }
@@ -151,20 +156,22 @@ async function linuxTarball({ work, scratch, values, exe, version, name }) {
   } catch (err) {
     throw new PackageError(`could not write ${file}: ${String(err.stderr || err.message).trim()}`);
   }
-  return file;
+  return { file, staged };
 }
 
 /**
  * The macOS installer kit: the pkgbuild payload and scripts, and build-pkg.sh, which signs,
  * packages and notarizes on the vendor's Mac (none of that runs on Linux).
  */
-async function macKit({ work, scratch, values, exe, version, name, target }) {
+async function macKit({ work, scratch, values, exe, version, name, target, plugins }) {
   const base = `${name}-${version}-${target}-pkg-kit`;
   const dir = join(scratch, 'macos', base);
   mkdirSync(join(dir, 'payload'), { recursive: true });
   mkdirSync(join(dir, 'scripts'), { recursive: true });
   copyFileSync(exe, join(dir, 'payload', name));
   chmodSync(join(dir, 'payload', name), 0o755);
+  // In the payload: postinstall runs "plugins install --from" on it, then removes it.
+  const staged = stagePlugins(plugins, target, join(dir, 'payload', 'plugins'));
   const put = (from, to, mode = 0o644) => writeFileSync(join(dir, to), brand(from, readFileSync(join(INSTALLERS, from), 'utf8'), values), { mode });
   put('unix/uninstall.sh', 'payload/uninstall.sh', 0o755);
   put('macos/scripts/preinstall', 'scripts/preinstall', 0o755);
@@ -179,10 +186,29 @@ async function macKit({ work, scratch, values, exe, version, name, target }) {
   } catch (err) {
     throw new PackageError(`could not write ${file}: ${String(err.stderr || err.message).trim()}`);
   }
-  return file;
+  return { file, staged };
 }
 
-async function windowsSetup({ work, scratch, values, exe, version, options, log }) {
+/**
+ * The Windows installer's part for the plugins, included by installer.nsi: where they go (for
+ * the last page), a Start-menu shortcut for each Standalone and its removal. Every value goes
+ * through nsisString.
+ */
+export function pluginsNsh(staged) {
+  const lines = ['; Written by pnpm package (packaging/src/installers.mjs): the plugins of this installer.'];
+  const formats = [...new Set(staged.map((p) => p.format))];
+  const where = { vst3: 'VST3 plugins: $LOCALAPPDATA\\Programs\\Common\\VST3', clap: 'CLAP plugins: $LOCALAPPDATA\\Programs\\Common\\CLAP', standalone: 'Standalone applications: $INSTDIR, in the Start menu' };
+  const said = formats.filter((f) => where[f] !== undefined).map((f) => where[f]);
+  lines.push(`!define PLUGINS_WHERE "${said.join('$\\r$\\n')}"`);
+  lines.push('!macro PluginShortcuts');
+  for (const p of staged.filter((s) => s.format === 'standalone')) lines.push(`  CreateShortCut "$SMPROGRAMS\\${nsisString(p.name)}.lnk" "$INSTDIR\\${nsisString(p.file)}"`);
+  lines.push('!macroend', '!macro RemovePluginShortcuts');
+  for (const p of staged.filter((s) => s.format === 'standalone')) lines.push(`  Delete "$SMPROGRAMS\\${nsisString(p.name)}.lnk"`);
+  lines.push('!macroend', '');
+  return lines.join('\n');
+}
+
+async function windowsSetup({ work, scratch, values, exe, version, options, log, plugins }) {
   const script = join(INSTALLERS, 'windows', 'installer.nsi');
   if (!existsSync(script)) return undefined;
   const makensis = await run('makensis', ['-VERSION']).then(
@@ -196,12 +222,19 @@ async function windowsSetup({ work, scratch, values, exe, version, options, log 
   const file = `${options.name}-${version}-win-x64-setup.exe`;
   const dir = join(scratch, 'windows');
   mkdirSync(dir, { recursive: true });
-  const defines = [...Object.entries(values).map(([k, v]) => `-D${k}=${nsisString(v)}`), `-DEXE=${exe}`, `-DOUTFILE=${join(work, file)}`];
+  // File /r takes this folder into the installer, which extracts it to $PLUGINSDIR.
+  const staged = stagePlugins(plugins, 'win-x64', join(dir, 'plugins'));
+  const pluginDefines = [];
+  if (staged.length > 0) {
+    writeFileSync(join(dir, 'plugins.nsh'), pluginsNsh(staged));
+    pluginDefines.push(`-DPLUGINS=${join(dir, 'plugins')}`, `-DPLUGINS_NSH=${join(dir, 'plugins.nsh')}`);
+  }
+  const defines = [...Object.entries(values).map(([k, v]) => `-D${k}=${nsisString(v)}`), `-DEXE=${exe}`, `-DOUTFILE=${join(work, file)}`, ...pluginDefines];
   try {
     await run('makensis', ['-V2', '-INPUTCHARSET', 'UTF8', ...defines, script], { cwd: join(INSTALLERS, 'windows'), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {
     throw new PackageError(`makensis could not build ${file}: ${String(err.stdout || '').trim().split('\n').slice(-3).join(' ')} ${String(err.stderr || err.message).trim()}`);
   }
   if (options.sign) await signWindowsFile(join(work, file), { ...options.sign, description: `${options.product} setup` });
-  return file;
+  return { file, staged };
 }

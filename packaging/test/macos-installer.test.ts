@@ -4,7 +4,7 @@
 // order. The real build of the .pkg (build-pkg.sh: codesign, pkgbuild, productbuild, notarytool)
 // runs on the vendor's Mac.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,7 +28,7 @@ const exe = (path: string, text: string): void => {
 };
 
 /** A kit with the scripts branded as pnpm package does, a fake Mac (PATH) and a fake home. */
-function world(options: { root: boolean; console?: string; programWorks?: boolean; installed?: boolean; agentAtLogin?: boolean }) {
+function world(options: { root: boolean; console?: string; programWorks?: boolean; installed?: boolean; agentAtLogin?: boolean; pluginsFail?: boolean }) {
   const w = mkdtempSync(join(dir, 'w-'));
   const home = join(w, 'Users', 'alice');
   const dest = join(home, 'Library', 'Application Support', 'acme-audio');
@@ -48,7 +48,7 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
   if (options.installed !== false) {
     exe(
       join(dest, 'acme-license'),
-      `#!/bin/sh\necho "program $*" >> "${log}"\ncase "$*" in\n  --version) ${options.programWorks === false ? 'exit 1' : 'echo "1.2.3 (node 22.23.2, darwin-arm64, namespace acme-audio)"'} ;;\n  *"agent status"*) grep -q "program .*agent install" "${log}" ;;\nesac\n`,
+      `#!/bin/sh\necho "program $*" >> "${log}"\ncase "$*" in\n  --version) ${options.programWorks === false ? 'exit 1' : 'echo "1.2.3 (node 22.23.2, darwin-arm64, namespace acme-audio)"'} ;;\n  *"agent status"*) grep -q "program .*agent install" "${log}" ;;\n  "plugins install"*) ${options.pluginsFail ? 'echo "~/Library/Audio/Plug-Ins/VST3 is not writable" >&2; exit 1' : 'echo "VST3 Acme Gain: ~/Library/Audio/Plug-Ins/VST3/Acme Gain.vst3"'} ;;\nesac\n`,
     );
   }
   const run = async (script: string) => {
@@ -127,6 +127,34 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
     expect(post.code).toBe(1);
     expect(post.stderr).toMatch(/^Acme Licenses: the installed program does not start on this Mac \(is it signed and notarized for this architecture\?\)/);
     expect(w.calls().some((c) => c.includes('agent install'))).toBe(false);
+  });
+
+  it("the vendor's plugins in the payload: placed by the program as the console user, then the staging copy removed", async () => {
+    const w = world({ root: true, console: 'alice' });
+    const staged = join(w.dest, 'plugins', 'vst3', 'Acme $HOME "Gain".vst3', 'Contents', 'MacOS');
+    mkdirSync(staged, { recursive: true });
+    writeFileSync(join(staged, 'Acme'), 'x');
+    const post = await w.run('postinstall');
+    expect(post.code, post.stderr).toBe(0);
+    expect(post.stdout).toContain('VST3 Acme Gain: ~/Library/Audio/Plug-Ins/VST3/Acme Gain.vst3');
+    expect(w.calls()).toContain(`launchctl asuser 501 sudo -u alice -H ${w.dest}/acme-license plugins install --from ${w.dest}/plugins`);
+    expect(existsSync(join(w.dest, 'plugins'))).toBe(false);
+  });
+
+  it('plugins that cannot be placed fail the install with the reason and what to run; the staging copy stays for that', async () => {
+    const w = world({ root: false, pluginsFail: true });
+    mkdirSync(join(w.dest, 'plugins', 'vst3', 'Acme.vst3'), { recursive: true });
+    const post = await w.run('postinstall');
+    expect(post.code).toBe(1);
+    expect(post.stderr).toContain('~/Library/Audio/Plug-Ins/VST3 is not writable\n');
+    expect(post.stderr).toContain(`Acme Licenses: your plugins could not be installed (the lines above say why); run this installer again, or: "${w.dest}/acme-license" plugins install --from "${w.dest}/plugins"`);
+    expect(existsSync(join(w.dest, 'plugins', 'vst3', 'Acme.vst3'))).toBe(true);
+  });
+
+  it('without plugins in the payload, postinstall does not call the plugins command', async () => {
+    const w = world({ root: false });
+    expect((await w.run('postinstall')).code).toBe(0);
+    expect(w.calls().some((c) => c.includes('plugins'))).toBe(false);
   });
 
   it('a first install: preinstall finds nothing to stop', async () => {

@@ -32,12 +32,8 @@ beforeAll(async () => {
   gain = service.emulator.projectId;
   const dir = mkdtempSync(join(tmpdir(), 'plc-names-'));
   undo.push(() => rmSync(dir, { recursive: true, force: true }));
-  const options = parseOptions(['--targets', 'linux-x64', '--app', 'acme-names', '--base-url', service.emulator.baseUrl, '--name', 'acme-license', '--out', join(dir, 'release')]);
-  // As `--project ID=NAME` gives them (parsed by pnpm package); one with text a shell would expand.
-  options.projects = [
-    { projectId: gain, name: 'Acme Gain' },
-    { projectId: REVERB, name: 'Acme "Reverb" $HOME *' },
-  ];
+  // One name with text a shell would expand.
+  const options = parseOptions(['--targets', 'linux-x64', '--app', 'acme-names', '--base-url', service.emulator.baseUrl, '--name', 'acme-license', '--out', join(dir, 'release'), '--project', `${gain}=Acme Gain`, '--project', `${REVERB}=Acme "Reverb" $HOME *`]);
   const manifest = (await packageRelease(options, { log: () => {} })) as { targets: Array<{ file: string }> };
   exe = join(dir, 'release', manifest.targets[0]!.file);
 }, 300_000);

@@ -4,10 +4,12 @@
 #   ./install.sh [--base-url URL] [--agent-at-login | --no-agent-at-login]
 #
 # Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/ and writes the service
-# base URL into config.json (never a token). No agent stays resident: plugins and the program start
-# it when they need it, and it exits when idle. With --agent-at-login (the default when the vendor
-# packaged with pnpm package --agent-at-login) it registers a systemd --user unit that runs the
-# agent from login instead. Run a newer one over an older one to upgrade: licenses are kept. Run
+# base URL into config.json (never a token). The plugins in this download's plugins/ folder go
+# into your own plugin folders (VST3 ~/.vst3, CLAP ~/.clap; a Standalone beside the program, with
+# a menu entry); an upgrade replaces them whole, and uninstall.sh removes exactly those. No
+# agent stays resident: plugins and the program start it when they need it, and it exits when
+# idle. With --agent-at-login (the default when the vendor packaged with pnpm package
+# --agent-at-login) it registers a systemd --user unit that runs the agent from login instead. Run a newer one over an older one to upgrade: licenses are kept. Run
 # it as the user who uses it, never with sudo.
 #
 # pnpm package fills in the @…@ values of this example (packaging/src/installers.mjs); a vendor
@@ -86,7 +88,18 @@ mv -f -- "$NEW" "$EXE" || { discard; fail "could not replace $EXE. The previous 
 mv -f -- "$UNINSTALL_NEW" "$LIB/uninstall.sh" || { discard; fail "could not put uninstall.sh into $LIB; run this installer again."; }
 ln -sf -- "$EXE" "$BIN/$NAME" || fail "could not link $BIN/$NAME to $EXE; run this installer again."
 
-# 5. No resident agent by default: plugins and the program start it on demand. A unit an earlier
+# 5. The plugins of this download, placed by the program itself (the one implementation every
+# installer uses): each into its format's folder, replaced whole, recorded beside the program.
+# Its lines say where each went and which music software may need a rescan.
+if [ -d "$HERE/plugins" ]; then
+  if ! out=$("$EXE" plugins install --from "$HERE/plugins" 2>&1); then
+    [ -z "$out" ] || say "$out"
+    fail "your plugins could not be installed (the lines above say why). The program itself is installed; fix that and run this installer again."
+  fi
+  [ -z "$out" ] || say "$out"
+fi
+
+# 6. No resident agent by default: plugins and the program start it on demand. A unit an earlier
 # install registered is removed (the agent was stopped above). At login only when asked.
 if [ "$AGENT_AT_LOGIN" != yes ]; then
   "$EXE" "$@" agent uninstall >/dev/null 2>&1 || true

@@ -1,5 +1,7 @@
 #!/bin/sh
-# @PRODUCT@: removes the license agent of this user, on Linux and macOS.
+# @PRODUCT@: removes the license agent of this user, on Linux and macOS, and the plugins its
+# installer placed (exactly those: a plugin of the same name it did not put there, or one changed
+# since, stays).
 #
 #   ~/.local/lib/@VENDOR_DIR@/uninstall.sh [--release] [--purge]                     (Linux)
 #   ~/Library/Application\ Support/@VENDOR_DIR@/uninstall.sh [--release] [--purge]   (macOS)
@@ -65,6 +67,16 @@ if [ "$RELEASE" = 1 ]; then
     fail "could not give back every activation: $out. Nothing was removed; connect to the internet and try again, or uninstall without --release."
   fi
   [ -n "$out" ] && say "$out"
+fi
+
+# 1b. The plugins the installer placed, as the program's record of them says (beside it): while
+# the program is here. A failure stops here, with nothing else removed.
+if [ -e "$LIB/installed-plugins.json" ]; then
+  if ! out=$("$EXE" plugins uninstall 2>&1); then
+    [ -z "$out" ] || say "$out"
+    fail "your plugins could not be removed (the lines above say why). Nothing else was removed; close your music software and run this again."
+  fi
+  [ -z "$out" ] || say "$out"
 fi
 
 # 2. Where the settings and data are, asked before the program goes: each path exactly as the

@@ -2,7 +2,10 @@
 ; Built by `pnpm package` with Debian's makensis (64-bit Unicode stubs), which defines:
 ;   NAME (file name, e.g. acme-license), APP (namespace; empty: the executable's baked one),
 ;   BASE_URL (empty: the baked one), PRODUCT, COMPANY, VERSION, VENDOR_DIR, EXE (the built
-;   executable) and OUTFILE.
+;   executable) and OUTFILE; with plugins (pnpm package --plugin), also PLUGINS (the folder of
+;   the vendor's plugins, one sub-folder per format) and PLUGINS_NSH (its where-they-go text and
+;   Start-menu shortcuts). The program places them ("plugins install") and removes them ("plugins
+;   uninstall"), exactly as its record of them says.
 ;
 ; Per user: no administrator rights, nothing outside the user's own folders.
 ;   setup.exe [/S]                          install, or upgrade in place (licenses are kept)
@@ -47,6 +50,13 @@ VIAddVersionKey "LegalCopyright" "${COMPANY}"
 !include MUI2.nsh
 !include LogicLib.nsh
 !include FileFunc.nsh
+
+!ifdef PLUGINS
+  !include "${PLUGINS_NSH}"
+  ; Each line the program prints about the plugins is on the install page (and the details list).
+  ShowInstDetails show
+  !define MUI_FINISHPAGE_TEXT "${PRODUCT} is installed, with your plugins:$\r$\n$\r$\n${PLUGINS_WHERE}$\r$\n$\r$\nIf your music software does not list them, rescan plugins in its settings (most scan new plugins when they start)."
+!endif
 
 !define MUI_ABORTWARNING
 !insertmacro MUI_PAGE_INSTFILES
@@ -205,6 +215,22 @@ Section "Install"
   WriteRegStr HKCU "${UNINST_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
   WriteRegDWORD HKCU "${UNINST_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINST_KEY}" "NoRepair" 1
+
+  ; 6. The vendor's plugins, placed by the program (one implementation for every installer): each
+  ; into its format's per-user folder, replaced whole, recorded beside the program. Its lines (where
+  ; each went, which hosts may need a rescan) go to the details, as DetailPrint would.
+  !ifdef PLUGINS
+    InitPluginsDir
+    SetOutPath "$PLUGINSDIR\plugins"
+    File /r "${PLUGINS}/*"
+    SetOutPath "$INSTDIR"
+    nsExec::ExecToLog '"${PROGRAM}" plugins install --from "$PLUGINSDIR\plugins"'
+    Pop $0
+    ${If} $0 != 0
+      !insertmacro Fail "Your plugins could not be installed ($0; the lines above say why). ${PRODUCT} itself is installed. Close your music software and run the installer again."
+    ${EndIf}
+    !insertmacro PluginShortcuts
+  !endif
 SectionEnd
 
 ; ------------------------------------------------------------------------------------- uninstall
@@ -237,6 +263,18 @@ Section "-un.Remove"
   StrCpy $4 $1
   !insertmacro Program "config path --folder cache"
   StrCpy $5 $1
+  ; The plugins the program recorded, removed while it is still here (only what it put there and
+  ; is unchanged since; it says which it left). A failure stops here with nothing else removed.
+  ${If} ${FileExists} "$INSTDIR\installed-plugins.json"
+    nsExec::ExecToLog '"${PROGRAM}" plugins uninstall'
+    Pop $0
+    ${If} $0 != 0
+      !insertmacro Fail "Your plugins could not be removed ($0; the lines above say why). Nothing else was removed. Close your music software and run the uninstaller again."
+    ${EndIf}
+  ${EndIf}
+  !ifdef PLUGINS
+    !insertmacro RemovePluginShortcuts
+  !endif
   ; The agent stops, however it was started: asked over its pipe, then whatever is left.
   !insertmacro Program "agent uninstall"
   !insertmacro Program "agent stop"

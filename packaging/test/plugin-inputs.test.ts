@@ -1,0 +1,203 @@
+// pnpm package --plugin and --project with bad input: each one clear error (exit 2), said once,
+// before anything is built, the previous release folder as it was. And inspectPlugin's reading of
+// what a plugin is built for, from its binaries' headers.
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: plain JavaScript, no types
+import { binaryKind, inspectPlugin } from '../src/plugins.mjs';
+
+const MAIN = resolve(import.meta.dirname, '..', 'src', 'main.mjs');
+const ID = '123e4567-e89b-12d3-a456-426614174000';
+let dir: string;
+let release: string;
+let so: string;
+
+/** A header as the linker writes it: the bytes inspectPlugin reads (4 KiB at most). */
+const headers = {
+  pe: (machine = 0x8664): Buffer => {
+    const b = Buffer.alloc(512);
+    b.write('MZ', 0, 'latin1');
+    b.writeUInt32LE(0x80, 0x3c);
+    b.writeUInt32BE(0x50450000, 0x80);
+    b.writeUInt16LE(machine, 0x84);
+    b.writeUInt16LE(0x2022, 0x80 + 22); // a DLL
+    return b;
+  },
+  macho: (cpu = 0x0100000c): Buffer => {
+    const b = Buffer.alloc(64);
+    b.writeUInt32LE(0xfeedfacf, 0);
+    b.writeUInt32LE(cpu, 4);
+    return b;
+  },
+  universal: (...cpus: number[]): Buffer => {
+    const b = Buffer.alloc(8 + cpus.length * 20 + 64);
+    b.writeUInt32BE(0xcafebabe, 0);
+    b.writeUInt32BE(cpus.length, 4);
+    cpus.forEach((cpu, i) => b.writeUInt32BE(cpu, 8 + i * 20));
+    return b;
+  },
+};
+
+/** A bundle folder: each entry a relative path and its bytes. */
+function bundle(path: string, files: Record<string, Buffer | string>): string {
+  for (const [rel, bytes] of Object.entries(files)) {
+    mkdirSync(join(path, rel, '..'), { recursive: true });
+    writeFileSync(join(path, rel), bytes);
+  }
+  return path;
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'plc-plugins-'));
+  release = join(dir, 'out', 'release');
+  mkdirSync(release, { recursive: true });
+  writeFileSync(join(release, 'SHA256SUMS'), 'the previous release\n');
+  // A real Linux x86-64 library, as the compiler makes it.
+  writeFileSync(join(dir, 'p.c'), 'int plugin_entry(void) { return 1; }\n');
+  so = join(dir, 'p.so');
+  execFileSync('cc', ['-shared', '-fPIC', '-o', so, join(dir, 'p.c')]);
+});
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function pkg(args: string[], user?: number): Promise<{ code: number; stdout: string; stderr: string }> {
+  const [file, argv] = user === undefined ? [process.execPath, [MAIN, ...args]] : ['setpriv', [`--reuid=${user}`, `--regid=${user}`, '--clear-groups', process.execPath, MAIN, ...args]];
+  try {
+    const { stdout, stderr } = await promisify(execFile)(file, argv, { timeout: 60_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+/** The release folder as the test made it, and nothing beside it. */
+function releaseUntouched(): void {
+  expect(readdirSync(release)).toEqual(['SHA256SUMS']);
+  expect(readFileSync(join(release, 'SHA256SUMS'), 'utf8')).toBe('the previous release\n');
+  expect(readdirSync(join(release, '..'))).toEqual(['release']);
+}
+
+const linuxVst3 = (name: string): string => {
+  const path = join(dir, 'ok', name);
+  mkdirSync(join(path, 'Contents', 'x86_64-linux'), { recursive: true });
+  copyFileSync(so, join(path, 'Contents', 'x86_64-linux', 'p.so'));
+  return path;
+};
+
+type Case = [string, () => string[], RegExp];
+const cases: Case[] = [
+  ['a missing path', () => ['--plugin', join(dir, 'nowhere', 'Acme Gain.vst3')], /^--plugin: .*nowhere\/Acme Gain\.vst3 does not exist; give a built plugin: a \.vst3 bundle folder, a \.clap, a macOS \.component, or a Standalone application/],
+  ['a plain file named .vst3', () => [
+    '--plugin', (writeFileSync(join(dir, 'Plain.vst3'), headers.pe()), join(dir, 'Plain.vst3')),
+  ], /Plain\.vst3 is a plain file, but VST3 plugins are bundle folders \(Plain\.vst3\/Contents\/…\), as JUCE builds them; give the bundle folder$/],
+  ['an empty folder', () => ['--plugin', (mkdirSync(join(dir, 'Empty.vst3')), join(dir, 'Empty.vst3'))], /Empty\.vst3 is an empty folder; build the plugin first/],
+  ['a folder with no binary for any platform', () => ['--plugin', bundle(join(dir, 'Hollow.vst3'), { 'Contents/Resources/moduleinfo.json': '{}', 'Contents/x86_64-linux/.keep': '' })], /Hollow\.vst3\/Contents\/x86_64-linux\/\.keep is not a binary, but Contents\/x86_64-linux\/ must hold a Linux x86-64 library/],
+  ['a bundle with only resources', () => ['--plugin', bundle(join(dir, 'Res.vst3'), { 'Contents/Resources/moduleinfo.json': '{}' })], /Res\.vst3 holds no binary for any platform \(none in Contents\/x86_64-linux\/, Contents\/x86_64-win\/, Contents\/MacOS\/\); build the plugin/],
+  ['a Windows binary under x86_64-linux', () => ['--plugin', bundle(join(dir, 'Mixed.vst3'), { 'Contents/x86_64-linux/Mixed.so': headers.pe() })], /Mixed\.vst3\/Contents\/x86_64-linux\/Mixed\.so is a Windows \(PE\) file, but Contents\/x86_64-linux\/ must hold a Linux x86-64 library \(\.so\); rebuild the plugin for that platform or remove the file/],
+  ['an arm64 library under x86_64-linux', () => ['--plugin', bundle(join(dir, 'Arm.vst3'), { 'Contents/x86_64-linux/Arm.so': (() => { const b = readFileSync(so); b.writeUInt16LE(0xb7, 18); return b; })() })], /Arm\.so is built for linux-arm64, but Contents\/x86_64-linux\/ must hold a Linux x86-64 library/],
+  ['a bundle only for a platform not in --targets', () => ['--targets', 'linux-x64', '--plugin', bundle(join(dir, 'X.vst3'), { 'Contents/x86_64-win/X.vst3': headers.pe() })], /^--plugin: X\.vst3 is built for win-x64 only; add win-x64 to --targets or build it for linux-x64$/],
+  ['a universal macOS AU for a Linux-only build', () => ['--targets', 'linux-x64', '--plugin', bundle(join(dir, 'U.component'), { 'Contents/MacOS/U': headers.universal(0x01000007, 0x0100000c) })], /^--plugin: U\.component is built for darwin-arm64 and darwin-x64 only; add darwin-arm64 or darwin-x64 to --targets or build it for linux-x64$/],
+  ['two plugins of the same format and name', () => ['--targets', 'linux-x64', '--plugin', linuxVst3('Twin.vst3'), '--plugin', (mkdirSync(join(dir, 'again'), { recursive: true }), bundle(join(dir, 'again', 'Twin.vst3'), { 'Contents/x86_64-linux/t.so': readFileSync(so) }))], /^--plugin: two VST3 plugins named "Twin" for linux-x64 \(.*ok\/Twin\.vst3 and .*again\/Twin\.vst3\); give one of them$/],
+  ['a name with a line break', () => ['--plugin', linuxVst3('Acme\nGain.vst3')], /^--plugin: ".*Acme\\nGain\.vst3": the name holds a line break or a control character/],
+  ['a name with an escape character', () => ['--plugin', linuxVst3('Acme\u001b[31mGain.vst3')], /the name holds a line break or a control character/],
+  ['a hidden name', () => ['--plugin', linuxVst3('.vst3')], /the plugin's name is empty or hidden/],
+  ['a link pointing outside the bundle', () => {
+    const path = linuxVst3('Leaky.vst3');
+    symlinkSync('/etc/passwd', join(path, 'Contents', 'x86_64-linux', 'passwd'));
+    return ['--plugin', path];
+  }, /Leaky\.vst3\/Contents\/x86_64-linux\/passwd is a link to "\/etc\/passwd", outside the bundle; a bundle must hold its own files/],
+  ['a relative link climbing out of the bundle', () => {
+    const path = linuxVst3('Climb.vst3');
+    symlinkSync('../../../p.so', join(path, 'Contents', 'x86_64-linux', 'up.so'));
+    return ['--plugin', path];
+  }, /Climb\.vst3\/Contents\/x86_64-linux\/up\.so is a link to "\.\.\/\.\.\/\.\.\/p\.so", outside the bundle/],
+  ['a FIFO given as the plugin', () => {
+    execFileSync('mkfifo', [join(dir, 'Pipe.clap')]);
+    return ['--plugin', join(dir, 'Pipe.clap')];
+  }, /Pipe\.clap is not a file or a folder \(a FIFO, a socket or a device\)/],
+  ['a FIFO inside a bundle', () => {
+    const path = linuxVst3('Fifo.vst3');
+    execFileSync('mkfifo', [join(path, 'Contents', 'x86_64-linux', 'fifo.so')]);
+    return ['--plugin', path];
+  }, /Fifo\.vst3\/Contents\/x86_64-linux\/fifo\.so is not a regular file or folder \(a FIFO, a socket or a device\)/],
+  ['a device', () => ['--plugin', '/dev/null'], /\/dev\/null is not a file or a folder/],
+  ['a folder that is not a bundle', () => ['--plugin', (mkdirSync(join(dir, 'VST3', 'Acme.vst3'), { recursive: true }), join(dir, 'VST3'))], /VST3 is a folder that is no plugin bundle \(its name does not end in \.vst3, \.clap, \.component or \.app\)/],
+  ['a text file as a Standalone', () => ['--plugin', (writeFileSync(join(dir, 'README'), 'hello'), join(dir, 'README'))], /README is not a binary; it must be a Linux Standalone program \(ELF\)/],
+  ['a Standalone that is not executable', () => ['--plugin', (copyFileSync('/bin/true', join(dir, 'NoX')), chmodSync(join(dir, 'NoX'), 0o644), join(dir, 'NoX'))], /NoX is not executable; a Linux Standalone must be \(chmod \+x\)/],
+  ['a CLAP that is a Mach-O file (a macOS CLAP is a bundle)', () => ['--plugin', (writeFileSync(join(dir, 'M.clap'), headers.macho()), join(dir, 'M.clap'))], /M\.clap is a macOS \(Mach-O\) file; it must be a Linux or Windows CLAP binary \(or, on macOS, a \.clap bundle folder\)/],
+  ['a .exe that is an ELF file', () => ['--plugin', (copyFileSync('/bin/true', join(dir, 'Linux.exe')), join(dir, 'Linux.exe'))], /Linux\.exe is a Linux \(ELF\) file; it must be a Windows program \(PE\)/],
+  ['a Windows plugin whose name Windows cannot hold', () => ['--targets', 'win-x64', '--plugin', bundle(join(dir, 'Acme "Gain" v2?.vst3'), { 'Contents/x86_64-win/a.vst3': headers.pe() })], /the name holds one of < > : " \/ \\ \| \? \*, which Windows file names cannot; rename the plugin/],
+  ['--project with no name', () => ['--project', ID], /^--project "123e4567-e89b-12d3-a456-426614174000" has no name: give PROJECT_ID=NAME/],
+  ['--project with an empty name', () => ['--project', `${ID}=  `], /^--project 123e4567-e89b-12d3-a456-426614174000=NAME: the name must be 1 to 80 printable characters, got " {2}"$/],
+  ['--project with a line break in the name', () => ['--project', `${ID}=Acme\nGain`], /the name must be 1 to 80 printable characters, got "Acme\\nGain"$/],
+  ['--project with a name of 81 characters', () => ['--project', `${ID}=${'x'.repeat(81)}`], /the name must be 1 to 80 printable characters/],
+  ['--project with a bad id', () => ['--project', 'plugin-1=Acme Gain'], /^--project: project id 'plugin-1' is not a UUID; pass the project's id as shown in the portal/],
+  ['--project twice with two names', () => ['--project', `${ID}=Acme Gain`, '--project', `${ID.toUpperCase()}=Acme Gain 2`], /^--project 123e4567-e89b-12d3-a456-426614174000 is given twice, as "Acme Gain" and "Acme Gain 2"; give each project one name$/],
+];
+
+describe('pnpm package --plugin / --project: bad input', () => {
+  it.each(cases)('%s: one usage error (exit 2), nothing built, the release folder unchanged', async (_, args, message) => {
+    const r = await pkg([...args(), '--out', release]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^pnpm package: /);
+    expect(r.stderr.replace(/^pnpm package: /, '').trimEnd()).toMatch(message);
+    expect(r.stderr.trimEnd().split('\n'), 'said once, on one line').toHaveLength(1);
+    releaseUntouched();
+  });
+
+  const root = process.getuid?.() === 0;
+  it.skipIf(!root)('a file of the bundle another user cannot read: said, with what to do', async () => {
+    const base = mkdtempSync(join('/tmp', 'plc-unreadable-'));
+    try {
+      chmodSync(base, 0o755);
+      const path = bundle(join(base, 'Locked.vst3'), { 'Contents/x86_64-linux/l.so': readFileSync(so) });
+      chmodSync(join(path, 'Contents', 'x86_64-linux', 'l.so'), 0o600);
+      const out = join(base, 'release');
+      const r = await pkg(['--plugin', path, '--out', out], 65534);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe('pnpm package: --plugin: Locked.vst3/Contents/x86_64-linux/l.so cannot be read (permission denied); make it readable (chmod a+r) and run again\n');
+      expect(existsSync(out)).toBe(false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+  if (!root) console.warn('skipping the unreadable-file test: it runs pnpm package as another user with setpriv, which needs root');
+});
+
+describe('inspectPlugin: what a plugin is built for, from its binaries', () => {
+  it.each([
+    ['a Linux VST3 (a real .so)', () => linuxVst3('Real Gain.vst3'), { format: 'vst3', name: 'Real Gain', platforms: ['linux-x64'] }],
+    ['a VST3 for every platform', () => bundle(join(dir, 'All.vst3'), { 'Contents/x86_64-linux/All.so': readFileSync(so), 'Contents/x86_64-win/All.vst3': headers.pe(), 'Contents/MacOS/All': headers.universal(0x01000007, 0x0100000c), 'Contents/Resources/moduleinfo.json': '{}' }), { format: 'vst3', name: 'All', platforms: ['darwin-arm64', 'darwin-x64', 'linux-x64', 'win-x64'] }],
+    ['a thin arm64 AU', () => bundle(join(dir, 'Thin.component'), { 'Contents/MacOS/Thin': headers.macho(0x0100000c), 'Contents/Info.plist': '<plist/>' }), { format: 'au', name: 'Thin', platforms: ['darwin-arm64'] }],
+    ['a Linux CLAP file', () => (copyFileSync(so, join(dir, 'Acme $HOME * \'q\' "d" \\ ü.clap')), join(dir, 'Acme $HOME * \'q\' "d" \\ ü.clap')), { format: 'clap', name: 'Acme $HOME * \'q\' "d" \\ ü', platforms: ['linux-x64'] }],
+    ['a Windows CLAP file', () => (writeFileSync(join(dir, 'W.clap'), headers.pe()), join(dir, 'W.clap')), { format: 'clap', name: 'W', platforms: ['win-x64'] }],
+    ['a macOS CLAP bundle', () => bundle(join(dir, 'Mac.clap'), { 'Contents/MacOS/Mac': headers.macho(0x01000007) }), { format: 'clap', name: 'Mac', platforms: ['darwin-x64'] }],
+    ['a Linux Standalone', () => (copyFileSync('/bin/true', join(dir, 'Acme Gain')), join(dir, 'Acme Gain')), { format: 'standalone', name: 'Acme Gain', platforms: ['linux-x64'] }],
+    ['a Windows Standalone', () => (writeFileSync(join(dir, 'Acme Gain.exe'), headers.pe()), join(dir, 'Acme Gain.exe')), { format: 'standalone', name: 'Acme Gain', platforms: ['win-x64'] }],
+    ['a macOS Standalone, with a link inside its bundle', () => {
+      const path = bundle(join(dir, 'Acme Gain.app'), { 'Contents/MacOS/Acme Gain': headers.universal(0x0100000c, 0x01000007), 'Contents/Frameworks/F.framework/Versions/A/F': 'x' });
+      symlinkSync('Versions/A/F', join(path, 'Contents', 'Frameworks', 'F.framework', 'F'));
+      return path;
+    }, { format: 'standalone', name: 'Acme Gain', platforms: ['darwin-arm64', 'darwin-x64'] }],
+  ])('%s', (_, make, expected) => {
+    const p = inspectPlugin(make()) as { format: string; name: string; platforms: Set<string> };
+    expect({ format: p.format, name: p.name, platforms: [...p.platforms].sort() }).toEqual(expected);
+  });
+
+  it('binaryKind reads ELF, PE and Mach-O (thin, universal) headers; anything else is no binary', () => {
+    expect(binaryKind(readFileSync(so))).toMatchObject({ kind: 'elf', platforms: ['linux-x64'] });
+    expect(binaryKind(headers.pe(0xaa64))).toMatchObject({ kind: 'pe', platforms: ['win-arm64'] });
+    expect(binaryKind(headers.universal(0x01000007))).toMatchObject({ kind: 'macho', platforms: ['darwin-x64'] });
+    // A Java class file shares the universal magic: its version is no architecture count.
+    const javaClass = Buffer.from([0xca, 0xfe, 0xba, 0xbe, 0x00, 0x00, 0x00, 0x3d, 0, 0, 0, 0]);
+    expect(binaryKind(javaClass)).toBeUndefined();
+    expect(binaryKind(Buffer.from('MZ but nothing more'))).toBeUndefined();
+    expect(binaryKind(Buffer.alloc(0))).toBeUndefined();
+  });
+});
