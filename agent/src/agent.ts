@@ -143,7 +143,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     rules: () => ({ offlinePublicKeys: config.offlinePublicKeys, offlineMaxDays: config.offlineMaxDays }),
     now: () => scheduler.now(),
   });
-  const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id) => service.background(id) });
+  const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id, why) => service.background(id, why) });
   // Started after the socket listens; it counts from whatever ended last.
   const idle: IdleExit = new IdleExit({
     minutes: config.idleExitMinutes,
@@ -162,7 +162,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     scheduler,
     logger,
     ended: () => idle.touch(),
-    dispatch: createDispatcher({ registry, service, offline, logger, namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret, shutdown: () => void close() }),
+    dispatch: createDispatcher({ registry, service, offline, logger, loaded: (id) => revalidation.loaded(id), namespace: () => config.namespace, dataDir: () => dataDir, connections: (): number => server.stats().connections, secret: addSecret, shutdown: () => void close() }),
     toError: (err) => {
       const known = isAgentError(err) || (typeof err === 'object' && err !== null && (err as Error).name === 'LicenseError');
       if (!known) logger.error({ err: describeError(err) }, 'unexpected error while handling a request');

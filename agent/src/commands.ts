@@ -8,7 +8,7 @@ import { AgentError } from './errors.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import { selfCommand } from './self.js';
 import { SERVICE_PLATFORMS, serviceFile, type ServicePlatform, type ServiceSpec } from './service-files.js';
-import { installService, uninstallService } from './service-install.js';
+import { installService, serviceProblemSentence, uninstallService } from './service-install.js';
 import { agentStatus, formatStatus } from './status.js';
 import { stopAgent } from './stop.js';
 import { AGENT_VERSION } from './version.js';
@@ -154,15 +154,23 @@ export async function runAgentCommand(argv: string[], options: AgentCommandOptio
     .option('--no-enable', 'write the file but do not enable or start it')
     .option('--platform <platform>', `generate for another platform (${SERVICE_PLATFORMS.join(', ')}); enabling is skipped`)
     .option('--base-url <url>', 'service base URL the service runs with (else config.json / environment of the service)')
-    .addHelpText('after', `\nExamples:\n  ${options.name} install --app acme-audio\n  ${options.name} install --dry-run`)
+    .option('--json', 'print JSON instead of text: {ok, file, manager, steps, problem?, message?}')
+    .addHelpText(
+      'after',
+      `\nExamples:\n  ${options.name} install --app acme-audio\n  ${options.name} install --dry-run\n\nExit 1 when the service manager cannot be reached (problem "no_service_manager": nothing is written) or one of its commands failed ("enable_failed": the file is written); the message says which and what to do.`,
+    )
     .action((opts: CommonOpts & { dryRun?: boolean; enable: boolean; platform?: string; baseUrl?: string }) => {
       const platform = platformOf(opts.platform);
       const result = installService(serviceFile(platform, serviceSpec(flagsOf(opts), options.prefix)), { dryRun: opts.dryRun === true, manage: opts.enable });
-      stdout.write(result.steps.join('\n') + '\n');
-      if (!result.ok) {
-        stderr.write(`${options.name}: the service file was written but could not be enabled; run the failed command yourself or see its output above\n`);
-        exit = 1;
+      const message = serviceProblemSentence(result, options.name);
+      if (opts.json || given.json) {
+        const report = { ok: result.ok, file: result.file.path, manager: result.file.manager, steps: result.steps, ...(result.problem ? { problem: result.problem.code, message } : {}) };
+        stdout.write(JSON.stringify(report, null, 2) + '\n');
+      } else {
+        stdout.write(result.steps.join('\n') + '\n');
+        if (!result.ok) stderr.write(`${options.name}: ${message}\n`);
       }
+      if (!result.ok) exit = 1;
     });
 
   commonOptions(program.command('uninstall').description('disable (where the OS matches) and remove the per-user service'))

@@ -19,6 +19,8 @@ export interface ConnectionHost {
 }
 
 const MAX_IN_FLIGHT = 32;
+/** Most distinct projects a connection's loads are noticed for (as many as it may subscribe to). */
+const MAX_ASKED = 256;
 
 /** One client connection: framing, per-connection limits, backpressure, subscriptions. */
 export class Connection {
@@ -36,6 +38,8 @@ export class Connection {
   private batch: string | undefined;
   /** The client closed its sending side: answer what it asked, then close. */
   private peerEnded = false;
+  /** Projects this connection has asked about with `check` or `subscribe`. */
+  private asked: Set<string> | undefined;
 
   constructor(
     id: number,
@@ -72,6 +76,17 @@ export class Connection {
 
   get isPaused(): boolean {
     return this.paused;
+  }
+
+  /**
+   * True the first time this connection asks about `projectId` (`check` or `subscribe`): a plugin
+   * loading it. Bounded: past 256 distinct projects, nothing more counts as a load.
+   */
+  firstAsk(projectId: string): boolean {
+    const asked = (this.asked ??= new Set());
+    if (asked.has(projectId) || asked.size >= MAX_ASKED) return false;
+    asked.add(projectId);
+    return true;
   }
 
   /** Picks up new limits (SIGHUP). */

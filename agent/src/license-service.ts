@@ -5,6 +5,7 @@ import { isLicenseError, type License, type LicenseStatus } from '@plugin-licens
 import { AgentError } from './errors.js';
 import type { LicenseRegistry } from './license-registry.js';
 import type { LicenseStateWire } from './license-state.js';
+import type { CheckCause } from './revalidation.js';
 import type { Scheduler } from './scheduler.js';
 import type { ServiceBudget } from './service-budget.js';
 
@@ -67,15 +68,15 @@ export class LicenseService {
     return refresh;
   }
 
-  /** One background validation (the budget was taken by the caller). Failures are logged, never thrown. */
-  async background(projectId: string): Promise<LicenseStatus | undefined> {
+  /** One background validation (the budget was taken by the caller), planned or brought by a plugin load. Failures are logged, never thrown. */
+  async background(projectId: string, why: CheckCause = 'schedule'): Promise<LicenseStatus | undefined> {
     const release = this.o.registry.hold(projectId);
     try {
       const status = await this.o.registry.license(projectId).validate({ signal: this.stopping.signal });
-      this.o.logger.info({ projectId, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, 'background validation');
+      this.o.logger.info({ projectId, why, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, 'background validation');
       return status;
     } catch (err) {
-      this.o.logger.warn({ projectId, err: describeError(err) }, 'background validation failed');
+      this.o.logger.warn({ projectId, why, err: describeError(err) }, 'background validation failed');
       return undefined;
     } finally {
       this.noteRateLimit();

@@ -4,6 +4,7 @@ import { AgentError } from './errors.js';
 import type { Connection } from './connection.js';
 import type { LicenseRegistry } from './license-registry.js';
 import type { LicenseService } from './license-service.js';
+import type { LicenseStateWire } from './license-state.js';
 import { hintOf } from './logger.js';
 import type { OfflineExchange } from './offline.js';
 import {
@@ -39,6 +40,8 @@ export interface MethodDeps {
   secret: (code: string) => void;
   /** Stops the agent as SIGTERM does (in-flight answers are written first). */
   shutdown: () => void;
+  /** A client's first `check` or `subscribe` of a project (a plugin loading it), after its answer was made. */
+  loaded: (projectId: string) => void;
 }
 
 /** Most projects one connection may subscribe to by id (a subscription to all is one). */
@@ -64,6 +67,12 @@ function maskCodes(text: string): string {
  */
 export function createDispatcher(deps: MethodDeps): (connection: Connection, request: RpcRequest) => unknown {
   const { registry, service, logger } = deps;
+  /** The state from memory; a connection's first ask about the project is a load, told after the answer is made. */
+  const stateFor = (connection: Connection, projectId: string): LicenseStateWire => {
+    const state = registry.state(projectId);
+    if (connection.firstAsk(projectId)) deps.loaded(projectId);
+    return state;
+  };
   const table: Record<(typeof METHODS)[number], Method<z.ZodType>> = {
     hello: method({
       params: HelloParams,
@@ -73,7 +82,7 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
         return { protocol: PROTOCOL_VERSION, agent: AGENT_VERSION, namespace: deps.namespace(), data_dir: deps.dataDir(), connections: deps.connections() };
       },
     }),
-    check: method({ params: ProjectParams, run: (p: ProjectParams) => registry.state(p.project_id) }),
+    check: method({ params: ProjectParams, run: (p: ProjectParams, connection) => stateFor(connection, p.project_id) }),
     list: method({ params: ListParams, run: () => ({ licenses: registry.list() }) }),
     subscribe: method({
       params: SubscribeParams,
@@ -89,7 +98,7 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
               limit: 'subscriptions',
             });
           }
-          registry.state(id);
+          stateFor(connection, id);
           ids.add(id);
         }
         return { subscribed: true };
@@ -142,7 +151,7 @@ export function createDispatcher(deps: MethodDeps): (connection: Connection, req
     if (request.method === 'check') {
       const raw = request.params as { project_id?: unknown } | null | undefined;
       if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && typeof raw.project_id === 'string' && knownIds.has(raw.project_id)) {
-        return registry.state(raw.project_id);
+        return stateFor(connection, raw.project_id);
       }
     }
     const params = parseParams(m.params, request.params);

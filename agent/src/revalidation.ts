@@ -3,6 +3,9 @@ import type { LicenseRegistry } from './license-registry.js';
 import type { Scheduler, TimerHandle } from './scheduler.js';
 import type { ServiceBudget } from './service-budget.js';
 
+/** What brought a background check: its plan, or a plugin load after a quiet time. */
+export type CheckCause = 'schedule' | 'load';
+
 interface Plan {
   /** When the check timer fires (the license's `nextCheckAt`, or later while the budget is spent). */
   dueAt: number | null;
@@ -18,7 +21,7 @@ export interface BackgroundRevalidationOptions {
   budget: ServiceBudget;
   random?: () => number;
   /** One background validation of a project; resolves with its status after (undefined when it failed). */
-  validate: (projectId: string) => Promise<LicenseStatus | undefined>;
+  validate: (projectId: string, why: CheckCause) => Promise<LicenseStatus | undefined>;
 }
 
 /** After a background run, the next timer never fires sooner than this (a guard, not a schedule). */
@@ -30,7 +33,8 @@ const RUN_GAP_MS = 1_000;
  * jitter, back-off, the service's capped waits, and at once when the clock reads as tampered),
  * re-armed whenever the license's status changes. The agent adds only its one budget: a check
  * that finds it spent waits until a request is allowed. A second timer at each grace deadline
- * re-reads the state, so the expiry is pushed to subscribers when it happens.
+ * re-reads the state, so the expiry is pushed to subscribers when it happens. A plugin load
+ * (`loaded`) may bring the planned check forward, when the library's rule says so.
  */
 export class BackgroundRevalidation {
   private readonly plans = new Map<string, Plan>();
@@ -51,6 +55,24 @@ export class BackgroundRevalidation {
   stop(): void {
     this.stopped = true;
     for (const id of [...this.plans.keys()]) this.forget(id);
+  }
+
+  /**
+   * A plugin loaded the project (a client's first `check` or `subscribe` of it): when the
+   * library's rule says it has been quiet long enough (`License.dueOnLoad`), its planned check
+   * runs now, from the same budget (background priority), and is planned again from its result.
+   * Never waits and never throws: the caller answers from memory at once. Skipped, with the plan
+   * left as it is, while a check of the project runs or the budget is spent.
+   */
+  loaded(projectId: string): void {
+    if (this.stopped) return;
+    const id = projectId.toLowerCase();
+    const plan = this.plans.get(id);
+    if (plan === undefined || plan.running || plan.timer === undefined) return;
+    if (!this.o.registry.license(id).dueOnLoad()) return;
+    if (!this.o.budget.take('background')) return;
+    this.clear(plan);
+    void this.run(id, plan, 'load');
   }
 
   private follow(projectId: string, status: LicenseStatus): void {
@@ -94,10 +116,15 @@ export class BackgroundRevalidation {
       this.arm(projectId, plan, this.o.budget.availableAt('background') + Math.round(this.random() * 2_000));
       return;
     }
+    await this.run(projectId, plan, 'schedule');
+  }
+
+  /** One check (the budget taken), then the plan again from its result. */
+  private async run(projectId: string, plan: Plan, why: CheckCause): Promise<void> {
     plan.running = true;
     let status: LicenseStatus | undefined;
     try {
-      status = await this.o.validate(projectId);
+      status = await this.o.validate(projectId, why);
     } finally {
       plan.running = false;
     }

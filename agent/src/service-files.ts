@@ -43,6 +43,13 @@ export interface ServiceFile {
   encoding: 'utf8' | 'utf16le';
   enable: string[][];
   disable: string[][];
+  /** The service manager that runs it, as a sentence names it: `the systemd user service manager (systemd --user)`, `launchd`, `Task Scheduler`. */
+  manager: string;
+  /**
+   * A command that succeeds only when this user's service manager can be reached, asked before
+   * anything is written (Linux: a computer or session without `systemd --user`).
+   */
+  probe?: string[];
 }
 
 /**
@@ -118,6 +125,8 @@ export function systemdUnit(spec: ServiceSpec): ServiceFile {
       ['systemctl', '--user', 'enable', '--now', name],
     ],
     disable: [['systemctl', '--user', 'disable', '--now', name]],
+    manager: 'the systemd user service manager (systemd --user)',
+    probe: ['systemctl', '--user', 'show', '--property=Version'],
   };
 }
 
@@ -162,6 +171,7 @@ ${args}
     encoding: 'utf8',
     enable: [['launchctl', 'bootstrap', `gui/${spec.uid}`, path]],
     disable: [['launchctl', 'bootout', `gui/${spec.uid}/${name}`]],
+    manager: 'launchd',
   };
 }
 
@@ -221,6 +231,7 @@ export function windowsTask(spec: ServiceSpec): ServiceFile {
       ['schtasks', '/End', '/TN', name],
       ['schtasks', '/Delete', '/TN', name, '/F'],
     ],
+    manager: 'Task Scheduler',
   };
 }
 

@@ -16,9 +16,17 @@ export interface ServiceActionResult {
   file: ServiceFile;
   /** What was done, one line each, for the CLI to print. */
   steps: string[];
-  /** False when a service-manager command failed. */
+  /** False when the service manager could not be reached or one of its commands failed. */
   ok: boolean;
+  /** Why it is not ok (see {@link serviceProblemSentence}). */
+  problem?: ServiceProblem;
 }
+
+/**
+ * Why a service could not be registered: this user has no service manager to reach (nothing
+ * was written), or one of its commands failed (the file is written).
+ */
+export type ServiceProblem = { code: 'no_service_manager'; detail: string } | { code: 'enable_failed'; command: string; detail: string };
 
 export interface ServiceActionOptions {
   dryRun: boolean;
@@ -35,6 +43,11 @@ export function installService(file: ServiceFile, options: ServiceActionOptions)
     steps.push(`would write ${file.path}:`, file.contents.replace(/\r\n/g, '\n'));
     for (const c of file.enable) steps.push(`would run: ${commandText(c)}`);
     return { file, steps, ok: true };
+  }
+  const unreachable = options.manage ? probeManager(file, options) : undefined;
+  if (unreachable !== undefined) {
+    steps.push(`not written: ${unreachable.detail}`);
+    return { file, steps, ok: false, problem: unreachable };
   }
   mkdirSync(dirname(file.path), { recursive: true });
   writeFileSync(file.path, file.encoding === 'utf16le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(file.contents, 'utf16le')]) : file.contents, { mode: 0o644 });
@@ -60,7 +73,39 @@ export function uninstallService(file: ServiceFile, options: ServiceActionOption
   return { file, steps, ok: result.ok };
 }
 
-function manage(file: ServiceFile, commands: string[][], options: ServiceActionOptions, steps: string[], tolerant = false): { steps: string[]; ok: boolean } {
+/**
+ * The one sentence a person reads when `install` is not ok, naming what is missing or failed
+ * and what to do; `name` is how the agent's commands are called (`acme-license agent`).
+ *
+ * @example
+ * serviceProblemSentence(result, 'acme-license agent');
+ * // "the agent cannot start at login: the systemd user service manager (systemd --user) does not answer for this user on this computer (…); nothing was registered: …"
+ */
+export function serviceProblemSentence(result: ServiceActionResult, name: string): string {
+  const p = result.problem;
+  if (p === undefined) return '';
+  if (p.code === 'no_service_manager') {
+    return `the agent cannot start at login: ${result.file.manager} does not answer for this user on this computer (${p.detail}); nothing was registered: plugins start the agent when they need it, or start it now with '${name} run'`;
+  }
+  return `the service file ${result.file.path} was written, but ${p.command} failed (${p.detail}); fix what it says and run that command again, or remove the file with '${name} uninstall'`;
+}
+
+/** Asks the file's probe whether this user's service manager answers; a problem when it does not. */
+function probeManager(file: ServiceFile, options: ServiceActionOptions): ServiceProblem | undefined {
+  if (file.probe === undefined || (options.platform ?? process.platform) !== file.platform) return undefined;
+  const [command, ...args] = file.probe as [string, ...string[]];
+  const r = (options.run ?? spawnRunner)(command, args);
+  return r.ok ? undefined : { code: 'no_service_manager', detail: `${commandText(file.probe)}: ${oneLine(r.output) || 'no answer'}` };
+}
+
+/** A command's output as one line for a sentence: its first non-empty line, no control characters, at most 200 characters. */
+export function oneLine(output: string): string {
+  const first = output.split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+  const clean = first.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ').trim();
+  return clean.length > 200 ? `${clean.slice(0, 199)}…` : clean;
+}
+
+function manage(file: ServiceFile, commands: string[][], options: ServiceActionOptions, steps: string[], tolerant = false): { steps: string[]; ok: boolean; problem?: ServiceProblem } {
   const here = options.platform ?? process.platform;
   if (!options.manage) {
     steps.push(`not enabling/disabling (--no-enable); commands: ${commands.map(commandText).join(' && ')}`);
@@ -71,20 +116,18 @@ function manage(file: ServiceFile, commands: string[][], options: ServiceActionO
     return { steps, ok: true };
   }
   const run = options.run ?? spawnRunner;
-  let ok = true;
   for (const [command, ...args] of commands) {
     const r = run(command as string, args);
+    const text = commandText([command as string, ...args]);
     if (r.ok) {
-      steps.push(`ran: ${commandText([command as string, ...args])}`);
+      steps.push(`ran: ${text}`);
     } else {
-      steps.push(`failed: ${commandText([command as string, ...args])}${r.output ? ` (${r.output.split('\n')[0]})` : ''}`);
-      if (!tolerant) {
-        ok = false;
-        break;
-      }
+      const detail = oneLine(r.output);
+      steps.push(`failed: ${text}${detail ? ` (${detail})` : ''}`);
+      if (!tolerant) return { steps, ok: false, problem: { code: 'enable_failed', command: text, detail: detail || 'no output' } };
     }
   }
-  return { steps, ok };
+  return { steps, ok: true };
 }
 
 /** A command as a person would type it in that platform's shell: arguments with spaces or quotes are quoted. */

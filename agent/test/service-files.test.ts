@@ -10,7 +10,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { parse as parsePlist } from 'plist';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serviceFile, type ServiceFile, type ServiceSpec } from '../src/index.js';
-import { installService } from '../src/service-install.js';
+import { installService, oneLine, serviceProblemSentence } from '../src/service-install.js';
 import { shortDir } from './helpers.js';
 
 /** Where a value goes: the program path or an argument, per format. */
@@ -331,3 +331,50 @@ function dumpWords(text: string): string[] {
   }
   return words;
 }
+
+describe('install where the service manager cannot be reached or refuses (a stand-in runner: no such manager runs here)', () => {
+  const linux = (dir: string): ServiceFile => ({ ...serviceFile('linux', spec(['/opt/acme/agent'], ['run'])), path: join(dir, 'user', 'acme-agent.service') });
+  const hostile = 'Failed to connect to bus: "quoted" $HOME \\back\\slash * é ☕\r\nsecond line\n';
+
+  it('no manager: the probe fails, nothing is written, one sentence names what is missing and what to do', () => {
+    const { dir, cleanup } = shortDir();
+    try {
+      const ran: string[] = [];
+      const result = installService(linux(dir), { dryRun: false, manage: true, platform: 'linux', run: (c, a) => (ran.push([c, ...a].join(' ')), { ok: false, output: hostile }) });
+      expect(ran).toEqual(['systemctl --user show --property=Version']);
+      expect(existsSync(join(dir, 'user', 'acme-agent.service'))).toBe(false);
+      expect(result).toMatchObject({ ok: false, problem: { code: 'no_service_manager', detail: 'systemctl --user show --property=Version: Failed to connect to bus: "quoted" $HOME \\back\\slash * é ☕' } });
+      expect(serviceProblemSentence(result, 'acme-license agent')).toBe(
+        'the agent cannot start at login: the systemd user service manager (systemd --user) does not answer for this user on this computer (systemctl --user show --property=Version: Failed to connect to bus: "quoted" $HOME \\back\\slash * é ☕); nothing was registered: plugins start the agent when they need it, or start it now with \'acme-license agent run\'',
+      );
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('a refusing manager: the file is written, the sentence names the failed command and its first line', () => {
+    const { dir, cleanup } = shortDir();
+    try {
+      const result = installService(linux(dir), { dryRun: false, manage: true, platform: 'linux', run: (_c, a) => ({ ok: !a.includes('enable'), output: a.includes('enable') ? hostile : '' }) });
+      expect(existsSync(join(dir, 'user', 'acme-agent.service'))).toBe(true);
+      expect(result.problem).toEqual({ code: 'enable_failed', command: 'systemctl --user enable --now acme-agent.service', detail: 'Failed to connect to bus: "quoted" $HOME \\back\\slash * é ☕' });
+      expect(serviceProblemSentence(result, 'x agent')).toBe(
+        `the service file ${join(dir, 'user', 'acme-agent.service')} was written, but systemctl --user enable --now acme-agent.service failed (Failed to connect to bus: "quoted" $HOME \\back\\slash * é ☕); fix what it says and run that command again, or remove the file with 'x agent uninstall'`,
+      );
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('oneLine: the first non-empty line, no control characters, at most 200 characters', () => {
+    const table: Array<[string, string]> = [
+      ['', ''],
+      ['\n\n  \r\n', ''],
+      ['\r\nfirst\r\nsecond', 'first'],
+      ['tab\there\u0007bell\u001b[31mred', 'tab here bell [31mred'],
+      ['non-ASCII é ☕ 𝄞', 'non-ASCII é ☕ 𝄞'],
+      ['x'.repeat(500), `${'x'.repeat(199)}…`],
+    ];
+    for (const [output, line] of table) expect([output, oneLine(output)]).toEqual([output, line]);
+  });
+});

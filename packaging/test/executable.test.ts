@@ -301,13 +301,13 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const unit = join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service');
     expect(existsSync(unit)).toBe(false);
     expect(first.stdout).toContain('Its license agent starts when a plugin or acme-license needs it, and stops when idle.');
-    // Asked for at login (pnpm package --agent-at-login bakes it in; the script's flag says it too): the unit.
+    // Asked for at login (pnpm package --agent-at-login bakes it in; the script's flag says it too),
+    // where no systemd --user answers (none at this XDG_RUNTIME_DIR): nothing is registered, the
+    // script says so and exits 0 (agent-at-login.test.ts tests those words and the other cases).
     const atLogin = await sh(join(kit, 'install.sh'), ['--agent-at-login'], env);
     expect(atLogin.code, atLogin.stderr).toBe(0);
-    expect(readFileSync(unit, 'utf8')).toContain(`ExecStart="@${installed}" "${installed}" "agent" "run" "--app" "acme-audio" "--idle-exit-minutes" "0"\n`);
-    // This machine has no user manager: the script says so, and does not fail.
-    if (!/Failed to connect to bus|not been booted with systemd|No such file/.test(atLogin.stdout)) expect(atLogin.stdout).toContain('its license agent');
-    else expect(atLogin.stdout).toContain('Start it yourself with:');
+    expect(existsSync(unit)).toBe(false);
+    expect(atLogin.stdout).toContain('Its license agent will NOT start at login on this computer:');
 
     // The agent runs (started as the message says), a plugin's license is activated.
     const agent = spawn(installed, ['agent', 'run'], { env, stdio: ['ignore', 'pipe', 'ignore'] });

@@ -15,7 +15,7 @@ import { parsePublicKeys, type OfflinePublicKey } from './offline-format.js';
 import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { assertProjectId, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
-import { earliestRequestAt, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
+import { earliestRequestAt, loadCheckDue, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
 import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
@@ -130,6 +130,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   /** Unfinished intents may exist on disk (read at load, set by every operation that records one). */
   #intentsPending = false;
   #intentsLooked = false;
+  /** When this object last sent a validation (a refused one stamps nothing on disk, so it is kept here). */
+  #askedAt: number | null = null;
 
   constructor(options: LicenseOptions) {
     super();
@@ -189,6 +191,23 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const bucket = this.#bucketAt(t);
     if (bucket !== this.#bucket) this.#publish(bucket, t);
     return this.#status;
+  }
+
+  /**
+   * Whether a plugin load should prompt one early online check now (`loadCheckDue`): active,
+   * activated online, and nobody asked the service about it for `policy.loadCheckQuietMs`, with a
+   * request allowed by the minimum interval and the back-off. Memory only, like `check()`; the
+   * caller then runs `validate()` in the background (the agent does, for a client's first
+   * `check` or `subscribe` of the project).
+   *
+   * @example
+   * if (license.dueOnLoad()) void license.validate().catch(() => undefined);
+   */
+  dueOnLoad(): boolean {
+    if (!this.#loaded) this.#loadSync();
+    const s = this.#state;
+    if (s === null) return false;
+    return loadCheckDue(this.policy, { ...s, active: s.status === 'active', offline: s.offline !== undefined, askedAt: this.#askedAt }, this.#now());
   }
 
   /**
@@ -301,6 +320,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       }
       const code = state.code;
       let answer: { valid: boolean; reason: ValidationReason | null };
+      this.#askedAt = t;
       try {
         const r = await this.#client.activation.validate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
         answer = { valid: r.valid, reason: r.valid ? null : (r.reason ?? 'not_activated') };

@@ -16,6 +16,12 @@ export interface LicensePolicy {
   revalidateJitterMs: number;
   /** `validate()` answers from memory when the service answered for this code more recently than this. */
   minRevalidateIntervalMs: number;
+  /**
+   * A plugin load prompts one early online check when the service has not been asked about the
+   * license for this long (`loadCheckDue`); so a revocation reaches a plugin opened after a quiet
+   * time without waiting for the next scheduled check.
+   */
+  loadCheckQuietMs: number;
   /** First back-off after a transport failure; doubles per failure. */
   backoffMinMs: number;
   /** Back-off ceiling. */
@@ -30,7 +36,8 @@ export interface LicensePolicy {
 
 /**
  * The defaults: 30 days of grace, 1 h clock tolerance, revalidation every 24 h +/- 1 h, never
- * more often than every 5 min, back-off from 1 min to 1 h.
+ * more often than every 5 min, an early check at a plugin load after 1 h without a request,
+ * back-off from 1 min to 1 h.
  *
  * @example
  * new License({ projectId, baseUrl, policy: { graceMs: 7 * 24 * 3600_000 } });
@@ -41,6 +48,7 @@ export const DEFAULT_POLICY: Readonly<LicensePolicy> = Object.freeze({
   revalidateIntervalMs: DAY,
   revalidateJitterMs: HOUR,
   minRevalidateIntervalMs: 5 * MINUTE,
+  loadCheckQuietMs: HOUR,
   backoffMinMs: MINUTE,
   backoffMaxMs: HOUR,
   clockCheckpointMs: 10 * MINUTE,

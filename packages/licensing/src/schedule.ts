@@ -101,6 +101,33 @@ export function revalidationDueAt(policy: Pick<LicensePolicy, 'minRevalidateInte
   return state.nextCheckAt;
 }
 
+/** What {@link loadCheckDue} reads of a stored license besides its schedule. */
+export interface LoadCheckState extends ScheduleState {
+  /** Stored as active; an answer that made it invalid (revoked, not found) is not asked again for a load. */
+  active: boolean;
+  /** Rests on an imported offline activation: a load never takes it online. */
+  offline: boolean;
+  /** When this process last sent a validation for it (one that got no usable answer stamps nothing on disk). */
+  askedAt: number | null;
+}
+
+/**
+ * Whether a plugin load should prompt one early online check now: the license is active and was
+ * activated online, nobody asked the service about it (answered or not: this process, another
+ * one, a scheduled check, the agent's start) for `loadCheckQuietMs`, and a request may go now
+ * (the minimum interval, the back-off, the wait the service asked for). A clock set back behind
+ * the last request says no: the plan already checks such a license at once.
+ *
+ * @example
+ * loadCheckDue(DEFAULT_POLICY, { ...state, active: true, offline: false, askedAt: null }, now); // true 1 h after the last request
+ */
+export function loadCheckDue(policy: Pick<LicensePolicy, 'loadCheckQuietMs' | 'minRevalidateIntervalMs'>, state: LoadCheckState, now: number): boolean {
+  if (!state.active || state.offline) return false;
+  const last = Math.max(state.answeredAt ?? -Infinity, state.attemptedAt ?? -Infinity, state.askedAt ?? -Infinity);
+  if (now < last || now - last < policy.loadCheckQuietMs) return false;
+  return now >= earliestRequestAt(policy, state, now);
+}
+
 function clamp01(n: number): number {
   return n < 0 ? 0 : n > 1 ? 1 : n;
 }

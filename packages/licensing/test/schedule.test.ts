@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_POLICY, earliestRequestAt, resolvePolicy, retryAfterFailure, revalidationDelay, revalidationDueAt, type ScheduleState } from '../src/index.js';
+import { backoffDelay, DEFAULT_POLICY, earliestRequestAt, loadCheckDue, resolvePolicy, retryAfterFailure, revalidationDelay, revalidationDueAt, type LoadCheckState, type ScheduleState } from '../src/index.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -13,6 +13,7 @@ describe('policy', () => {
       minRevalidateIntervalMs: 5 * MIN,
       backoffMinMs: MIN,
       backoffMaxMs: HOUR,
+      loadCheckQuietMs: HOUR,
     });
     expect(Object.isFrozen(DEFAULT_POLICY)).toBe(true);
     expect(resolvePolicy({ graceMs: 0 }).graceMs).toBe(0);
@@ -67,5 +68,28 @@ describe('schedule helpers', () => {
     // The clock went back 3 hours behind the last attempt: due now, whatever the plan said.
     const ahead = state({ answeredAt: now + 3 * HOUR, attemptedAt: now + 3 * HOUR, nextCheckAt: now + 27 * HOUR });
     expect(revalidationDueAt(DEFAULT_POLICY, ahead, now, false)).toBe(now);
+  });
+  it('loadCheckDue: a load prompts a check only after the quiet time, never offline, never held by the back-off', () => {
+    const load = (over: Partial<LoadCheckState>): LoadCheckState => ({ ...state({}), active: true, offline: false, askedAt: null, ...over });
+    const quiet = { answeredAt: now - HOUR, attemptedAt: now - HOUR, nextCheckAt: now + 23 * HOUR };
+    const table: Array<[string, LoadCheckState, boolean]> = [
+      ['answered exactly the quiet time ago', load(quiet), true],
+      ['answered a day ago (overdue plan)', load({ answeredAt: now - 25 * HOUR, attemptedAt: now - 25 * HOUR }), true],
+      ['never stamped (no answer on record)', load({}), true],
+      ['answered a millisecond less than the quiet time ago', load({ answeredAt: now - HOUR + 1, attemptedAt: now - HOUR + 1 }), false],
+      ['answered long ago, but an attempt failed 10 min ago', load({ answeredAt: now - 5 * HOUR, attemptedAt: now - 10 * MIN, failures: 1, retryAt: now - 9 * MIN }), false],
+      ['answered long ago, but this process asked 10 min ago (no usable answer)', load({ ...quiet, askedAt: now - 10 * MIN }), false],
+      ['quiet, but the back-off holds requests for a minute more', load({ ...quiet, failures: 7, retryAt: now + MIN }), false],
+      ['quiet, and the back-off is over', load({ ...quiet, failures: 7, retryAt: now }), true],
+      ['an offline activation', load({ ...quiet, offline: true }), false],
+      ['revoked (stored invalid)', load({ ...quiet, active: false }), false],
+      ['the clock went back behind the last attempt (the plan checks at once)', load({ answeredAt: now + 3 * HOUR, attemptedAt: now + 3 * HOUR }), false],
+      ['a wild last attempt far in the future', load({ answeredAt: now - HOUR, attemptedAt: Number.MAX_SAFE_INTEGER }), false],
+    ];
+    for (const [label, input, due] of table) expect([label, loadCheckDue(DEFAULT_POLICY, input, now)]).toEqual([label, due]);
+    // A shorter quiet time never goes under the minimum interval between requests.
+    const eager = { ...DEFAULT_POLICY, loadCheckQuietMs: 0 };
+    expect(loadCheckDue(eager, load({ answeredAt: now - MIN, attemptedAt: now - MIN }), now)).toBe(false);
+    expect(loadCheckDue(eager, load({ answeredAt: now - 5 * MIN, attemptedAt: now - 5 * MIN }), now)).toBe(true);
   });
 });
