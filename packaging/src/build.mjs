@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, MAX_PRODUCT_NAME_LENGTH, normalizeBaseUrl, productNameProblem } from '@plugin-license/licensing';
+import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl, projectNameError } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
 import { FORMATS, inspectPlugins } from './plugins.mjs';
 import { ROOT } from './root.mjs';
@@ -194,8 +194,8 @@ function parseProjects(values) {
       throw new PackageError(`--project: ${err.message}`, { usage: true });
     }
     const id = value.slice(0, eq).toLowerCase();
-    const problem = productNameProblem(value.slice(eq + 1));
-    if (problem !== undefined) throw new PackageError(`--project ${id}=NAME: ${JSON.stringify(value.slice(eq + 1))} is not usable as the plugin's name (${problem}); give one line of 1 to ${MAX_PRODUCT_NAME_LENGTH} characters`, { usage: true });
+    const problem = projectNameError(id, value.slice(eq + 1));
+    if (problem !== undefined) throw new PackageError(problem, { usage: true });
     const name = value.slice(eq + 1).trim();
     if (names.has(id) && names.get(id) !== name) {
       throw new PackageError(`--project ${id} is given twice, as ${JSON.stringify(names.get(id))} and ${JSON.stringify(name)}; give each project one name`, { usage: true });

@@ -134,9 +134,9 @@ const cases: Case[] = [
   ['a .exe that is an ELF file', () => ['--plugin', (copyFileSync('/bin/true', join(dir, 'Linux.exe')), join(dir, 'Linux.exe'))], /Linux\.exe is a Linux \(ELF\) file; it must be a Windows program \(PE\)/],
   ['a Windows plugin whose name Windows cannot hold', () => ['--targets', 'win-x64', '--plugin', bundle(join(dir, 'Acme "Gain" v2?.vst3'), { 'Contents/x86_64-win/a.vst3': headers.pe() })], /the name holds one of < > : " \/ \\ \| \? \*, which Windows file names cannot; rename the plugin/],
   ['--project with no name', () => ['--project', ID], /^--project "123e4567-e89b-12d3-a456-426614174000" has no name: give PROJECT_ID=NAME/],
-  ['--project with an empty name', () => ['--project', `${ID}=  `], /^--project 123e4567-e89b-12d3-a456-426614174000=NAME: the name must be 1 to 80 printable characters, got " {2}"$/],
-  ['--project with a line break in the name', () => ['--project', `${ID}=Acme\nGain`], /the name must be 1 to 80 printable characters, got "Acme\\nGain"$/],
-  ['--project with a name of 81 characters', () => ['--project', `${ID}=${'x'.repeat(81)}`], /the name must be 1 to 80 printable characters/],
+  ['--project with an empty name', () => ['--project', `${ID}=  `], /^--project 123e4567-e89b-12d3-a456-426614174000=NAME: " {2}" is not usable as the plugin's name: it is empty; give one line of 1 to 80 characters$/],
+  ['--project with a line break in the name', () => ['--project', `${ID}=Acme\nGain`], /"Acme\\nGain" is not usable as the plugin's name: it holds a line break, a control or a text-direction character; give one line of 1 to 80 characters$/],
+  ['--project with a name of 81 characters', () => ['--project', `${ID}=${'x'.repeat(81)}`], / is not usable as the plugin's name: it is 81 characters long; give one line of 1 to 80 characters$/],
   ['--project with a bad id', () => ['--project', 'plugin-1=Acme Gain'], /^--project: project id 'plugin-1' is not a UUID; pass the project's id as shown in the portal/],
   ['--project twice with two names', () => ['--project', `${ID}=Acme Gain`, '--project', `${ID.toUpperCase()}=Acme Gain 2`], /^--project 123e4567-e89b-12d3-a456-426614174000 is given twice, as "Acme Gain" and "Acme Gain 2"; give each project one name$/],
 ];

@@ -702,11 +702,11 @@ describe('plugin-license manager: its arguments', () => {
       [['--port', '70000'], /--port must be a whole number from 0 to 65535/],
       [['--idle-minutes', '0'], /--idle-minutes must be a number of minutes from 0\.01 to 1440/],
       [['--project', 'acme-reverb'], /project id/i],
-      [['--project', `${service.emulator.projectId}=`], /"" is not usable as the plugin's name \(it is empty\); give one line of 1 to 80 characters/],
-      [['--project', `${service.emulator.projectId}=Acme\nReverb`], /"Acme\\nReverb" is not usable as the plugin's name \(it holds a line break/],
-      [['--project', `${service.emulator.projectId}=\u001b[31mRed`], /is not usable as the plugin's name \(it holds a line break, a control or a text-direction character\)/],
+      [['--project', `${service.emulator.projectId}=`], /"" is not usable as the plugin's name: it is empty; give one line of 1 to 80 characters/],
+      [['--project', `${service.emulator.projectId}=Acme\nReverb`], /"Acme\\nReverb" is not usable as the plugin's name: it holds a line break/],
+      [['--project', `${service.emulator.projectId}=\u001b[31mRed`], /is not usable as the plugin's name: it holds a line break, a control or a text-direction character;/],
       [['--project', `${service.emulator.projectId}=Acme \u202eesreveR`], /text-direction character/],
-      [['--project', `${service.emulator.projectId}=${'x'.repeat(81)}`], /it is 81 characters long \(at most 80\)/],
+      [['--project', `${service.emulator.projectId}=${'x'.repeat(81)}`], /it is 81 characters long; give one line of 1 to 80 characters$/m],
     ] as const) {
       const r = await cli(['manager', '--no-open', ...args], env);
       expect(r.code, args.join(' ')).toBe(2);

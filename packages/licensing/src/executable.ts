@@ -57,9 +57,22 @@ export function productNameProblem(name: string): string | undefined {
   const trimmed = name.trim();
   if (trimmed === '') return 'it is empty';
   const length = [...trimmed].length;
-  if (length > MAX_PRODUCT_NAME_LENGTH) return `it is ${length} characters long (at most ${MAX_PRODUCT_NAME_LENGTH})`;
+  if (length > MAX_PRODUCT_NAME_LENGTH) return `it is ${length} characters long`;
   if (NOT_IN_A_NAME.test(trimmed)) return 'it holds a line break, a control or a text-direction character';
   return undefined;
+}
+
+/**
+ * The one message for a `--project ID=NAME` whose name cannot be used (`manager --project`, `pnpm
+ * package --project`), or undefined when it can.
+ *
+ * @example
+ * projectNameError('123e4567-e89b-12d3-a456-426614174000', 'Acme\nGain');
+ * // '--project 123e4567-…=NAME: "Acme\\nGain" is not usable as the plugin\'s name: it holds a line break, …; give one line of 1 to 80 characters'
+ */
+export function projectNameError(projectId: string, name: string): string | undefined {
+  const problem = productNameProblem(name);
+  return problem === undefined ? undefined : `--project ${projectId}=NAME: ${JSON.stringify(name)} is not usable as the plugin's name: ${problem}; give one line of 1 to ${MAX_PRODUCT_NAME_LENGTH} characters`;
 }
 
 /**

@@ -54,7 +54,7 @@ export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';
 export { offlineDir } from './paths.js';
 // The one atomic replace of a file we own (the cache's rule), for the CLI's config set.
 export { writeFileAtomic } from './cache-file.js';
-export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentCommandHint, programName, EXECUTABLE_INFO_ASSET, productName, productNames, productNameProblem, readBakedProjects, MAX_PRODUCT_NAME_LENGTH } from './executable.js';
+export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentCommandHint, programName, EXECUTABLE_INFO_ASSET, productName, productNames, productNameProblem, projectNameError, readBakedProjects, MAX_PRODUCT_NAME_LENGTH } from './executable.js';
 export type { ExecutableInfo, ChosenNamespace, NamedProject, GivenProject } from './executable.js';
 // The one rename rule lives in the api package (the emulator uses it too); re-exported here.
 export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/api';

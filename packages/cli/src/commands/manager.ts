@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
-import { MAX_PRODUCT_NAME_LENGTH, productNameProblem, productNames, programName, type GivenProject } from '@plugin-license/licensing/executable';
+import { productNames, projectNameError, programName, type GivenProject } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
 import { classify } from '../errors.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
@@ -37,8 +37,8 @@ export function parseProducts(ctx: Context, values: readonly string[]): Product[
     const eq = value.indexOf('=');
     const id = ctx.projectId(eq < 0 ? value : value.slice(0, eq));
     const name = eq < 0 ? null : value.slice(eq + 1);
-    const problem = name === null ? undefined : productNameProblem(name);
-    if (problem !== undefined) throw usageError(`--project ${id}=NAME: ${JSON.stringify(name)} is not usable as the plugin's name (${problem}); give one line of 1 to ${MAX_PRODUCT_NAME_LENGTH} characters`);
+    const problem = name === null ? undefined : projectNameError(id, name);
+    if (problem !== undefined) throw usageError(problem);
     given.push({ projectId: id, name: name === null ? null : name.trim() });
   }
   return productNames(given).map((p) => ({ project_id: p.projectId, name: p.name }));
