@@ -1,13 +1,16 @@
 // The rules of `plugins` as pure functions, each with a table of hostile inputs: where each format
 // goes on each platform (win32 and darwin asked for on Linux), an item's name, the Desktop Entry
-// quoting, the tree digest, the rescan line.
+// quoting, the tree digest, the rescan line, a bundle's code moved out first (loadableFiles) and
+// the paths inside a bundle a record may name.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { desktopEntry, desktopExecArgument, desktopFileName, desktopString } from '../src/plugins/desktop-entry.js';
+import { loadableFiles } from '../src/plugins/loadable.js';
 import { pluginPlaces } from '../src/plugins/places.js';
+import { isInsideRel } from '../src/plugins/record.js';
 import { rescanLine } from '../src/plugins/rescan.js';
 import { itemNameProblem } from '../src/plugins/staged.js';
 import { fileDigest, linkDigest, treeDigest, TreeDigestError } from '../src/plugins/tree-digest.js';
@@ -184,6 +187,59 @@ describe('the tree digest (treeDigest)', () => {
 
   it('says ENOENT for a missing root', async () => {
     await expect(treeDigest(join(root, 'nothing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe("a bundle's code, moved out before the bundle (loadableFiles)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'plc-loadable-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const bundle = join(dir, 'Acme "Gain" $x ü.vst3');
+  const files: Array<[string, Buffer | string, boolean]> = [
+    ['Contents/x86_64-win/Acme "Gain" $x ü.vst3', Buffer.from('MZ\x90\x00rest', 'latin1'), true],
+    ['Contents/arm64x-win/a b.dll', 'MZ', true],
+    ['Contents/x86_64-linux/Acme.so', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1]), true],
+    ['Contents/MacOS/Acme', Buffer.from([0xcf, 0xfa, 0xed, 0xfe, 7, 0]), true],
+    ['Contents/MacOS/Universal', Buffer.from([0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 2]), true],
+    ['Contents/MacOS/Old32', Buffer.from([0xce, 0xfa, 0xed, 0xfe]), true],
+    ['Contents/Resources/moduleinfo.json', '{"Name":"MZ"}', false],
+    ['Contents/Resources/one-byte', 'M', false],
+    ['Contents/Resources/empty', '', false],
+    ['Contents/Resources/ELF but text', 'ELF', false],
+  ];
+  for (const [rel, bytes] of files) {
+    mkdirSync(join(bundle, ...rel.split('/').slice(0, -1)), { recursive: true });
+    writeFileSync(join(bundle, ...rel.split('/')), bytes);
+  }
+  // A link to a DLL and a FIFO: neither followed nor opened.
+  symlinkSync(join(bundle, 'Contents/arm64x-win/a b.dll'), join(bundle, 'Contents', 'link.dll'));
+  spawnSync('mkfifo', [join(bundle, 'Contents', 'pipe.dll')]);
+
+  it('lists the files that start as PE, ELF or Mach-O, sorted, by their path inside the bundle', async () => {
+    expect(await loadableFiles(bundle)).toEqual(files.filter(([, , yes]) => yes).map(([rel]) => rel).sort());
+  });
+  it('none for a single-file item (it is moved whole) or a missing path', async () => {
+    expect(await loadableFiles(join(bundle, 'Contents/arm64x-win/a b.dll'))).toEqual([]);
+    expect(await loadableFiles(join(dir, 'missing.vst3'))).toEqual([]);
+  });
+});
+
+describe('a path inside a bundle a record may name (isInsideRel)', () => {
+  it.each([
+    ['Contents/x86_64-win/Acme.vst3', true],
+    ['Contents/Acme "Gain" $x * ü.dll', true],
+    ['a', true],
+    ['', false],
+    ['../x', false],
+    ['Contents/../../x', false],
+    ['Contents\\..\\..\\x', false],
+    ['./x', false],
+    ['/abs', false],
+    ['Contents//x', false],
+    ['C:x', false],
+    ['x.dll:stream', false],
+    [42, false],
+  ] as const)('%j: %s', (rel, ok) => {
+    expect(isInsideRel(rel)).toBe(ok);
   });
 });
 

@@ -186,8 +186,10 @@ describe('plugins install', () => {
       // The running host still calls the old code, from a mapping of a file no longer named.
       host.child.stdin.write('\n');
       expect(await host.next()).toBe('value 1');
+      // Its code was moved out of the bundle first (the rule Windows needs for a loaded DLL), then removed.
       const maps = readFileSync(`/proc/${host.child.pid}/maps`, 'utf8');
-      expect(maps).toMatch(/Acme Gain\.so \(deleted\)/);
+      expect(maps).toContain(`${join(vst3(), `.${VST3_NAME}.old-`)}`);
+      expect(maps).toMatch(/\.old-\d+-\d+ \(deleted\)\n/);
       // A fresh load gets the new one; the bundle is byte for byte the staged one.
       const fresh = await hostOf(so);
       expect(await fresh.next()).toBe('loaded 2');
@@ -262,7 +264,7 @@ describe('plugins uninstall', () => {
 });
 
 describe('a run killed at any step (a real SIGKILL at a chosen point)', () => {
-  const steps = ['intent', 'copied', 'copied#2', 'aside', 'placed', 'placed#3', 'removing', 'removed'];
+  const steps = ['intent', 'copied', 'copied#2', 'modules', 'aside', 'placed', 'placed#3', 'removing', 'removed'];
   it.each(steps)('killed at %s during an upgrade: list reads only and says so; uninstall then leaves nothing of ours and the user\'s files as they were', async (step) => {
     const check = usersOwn();
     expect((await plugins(['install', '--from', stage(1, { old: true })])).code).toBe(0);
@@ -296,6 +298,41 @@ describe('a run killed at any step (a real SIGKILL at a chosen point)', () => {
     expect(listed.interrupted).toBe(false);
     expect(listed.items.map((i) => i.state)).toEqual(['in place', 'in place', 'in place', 'in place']);
     check();
+  });
+});
+
+describe('an uninstall killed at any step (a real SIGKILL at a chosen point)', () => {
+  it.each(['intent', 'modules', 'removing', 'removed'])('killed at %s: the bundle is whole or gone, never without its code; the next uninstall ends where an unbroken one would', async (step) => {
+    const check = usersOwn();
+    const v1 = stage(1);
+    expect((await plugins(['install', '--from', v1])).code).toBe(0);
+    expect((await plugins(['uninstall'], { PLUGIN_LICENSE_TEST_KILL_AT: step })).code).toBeNull();
+    const bundle = join(vst3(), VST3_NAME);
+    if (existsSync(bundle)) {
+      // The kill came before the bundle moved: the next run puts its code back before anything else.
+      const listed = jsonOf(await plugins(['list', '--json'])) as { interrupted: boolean };
+      expect(listed.interrupted).toBe(true);
+    }
+    const run = await plugins(['uninstall']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(existsSync(bundle)).toBe(false);
+    expect(existsSync(record)).toBe(false);
+    expect(hidden()).toEqual([]);
+    check();
+  });
+
+  it('killed after the code moved out: an install puts it back, finds the bundle still ours and unchanged, and copies nothing', async () => {
+    const v1 = stage(1);
+    expect((await plugins(['install', '--from', v1])).code).toBe(0);
+    expect((await plugins(['uninstall'], { PLUGIN_LICENSE_TEST_KILL_AT: 'modules' })).code).toBeNull();
+    const bundle = join(vst3(), VST3_NAME);
+    expect(existsSync(join(bundle, 'Contents', 'x86_64-linux', 'Acme Gain.so'))).toBe(false);
+    const run = await plugins(['install', '--from', v1, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const doc = jsonOf(run) as { installed: Array<{ name: string; unchanged?: boolean }> };
+    expect(doc.installed.find((i) => i.name === VST3_NAME)).toMatchObject({ unchanged: true });
+    expect(snapshot(bundle)).toEqual(snapshot(join(v1, 'vst3', VST3_NAME)));
+    expect(hidden()).toEqual([]);
   });
 });
 

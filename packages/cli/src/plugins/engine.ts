@@ -4,7 +4,8 @@ import { acquireFileLock } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
 import { desktopEntry, desktopFileName } from './desktop-entry.js';
 import type { PluginPlaces } from './places.js';
-import { emptyRecord, readRecord, removeRecord, writeRecord, type IntentEntry, type ItemFormat, type PluginRecord, type RecordedItem } from './record.js';
+import { loadableFiles } from './loadable.js';
+import { emptyRecord, isInsideRel, readRecord, removeRecord, writeRecord, type IntentEntry, type ItemFormat, type ModuleMove, type PluginRecord, type RecordedItem } from './record.js';
 import type { StagedItem } from './staged.js';
 import { copyTree, makeFolder, removeTree } from './tree-copy.js';
 import { digestIfPresent, fileDigest, linkDigest } from './tree-digest.js';
@@ -60,11 +61,14 @@ interface Placement {
   keepAs?: { path: string; reason: string };
   fresh: string;
   aside?: string;
+  /** The previous version's code, moved out before it is moved aside. */
+  modules?: ModuleMove[];
 }
 
 interface Removal {
   item: RecordedItem;
   aside: string;
+  modules: ModuleMove[];
 }
 
 /** The folder an item of `format` goes into. */
@@ -112,6 +116,46 @@ async function keptName(path: string, now: Date): Promise<string> {
   throw new CliError(EXIT.failed, 'no_kept_name', `cannot find a free name to keep ${path} under; move it away and run again`);
 }
 
+/** Hidden names for the code of the bundle at `path` ({@link loadableFiles}), to move it out before the bundle. */
+async function planModules(path: string, taken: Set<string>): Promise<ModuleMove[]> {
+  const moves: ModuleMove[] = [];
+  for (const rel of await loadableFiles(path)) if (isInsideRel(rel)) moves.push({ from: await scratchName(path, 'old', taken), rel });
+  return moves;
+}
+
+const inside = (bundle: string, rel: string): string => join(bundle, ...rel.split('/'));
+
+/** Puts moved-out code back into the bundle at `bundle` where its place is free; best effort (what stays is left over). */
+async function putBack(bundle: string, modules: readonly ModuleMove[]): Promise<void> {
+  for (const m of modules) {
+    if (!(await exists(m.from)) || (await exists(inside(bundle, m.rel)))) continue;
+    await rename(m.from, inside(bundle, m.rel)).catch(() => undefined);
+  }
+}
+
+/**
+ * The one rule for moving a bundle of ours (aside, to replace it, or away, to remove it) while a
+ * host may have its code loaded: the code goes out first, each file renamed to its hidden name
+ * (Windows allows that for a loaded DLL; it refuses to move the folder holding one), then the
+ * emptied bundle goes. On any failure what was moved is put back and the error thrown, so the
+ * bundle is whole where it was.
+ */
+async function moveBundle(from: string, to: string, modules: readonly ModuleMove[], setting: PluginsSetting): Promise<void> {
+  try {
+    for (const m of modules) await rename(inside(from, m.rel), m.from);
+    if (modules.length > 0) setting.step('modules');
+    await rename(from, to);
+  } catch (e) {
+    await putBack(from, modules);
+    throw e;
+  }
+}
+
+/** Removes a moved bundle and its moved-out code; what a program keeps open is listed as left over. */
+async function removeMoved(aside: string, modules: readonly ModuleMove[], report: PluginsReport): Promise<void> {
+  for (const path of [aside, ...modules.map((m) => m.from)]) await removeTree(path).catch(() => report.leftovers.push(path));
+}
+
 /** Why a step on the file system failed, in words a musician can act on. */
 function advice(e: NodeJS.ErrnoException): string {
   switch (e.code) {
@@ -144,6 +188,14 @@ async function settle(record: PluginRecord, places: PluginPlaces, report: Plugin
   const items = new Map(record.items.map((i) => [i.path, i]));
   for (const entry of record.intent ?? []) {
     if (!insidePlaces(places, entry.path)) continue;
+    const modules = (entry.modules ?? []).filter((m) => insidePlaces(places, m.from) && basename(m.from).startsWith('.') && isInsideRel(m.rel));
+    if (modules.length > 0) {
+      // Code moved out of a bundle whose move never happened (still at its path, incomplete) or was
+      // undone (aside, to be put back): it goes back in. After a swap or a removal it is left over.
+      const at = await digestIfPresent(entry.path);
+      if (at.kind === 'digest' && !entry.digests.includes(at.digest)) await putBack(entry.path, modules);
+      else if (at.kind === 'missing' && entry.restore !== undefined && insidePlaces(places, entry.restore.from) && (await exists(entry.restore.from))) await putBack(entry.restore.from, modules);
+    }
     let found = await digestIfPresent(entry.path);
     if (found.kind === 'missing' && entry.restore !== undefined && insidePlaces(places, entry.restore.from)) {
       const aside = await digestIfPresent(entry.restore.from);
@@ -152,7 +204,7 @@ async function settle(record: PluginRecord, places: PluginPlaces, report: Plugin
         found = aside;
       }
     }
-    const { digests: _d, restore: _r, ...item } = entry;
+    const { digests: _d, restore: _r, modules: _m, ...item } = entry;
     if (found.kind === 'digest' && entry.digests.includes(found.digest)) items.set(entry.path, { ...item, digest: found.digest });
     else items.delete(entry.path);
   }
@@ -240,14 +292,17 @@ async function place(p: Placement, setting: PluginsSetting, report: PluginsRepor
     if (check.kind !== 'digest' || check.digest !== p.digest) throw Object.assign(new Error('the copy differs from the staged item (a disk error, or the staged item changed meanwhile)'), { code: 'EIO' });
     const away = p.keepAs?.path ?? p.aside;
     if (away !== undefined && (await exists(p.target))) {
-      await rename(p.target, away);
+      await moveBundle(p.target, away, p.keepAs === undefined ? (p.modules ?? []) : [], setting);
       moved = away;
       setting.step('aside');
     }
     try {
       await rename(p.fresh, p.target);
     } catch (e) {
-      if (moved !== undefined) await rename(moved, p.target).catch(() => undefined);
+      if (moved !== undefined) {
+        await rename(moved, p.target).catch(() => undefined);
+        if (p.keepAs === undefined) await putBack(p.target, p.modules ?? []);
+      }
       throw e;
     }
     setting.step('placed');
@@ -258,13 +313,13 @@ async function place(p: Placement, setting: PluginsSetting, report: PluginsRepor
   }
   report.installed.push({ format: p.format, name: p.name, product: p.product, path: p.target, replaced: p.previous !== undefined });
   if (p.keepAs !== undefined && moved !== undefined) report.kept.push({ path: p.keepAs.path, reason: p.keepAs.reason });
-  if (p.aside !== undefined && moved !== undefined) await removeTree(p.aside).catch(() => report.leftovers.push(p.aside!));
+  if (p.aside !== undefined && moved !== undefined) await removeMoved(p.aside, p.modules ?? [], report);
 }
 
 /** Removes one recorded item: renamed to a hidden name first (a kill mid-way leaves no half bundle under its own name), then deleted. */
 async function remove(r: Removal, setting: PluginsSetting, report: PluginsReport): Promise<void> {
   try {
-    await rename(r.item.path, r.aside);
+    await moveBundle(r.item.path, r.aside, r.modules, setting);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'ENOENT') return;
@@ -272,9 +327,14 @@ async function remove(r: Removal, setting: PluginsSetting, report: PluginsReport
   }
   setting.step('removing');
   report.removed.push({ format: r.item.format, name: r.item.name, path: r.item.path });
-  await removeTree(r.aside).catch(() => report.leftovers.push(r.aside));
+  await removeMoved(r.aside, r.modules, report);
   setting.step('removed');
 }
+
+/** What a removal may leave: the item gone, or still there whole (its code put back). */
+const removalIntent = (r: Removal): IntentEntry => ({ format: r.item.format, name: r.item.name, product: r.item.product, path: r.item.path, digests: [r.item.digest], ...(r.modules.length ? { modules: r.modules } : {}) });
+/** The hidden names a removal may create. */
+const removalScratch = (r: Removal): string[] => [r.aside, ...r.modules.map((m) => m.from)];
 
 /** Whether a recorded item is still exactly as installed; otherwise why it is left alone. */
 async function stillOurs(item: RecordedItem): Promise<{ ours: true } | { ours: false; gone: boolean; reason: string }> {
@@ -332,6 +392,7 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
         }
         placement.previous = found.digest;
         placement.aside = await scratchName(p.target, 'old', taken);
+        placement.modules = await planModules(p.target, taken);
       } else if (found.kind !== 'missing') {
         const reason = mine !== undefined ? `${p.name} was changed since it was installed` : `${p.name} was already there, not put there by this installer`;
         if (p.format === 'standalone') {
@@ -350,7 +411,7 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
         continue;
       }
       const state = await stillOurs(item);
-      if (state.ours && insidePlaces(setting.places, item.path)) removals.push({ item, aside: await scratchName(item.path, 'old', taken) });
+      if (state.ours && insidePlaces(setting.places, item.path)) removals.push({ item, aside: await scratchName(item.path, 'old', taken), modules: await planModules(item.path, taken) });
       else if (!state.ours && !state.gone) report.kept.push({ path: item.path, reason: `no longer part of these plugins, but ${state.reason}` });
       else if (state.ours) report.kept.push({ path: item.path, reason: "no longer part of these plugins, but not in this user's plug-in folders, so it was left in place" });
       if (state.ours) items.push(item);
@@ -364,15 +425,16 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
         path: p.target,
         digests: p.previous !== undefined ? [p.previous, p.digest] : [p.digest],
         ...(p.aside !== undefined && p.previous !== undefined ? { restore: { from: p.aside, digest: p.previous } } : {}),
+        ...(p.modules?.length ? { modules: p.modules } : {}),
       })),
-      ...removals.map((r) => ({ format: r.item.format, name: r.item.name, product: r.item.product, path: r.item.path, digests: [r.item.digest] })),
+      ...removals.map(removalIntent),
     ];
     // Every target is in the intent: a changed item of ours there drops out of the record when settled.
     const working: PluginRecord = {
       version: 1,
       items,
       intent,
-      scratch: [...record.scratch, ...placements.flatMap((p) => [p.fresh, ...(p.aside ? [p.aside] : [])]), ...removals.map((r) => r.aside)],
+      scratch: [...record.scratch, ...placements.flatMap((p) => [p.fresh, ...(p.aside ? [p.aside] : []), ...(p.modules ?? []).map((m) => m.from)]), ...removals.flatMap(removalScratch)],
     };
     await writeRecord(setting.record, working);
     setting.step('intent');
@@ -407,13 +469,13 @@ export async function uninstallPlugins(setting: PluginsSetting): Promise<{ repor
       if (!state.ours) {
         if (!state.gone) report.kept.push({ path: item.path, reason: state.reason });
       } else if (!insidePlaces(setting.places, item.path)) report.kept.push({ path: item.path, reason: "not in this user's plug-in folders, so it was left in place" });
-      else removals.push({ item, aside: await scratchName(item.path, 'old', taken) });
+      else removals.push({ item, aside: await scratchName(item.path, 'old', taken), modules: await planModules(item.path, taken) });
     }
     const working: PluginRecord = {
       version: 1,
       items: removals.map((r) => r.item),
-      intent: removals.map((r) => ({ format: r.item.format, name: r.item.name, product: r.item.product, path: r.item.path, digests: [r.item.digest] })),
-      scratch: [...record.scratch, ...removals.map((r) => r.aside)],
+      intent: removals.map(removalIntent),
+      scratch: [...record.scratch, ...removals.flatMap(removalScratch)],
     };
     await writeRecord(setting.record, working);
     setting.step('intent');

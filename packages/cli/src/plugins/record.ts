@@ -33,6 +33,27 @@ export interface IntentEntry extends Omit<RecordedItem, 'digest'> {
   digests: string[];
   /** The previous version while it is renamed aside: put back if the new one never arrived. */
   restore?: { from: string; digest: string };
+  /**
+   * The bundle's code (files a host may have loaded) moved out to hidden names before the bundle
+   * itself is moved (see `loadableFiles`): `rel` is its '/'-separated path inside the bundle. Put
+   * back while the bundle's swap or removal has not happened; otherwise left over and removed.
+   */
+  modules?: ModuleMove[];
+}
+
+/** One file of a bundle's code moved out of it to a hidden name beside the bundle. */
+export interface ModuleMove {
+  from: string;
+  rel: string;
+}
+
+/**
+ * A path inside a bundle as a record may name it: relative, '/'-separated, no empty, '.' or '..'
+ * part, none once '\\' is read as a separator too (Windows), no drive or stream (':'). A file of
+ * a bundle whose path is not of this form is not moved out first (`loadableFiles`).
+ */
+export function isInsideRel(rel: unknown): rel is string {
+  return typeof rel === 'string' && !rel.includes(':') && rel.split(/[/\\]/).every((part) => part !== '' && part !== '.' && part !== '..');
 }
 
 /** `installed-plugins.json`: what this installer put where. */
@@ -61,7 +82,8 @@ function isItem(v: unknown, withDigest: boolean): boolean {
   const format = [...PLUGIN_FORMATS, 'menu'].includes(o.format as string);
   const digests = withDigest ? text('digest') : Array.isArray(o.digests) && o.digests.every((d) => typeof d === 'string');
   const restore = o.restore === undefined || (typeof o.restore === 'object' && o.restore !== null && typeof (o.restore as Record<string, unknown>).from === 'string' && typeof (o.restore as Record<string, unknown>).digest === 'string');
-  return format && text('name') && text('product') && text('path') && isAbsolute(o.path as string) && digests && restore;
+  const modules = o.modules === undefined || (Array.isArray(o.modules) && o.modules.every((m: unknown) => typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>).from === 'string' && isAbsolute((m as Record<string, string>).from) && isInsideRel((m as Record<string, unknown>).rel)));
+  return format && text('name') && text('product') && text('path') && isAbsolute(o.path as string) && digests && restore && modules;
 }
 
 /**
