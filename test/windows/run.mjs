@@ -8,8 +8,8 @@
 // XML, and the rename-while-reading race. Prints `N passed, N failed` as its last line; exits 1
 // when anything failed. Wine's own limits are worked around here only, each where it is done.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, rmdirSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -95,6 +95,24 @@ const hostExample = join(cBuild, 'windows', 'host-example.exe');
 // plc's agent start and its one quoting function (static: the probe includes plc.c).
 const argvProbe = join(cBuild, 'windows', 'argv-probe.exe');
 run('x86_64-w64-mingw32-gcc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', '-municode', `-I${join(root, 'plugin/plugin_license/plc')}`, join(here, 'argv-probe.c'), '-o', argvProbe]);
+// The vendor's plugins for the installer checks: a VST3 bundle whose DLL comes in two versions, a
+// host that keeps it loaded, and a Standalone (the host program itself, a real PE program).
+const dllHost = join(cBuild, 'windows', 'dll-host.exe');
+run('x86_64-w64-mingw32-gcc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', '-municode', join(here, 'dll-host.c'), '-o', dllHost]);
+const PLUGIN = "Acme $INSTDIR 'Gain' \u00fc [x64]";
+const pluginBundles = [1, 2].map((version) => {
+  const dll = join(cBuild, 'windows', `plugin${version}.dll`);
+  run('x86_64-w64-mingw32-gcc', ['-shared', '-O2', `-DVALUE=${version}`, join(here, 'plugin-dll.c'), '-o', dll]);
+  const bundle = join(tmp, `plugin-v${version}`, `${PLUGIN}.vst3`);
+  mkdirSync(join(bundle, 'Contents', 'x86_64-win'), { recursive: true });
+  mkdirSync(join(bundle, 'Contents', 'Resources'), { recursive: true });
+  copyFileSync(dll, join(bundle, 'Contents', 'x86_64-win', `${PLUGIN}.vst3`));
+  writeFileSync(join(bundle, 'Contents', 'Resources', 'moduleinfo.json'), JSON.stringify({ Name: PLUGIN, Version: `${version}.0.0` }));
+  return bundle;
+});
+const standaloneExe = join(tmp, 'standalone', `${PLUGIN}.exe`);
+mkdirSync(dirname(standaloneExe), { recursive: true });
+copyFileSync(dllHost, standaloneExe);
 
 // Wine limit: Wine 8 shows pnpm's symbolic links as plain folders, so Windows Node cannot resolve
 // workspace dependencies. The agent and the CLI run from their self-contained bundles; the race
@@ -620,8 +638,27 @@ const silently = async (program, args = []) => finished(winSpawn(program, ['/S',
 // Branded values NSIS would otherwise read as its own: a variable, a quote that ends a string.
 const PRODUCT = 'Acme "Licenses" $INSTDIR 100%';
 const COMPANY = "Acme $(^Name) Audio's";
+/** pnpm package's arguments for this release, with the vendor's VST3 `bundle` and the Standalone. */
+const packageArgs = (bundle, out) => ['--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--plugin', bundle, '--plugin', standaloneExe, '--project', `${projectId}=Acme Gain`, '--out', out];
+// Where the plugins go (shipping.md): the per-user folders each format names.
+const vst3Folder = `C:\\users\\${wineUser}\\AppData\\Local\\Programs\\Common\\VST3`;
+const installedBundle = `${vst3Folder}\\${PLUGIN}.vst3`;
+const installedDll = `${installedBundle}\\Contents\\x86_64-win\\${PLUGIN}.vst3`;
+const shortcut = `C:\\users\\${wineUser}\\AppData\\Roaming\\Microsoft\\Windows\\Start Menu\\Programs\\${PLUGIN}.lnk`;
+const otherVendor = join(unixOf(vst3Folder), 'Other Vendor.vst3', 'Contents', 'x86_64-win', 'Other Vendor.vst3');
+/** A folder's tree, comparable: each entry's relative path and its bytes' hash. */
+const treeOf = (dir) =>
+  readdirSync(dir, { recursive: true })
+    .map(String)
+    .sort()
+    .map((rel) => {
+      const path = join(dir, rel);
+      return statSync(path).isDirectory() ? `${rel}/` : `${rel} ${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+    });
+/** Our hidden names (a bundle's code moved out, a copy on its way in) left in the VST3 folder. */
+const hiddenInVst3 = () => (existsSync(unixOf(vst3Folder)) ? readdirSync(unixOf(vst3Folder)).filter((n) => n.startsWith('.')) : []);
 await check('shipping: pnpm package builds the Windows executable and its installer (makensis), no Node needed on the target', async () => {
-  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--out', release], { encoding: 'utf8', env: baseEnv });
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), ...packageArgs(pluginBundles[0], release)], { encoding: 'utf8', env: baseEnv });
   expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
   const manifest = JSON.parse(readFileSync(join(release, 'manifest.json'), 'utf8'));
   exeFile = join(release, manifest.targets[0].file);
@@ -660,6 +697,10 @@ await check('agent start: plc_start_agent starts the packaged executable (copied
   return `${agentPipe} answered ${((Date.now() - t) / 1000).toFixed(1)} s after the start, Wine's start-up included`;
 });
 
+// Another vendor's bundle, there before ours: never touched.
+mkdirSync(dirname(otherVendor), { recursive: true });
+writeFileSync(otherVendor, 'another vendor');
+
 let pipe;
 await check('shipping: setup.exe /S installs per user; the agent answers the mingw-built C client on its pipe', async () => {
   const r = await silently(setup);
@@ -678,6 +719,22 @@ await check('shipping: setup.exe /S installs per user; the agent answers the min
     expectThat(shown.stdout.includes(`REG_SZ    ${value}`), `the registry's ${name}: ${shown.stdout} ${shown.stderr}`);
   }
   return pipe;
+});
+
+await check("plugins: setup.exe /S placed the VST3 under %LOCALAPPDATA%\\Programs\\Common\\VST3 byte for byte (a host loads it from there) and the Standalone beside the program with a Start-menu shortcut; install.log says where and that a host may need a rescan", async () => {
+  expectThat(existsSync(unixOf(installedBundle)), `no bundle at ${installedBundle}; in the folder: ${existsSync(unixOf(vst3Folder)) ? readdirSync(unixOf(vst3Folder)).join(', ') : 'no folder'}`);
+  expectThat(JSON.stringify(treeOf(unixOf(installedBundle))) === JSON.stringify(treeOf(pluginBundles[0])), `the installed bundle differs: ${treeOf(unixOf(installedBundle)).join(' | ')}`);
+  expectThat(readFileSync(unixOf(`${installDir}\\${PLUGIN}.exe`)).equals(readFileSync(standaloneExe)), 'the Standalone beside the program differs');
+  expectThat(existsSync(unixOf(shortcut)), `no Start-menu shortcut ${shortcut}`);
+  expectThat(readFileSync(otherVendor, 'utf8') === 'another vendor', "another vendor's bundle changed");
+  const log = readFileSync(unixOf(`${installDir}\\install.log`), 'utf8');
+  expectThat(log.includes(`VST3 ${PLUGIN}.vst3: ${installedBundle}`) && /Rescan plugins in your music software/.test(log), `install.log: ${log}`);
+  const listed = JSON.parse((await exe(['--json', 'plugins', 'list'])).stdout);
+  expectThat(listed.items.map((i) => `${i.format} ${i.state}`).sort().join(',') === 'standalone in place,vst3 in place', JSON.stringify(listed));
+  const host = winSpawn(dllHost, [installedDll, 'C:\\no-such-file']);
+  await lineOf(host, (l) => l === 'loaded 1');
+  await host.stop();
+  return log.trim().split(/\r?\n/).slice(1).join(' | ');
 });
 
 let shippedCode;
@@ -756,6 +813,37 @@ await check('shipping: an upgrade over the running agent with a plugin connected
   return `setup took ${((Date.now() - started) / 1000).toFixed(1)} s under Wine; the plugin saw the agent not running for ${(gapMs / 1000).toFixed(1)} s (checks every 0.25 s), then valid again`;
 });
 
+await check("plugins: an upgrade with a changed bundle while a Windows process has the old DLL loaded: the bundle is replaced whole, the process runs on with the old code, the DLL it holds is left hidden and removed by the next installer run", async () => {
+  const release2 = join(tmp, 'release-2');
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), ...packageArgs(pluginBundles[1], release2)], { encoding: 'utf8', env: baseEnv });
+  expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
+  const setup2 = join(release2, JSON.parse(readFileSync(join(release2, 'manifest.json'), 'utf8')).installers[0].file);
+  const quit = join(tmp, 'dll-host-quit');
+  rmSync(quit, { force: true });
+  const host = winSpawn(dllHost, [installedDll, winPath(quit)]);
+  try {
+    await lineOf(host, (l) => l === 'loaded 1');
+    const up = await silently(setup2);
+    expectThat(up.code === 0, `setup exit ${up.code}: ${up.stdout} ${up.stderr}`);
+    expectThat(JSON.stringify(treeOf(unixOf(installedBundle))) === JSON.stringify(treeOf(pluginBundles[1])), `the bundle is not the new one whole: ${treeOf(unixOf(installedBundle)).join(' | ')}`);
+    const log = readFileSync(unixOf(`${installDir}\\install.log`), 'utf8');
+    expectThat(log.includes(`VST3 ${PLUGIN}.vst3: ${installedBundle} (replaced the previous version)`), `install.log: ${log}`);
+    // Wine, like Windows, refuses to delete a loaded DLL: it stays under a hidden name hosts do not scan.
+    const left = hiddenInVst3();
+    expectThat(left.length === 1 && left[0].startsWith(`.${PLUGIN}.vst3.old-`) && log.includes(`left ${vst3Folder}\\${left[0]} (hidden)`), `hidden in the VST3 folder: ${left.join(', ')}; install.log: ${log}`);
+    writeFileSync(quit, '');
+    await lineOf(host, (l) => l === 'value 1');
+    expectThat((await host.exited) === 0, `the host exited ${host.child.exitCode}`);
+  } finally {
+    writeFileSync(quit, '');
+    await host.stop();
+  }
+  const fresh = winSpawn(dllHost, [installedDll, 'C:\\no-such-file']);
+  await lineOf(fresh, (l) => l === 'loaded 2');
+  await fresh.stop();
+  return `left while loaded: ${hiddenInVst3().join(', ')}`;
+});
+
 await check('shipping: an installer run over a damaged install repairs it, licenses kept', async () => {
   await exe(['agent', 'uninstall']);
   await finished(winSpawn('taskkill', ['/F', '/IM', 'acme-license.exe']));
@@ -765,6 +853,9 @@ await check('shipping: an installer run over a damaged install repairs it, licen
   expectThat(r.code === 0, `setup exit ${r.code}: ${r.stdout} ${r.stderr}`);
   expectThat(await agentAnswers(), `the agent does not answer after the repair; ${agentDiagnosis()}`);
   expectThat((await plc(pipe)).valid === true, 'the license was lost');
+  // The same run put the first version's plugin back and removed what the upgrade left hidden.
+  expectThat(JSON.stringify(treeOf(unixOf(installedBundle))) === JSON.stringify(treeOf(pluginBundles[0])), 'the bundle is not the first version');
+  expectThat(hiddenInVst3().length === 0, `still hidden in the VST3 folder: ${hiddenInVst3().join(', ')}`);
 });
 
 await check('shipping: uninstall keeps the license data; a reinstall finds the license', async () => {
@@ -773,6 +864,12 @@ await check('shipping: uninstall keeps the license data; a reinstall finds the l
   expectThat(!existsSync(unixOf(installed)), 'the program is still there');
   expectThat((await plc(pipe)).status === 'not_running', 'an agent still answers');
   expectThat((await slotsOf(shippedCode)) === 1, 'the slot was released without being asked');
+  // The vendor's plugins went with it, exactly those: another vendor's bundle stays.
+  expectThat(!existsSync(unixOf(installedBundle)) && !existsSync(unixOf(`${installDir}\\${PLUGIN}.exe`)) && !existsSync(unixOf(shortcut)), `a plugin of ours is still there: ${readdirSync(unixOf(vst3Folder)).join(', ')}`);
+  expectThat(readFileSync(otherVendor, 'utf8') === 'another vendor' && hiddenInVst3().length === 0, `the VST3 folder after uninstall: ${readdirSync(unixOf(vst3Folder)).join(', ')}`);
+  // Run in place (_?=), the uninstaller cannot remove itself; nothing else of ours is left there.
+  const rest = existsSync(unixOf(installDir)) ? readdirSync(unixOf(installDir)) : [];
+  expectThat(rest.every((n) => n === 'uninstall.exe'), `left in the program's folder: ${rest.join(', ')}`);
   const again = await silently(setup);
   expectThat(again.code === 0 && (await agentAnswers()), `reinstall exit ${again.code}; ${agentDiagnosis()}`);
   const answer = await plc(pipe);

@@ -218,13 +218,14 @@ Section "Install"
 
   ; 6. The vendor's plugins, placed by the program (one implementation for every installer): each
   ; into its format's per-user folder, replaced whole, recorded beside the program. Its lines (where
-  ; each went, which hosts may need a rescan) go to the details, as DetailPrint would.
+  ; each went, which hosts may need a rescan) go to the details, as DetailPrint would, and to
+  ; install.log beside the program: /S shows nothing, so that file is silent mode's record.
   !ifdef PLUGINS
     InitPluginsDir
     SetOutPath "$PLUGINSDIR\plugins"
     File /r "${PLUGINS}/*"
     SetOutPath "$INSTDIR"
-    nsExec::ExecToLog '"${PROGRAM}" plugins install --from "$PLUGINSDIR\plugins"'
+    nsExec::ExecToLog '"${PROGRAM}" plugins install --from "$PLUGINSDIR\plugins" --log "$INSTDIR\install.log"'
     Pop $0
     ${If} $0 != 0
       !insertmacro Fail "Your plugins could not be installed ($0; the lines above say why). ${PRODUCT} itself is installed. Close your music software and run the installer again."
@@ -286,6 +287,7 @@ Section "-un.Remove"
   Delete "$INSTDIR\${NAME}.old-*.exe"
   Delete "$INSTDIR\${NAME}.new.exe"
   Delete "$INSTDIR\uninstall.exe"
+  Delete "$INSTDIR\install.log"
   RMDir "$INSTDIR"
   DeleteRegKey HKCU "${UNINST_KEY}"
   ${If} $Folders != ""

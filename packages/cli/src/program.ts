@@ -406,20 +406,21 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
       `\nExamples:\n  ${name} plugins install --from staged-plugins\n  ${name} plugins list\n  ${name} plugins uninstall\n\nExit codes: 0 done; 1 a step failed (what was done is said, and the rest is as it was); 2 bad input.`,
     );
   const recordOption = (c: Command): Command => c.option('--record <file>', `the record of what was installed (default: installed-plugins.json beside the executable; needed when run by node)`);
-  recordOption(
+  const logOption = (c: Command): Command => c.option('--log <file>', 'also write the lines it prints to FILE, replacing it (an installer run silently keeps them there)');
+  logOption(recordOption(
     plugins
       .command('install')
       .description('place every plugin of a staged folder (vst3/, clap/, au/, standalone/) in its per-user folder, each replaced whole; remove those an earlier install put there that this one no longer ships')
       .requiredOption('--from <dir>', 'the staged plugin folder'),
-  )
+  ))
     .addHelpText(
       'after',
       `\nExamples:\n  ${name} plugins install --from "/tmp/Acme Audio/plugins"\n  ${name} plugins install --from plugins --record "$HOME/.local/share/acme/installed-plugins.json" --json\n\nPrints where each plugin went, then which music software may need a rescan. A same-named plugin\nthis installer did not put there is kept under NAME.kept-TIME (music software does not load it).`,
     )
-    .action(action(async (ctx, o: { from: string; record?: string }) => (await commands.plugins()).installCommand(ctx, o)));
-  recordOption(plugins.command('uninstall').description('remove exactly what the record lists, where it is still exactly what was installed; then the record'))
+    .action(action(async (ctx, o: { from: string; record?: string; log?: string }) => (await commands.plugins()).installCommand(ctx, o)));
+  logOption(recordOption(plugins.command('uninstall').description('remove exactly what the record lists, where it is still exactly what was installed; then the record')))
     .addHelpText('after', `\nExample:\n  ${name} plugins uninstall --json\n\nA same-named plugin it did not put there, or one changed since, is left in place and said.`)
-    .action(action(async (ctx, o: { record?: string }) => (await commands.plugins()).uninstallCommand(ctx, o)));
+    .action(action(async (ctx, o: { record?: string; log?: string }) => (await commands.plugins()).uninstallCommand(ctx, o)));
   recordOption(plugins.command('list').description('what the record lists, and whether each is still in place (reads only)'))
     .addHelpText('after', `\nExample:\n  ${name} plugins list --json`)
     .action(action(async (ctx, o: { record?: string }) => (await commands.plugins()).listCommand(ctx, o)));

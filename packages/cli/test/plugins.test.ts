@@ -204,6 +204,34 @@ describe('plugins install', () => {
     }
   });
 
+  it('--log FILE: the lines it prints, also written to FILE (replaced each run) for an installer run silently; a failure part-way is its last line; a log that cannot be written is said once and changes nothing', async () => {
+    const log = join(app, 'install "log" $x.log');
+    const run = await plugins(['install', '--from', stage(1), '--log', log]);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = readFileSync(log, 'utf8').split('\n');
+    expect(lines[0]).toMatch(/^plugins install, \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(lines.slice(1).join('\n')).toBe(run.stdout);
+    expect(run.stdout).toMatch(/Rescan plugins in your music software/);
+    // A failure before anything is placed (a Standalone's name taken beside the executable), and bad input: the log's last line.
+    const v2 = stage(2);
+    rmSync(join(app, STANDALONE_NAME));
+    writeFileSync(join(app, STANDALONE_NAME), 'not ours');
+    for (const from of [v2, join(work, 'missing')]) {
+      const failed = await plugins(['install', '--from', from, '--log', log]);
+      expect(failed.code).not.toBe(0);
+      const text = readFileSync(log, 'utf8').trim().split('\n');
+      expect(text.at(-1)).toBe(`failed: ${failed.stderr.trim().replace(/^plugin-license: /, '')}`);
+      expect(text).toHaveLength(2);
+    }
+    rmSync(join(app, STANDALONE_NAME));
+    const plain = join(work, 'plain');
+    writeFileSync(plain, '');
+    const un = await plugins(['uninstall', '--log', join(plain, 'x.log')]);
+    expect(un.code, un.stderr).toBe(0);
+    expect(un.stderr.trim().split('\n')).toEqual([`could not write the log ${join(plain, 'x.log')} (ENOTDIR); the plugins are as said above`]);
+    expect(existsSync(join(vst3(), VST3_NAME))).toBe(false);
+  });
+
   it('keeps a same-named bundle it did not put there (copied by hand) under NAME.kept-TIME, which hosts do not load, and says so; uninstall leaves it', async () => {
     const check = usersOwn();
     const byHand = join(vst3(), VST3_NAME);

@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { writeFileAtomic } from '@plugin-license/licensing';
 import { dirname, join, resolve } from 'node:path';
 import { chooseNamespace } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
@@ -68,14 +69,28 @@ function reportDocument(report: PluginsReport, record: string, rescan?: string):
 }
 
 /** One line per thing done, for a person (and an installer's log). */
-function reportLines(ctx: Context, report: PluginsReport, removedWhy: string): void {
+function reportLines(report: PluginsReport, removedWhy: string): string[] {
+  const lines: string[] = [];
   for (const i of report.installed) {
     const how = i.unchanged ? ' (already this version)' : i.replaced ? ' (replaced the previous version)' : '';
-    ctx.out.line(`${formatName(i.format)} ${i.format === 'menu' ? i.product : i.name}: ${i.path}${how}`);
+    lines.push(`${formatName(i.format)} ${i.format === 'menu' ? i.product : i.name}: ${i.path}${how}`);
   }
-  for (const r of report.removed) ctx.out.line(`removed ${r.path}${removedWhy}`);
-  for (const k of report.kept) ctx.out.line(`kept ${k.path}: ${k.reason}`);
-  for (const l of report.leftovers) ctx.out.line(`left ${l} (hidden): a program still has it open; the next install or uninstall removes it`);
+  for (const r of report.removed) lines.push(`removed ${r.path}${removedWhy}`);
+  for (const k of report.kept) lines.push(`kept ${k.path}: ${k.reason}`);
+  for (const l of report.leftovers) lines.push(`left ${l} (hidden): a program still has it open; the next install or uninstall removes it`);
+  return lines;
+}
+
+/**
+ * `--log FILE`: the lines a person reads, also written whole to FILE (replacing it), for an
+ * installer run silently (`setup.exe /S` shows nothing): a first line saying what and when, then
+ * the lines, then the failure's, if one stopped the run. A log that cannot be written is said on
+ * stderr and changes nothing else.
+ */
+async function writeLog(ctx: Context, file: string | undefined, what: string, at: Date, lines: readonly string[], failure?: CliError): Promise<void> {
+  if (file === undefined) return;
+  const text = [`${what}, ${at.toISOString()}`, ...lines, ...(failure ? [`failed: ${failure.message}`] : [])].join('\n');
+  await writeFileAtomic(resolve(file), `${text}\n`).catch((e: NodeJS.ErrnoException) => ctx.out.note(`could not write the log ${resolve(file)} (${e.code ?? e.message}); the plugins are as said above`));
 }
 
 /** A failure part-way: what was done is printed, then the failure, with the report in its details. */
@@ -83,38 +98,56 @@ function failed(failure: CliError, document: Record<string, unknown>): never {
   throw new CliError(failure.exit, failure.code, failure.message, { ...(failure.details ?? {}), ...document });
 }
 
-/** `plugins install --from DIR [--record FILE]`. */
-export async function installCommand(ctx: Context, o: { from: string; record?: string }): Promise<ExitCode> {
-  const setting = settingFor(ctx, o);
-  checkHomeOwner(ctx, setting.places.platform);
-  const staged = await readStaged(resolve(o.from), setting.places.platform);
-  const { report, failure } = await installPlugins(staged, setting);
-  const rescan = rescanLine(setting.places.platform, staged.filter((s) => s.format !== 'standalone' && report.installed.some((i) => i.name === s.name)).map((s) => s.product));
-  const document = reportDocument(report, setting.record, rescan);
-  if (failure !== undefined) {
-    reportLines(ctx, report, ' (no longer part of these plugins)');
-    failed(failure, document);
+/** Failures whose log is written already (by `finish`). */
+const logged = new WeakSet<Error>();
+
+/** A run's failure before it placed or removed anything (bad input, a record it cannot read): in the log too, then as it was. */
+async function loggingFailures<T>(ctx: Context, log: string | undefined, what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof CliError && !logged.has(e)) await writeLog(ctx, log, what, new Date(), [], e);
+    throw e;
   }
-  if (ctx.out.json) ctx.out.document(document);
-  else {
-    reportLines(ctx, report, ' (no longer part of these plugins)');
-    if (rescan !== undefined) ctx.out.line(rescan);
-  }
-  return EXIT.ok;
 }
 
-/** `plugins uninstall [--record FILE]`. */
-export async function uninstallCommand(ctx: Context, o: { record?: string }): Promise<ExitCode> {
-  const setting = settingFor(ctx, o);
-  const { report, failure, recordFound } = await uninstallPlugins(setting);
-  const document = { ...reportDocument(report, setting.record), record_found: recordFound };
+/** `plugins install --from DIR [--record FILE] [--log FILE]`. */
+export async function installCommand(ctx: Context, o: { from: string; record?: string; log?: string }): Promise<ExitCode> {
+  return loggingFailures(ctx, o.log, 'plugins install', async () => {
+    const setting = settingFor(ctx, o);
+    checkHomeOwner(ctx, setting.places.platform);
+    const staged = await readStaged(resolve(o.from), setting.places.platform);
+    const { report, failure } = await installPlugins(staged, setting);
+    const rescan = rescanLine(setting.places.platform, staged.filter((s) => s.format !== 'standalone' && report.installed.some((i) => i.name === s.name)).map((s) => s.product));
+    const lines = [...reportLines(report, ' (no longer part of these plugins)'), ...(failure === undefined && rescan !== undefined ? [rescan] : [])];
+    return finish(ctx, o.log, 'plugins install', setting.now(), lines, reportDocument(report, setting.record, rescan), failure);
+  });
+}
+
+/** `plugins uninstall [--record FILE] [--log FILE]`. */
+export async function uninstallCommand(ctx: Context, o: { record?: string; log?: string }): Promise<ExitCode> {
+  return loggingFailures(ctx, o.log, 'plugins uninstall', async () => {
+    const setting = settingFor(ctx, o);
+    const { report, failure, recordFound } = await uninstallPlugins(setting);
+    const lines = recordFound ? reportLines(report, '') : [`no plugins are recorded in ${setting.record}: nothing to remove`];
+    return finish(ctx, o.log, 'plugins uninstall', setting.now(), lines, { ...reportDocument(report, setting.record), record_found: recordFound }, failure);
+  });
+}
+
+/** The end of an install or uninstall: the log, then the lines (or the document), or what was done and the failure. */
+async function finish(ctx: Context, log: string | undefined, what: string, at: Date, lines: string[], document: Record<string, unknown>, failure?: CliError): Promise<ExitCode> {
+  await writeLog(ctx, log, what, at, lines, failure);
   if (failure !== undefined) {
-    reportLines(ctx, report, '');
-    failed(failure, document);
+    for (const line of lines) ctx.out.line(line);
+    try {
+      failed(failure, document);
+    } catch (e) {
+      logged.add(e as Error);
+      throw e;
+    }
   }
   if (ctx.out.json) ctx.out.document(document);
-  else if (!recordFound) ctx.out.line(`no plugins are recorded in ${setting.record}: nothing to remove`);
-  else reportLines(ctx, report, '');
+  else for (const line of lines) ctx.out.line(line);
   return EXIT.ok;
 }
 
