@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { spawnLines, type LineProcess } from '@plugin-license/test-utils';
+import { bearer, raw, session } from '../../packages/cli/test/manager-helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { packageRelease, parseOptions } from '../src/build.mjs';
@@ -164,6 +165,21 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
       hosts.push(host);
       expect(JSON.parse(await host.waitFor(/"event":"loaded"/, 'the plugin loaded from ~/.vst3'))).toMatchObject({ instances: 1, name: PRODUCT });
       await host.stop();
+      // The installed program's license manager names the product before any activation.
+      const program = join(lib(home), 'acme-license');
+      const manager = spawnLines(program, ['manager', '--no-open', '--port', '0'], bareEnv(home));
+      hosts.push(manager);
+      try {
+        const u = new URL((JSON.parse(await manager.waitFor(/"url"/, "the manager's line")) as { url: string }).url);
+        const m = { port: Number(u.port), origin: u.origin, token: u.hash.replace(/^#token=/, '') };
+        const events = await raw(m.port, 'GET', '/api/events', bearer(await session(m)));
+        const state = JSON.parse(/^data: (.*)$/m.exec(events.body)![1]!) as { products: unknown; licenses: unknown[] };
+        expect(state.products).toEqual([{ project_id: PROJECT_ID, name: 'Example Gain' }]);
+        expect(state.licenses).toEqual([]);
+      } finally {
+        await manager.stop();
+        await runFile(program, ['agent', 'stop'], bareEnv(home));
+      }
     }, 120_000);
 
     it('an upgrade with a changed bundle replaces it whole while a host has the old one loaded; the host plays on', async () => {

@@ -129,6 +129,11 @@ describe('plugin-license commands', () => {
       const check = await cli(['--json', 'agent', 'check', projectId], env);
       expect(oneDocument(check)).toMatchObject({ via: 'agent', license: { valid: true } });
       expect((await cli(['agent', 'refresh', projectId], env)).code).toBe(0);
+      // validate always asks with the library: it says so, and never that no agent answers.
+      const val = await cli(['validate', '--project', projectId], env);
+      expect(val.code, val.stderr).toBe(0);
+      expect(val.stderr).toContain('validated directly with the library (a running agent reads the stored answer within a second)');
+      expect(val.stderr).not.toContain('no agent answers');
       const list = await cli(['agent', 'list'], env);
       expect(list.stdout).toContain(projectId);
       const deact = await cli(['deactivate', '--project', projectId], env);

@@ -10,9 +10,17 @@ import { when } from '../output.js';
 /** How a local license operation went: through the running agent (plugins hear of it at once) or the library. */
 export type Via = 'agent' | 'library';
 
-const VIA_TEXT: Record<Via, string> = {
+/**
+ * Why it went that way, said after the fields: `library` when no agent answered, `direct` for a
+ * command that always uses the library (validate, offline import), whose stored answer a running
+ * agent reads again within a second (its watch of the license file).
+ */
+export type Route = Via | 'direct';
+
+const ROUTE_TEXT: Record<Route, string> = {
   agent: 'through the running agent (plugins see it at once)',
   library: 'directly with the library (no agent answers for this namespace)',
+  direct: 'directly with the library (a running agent reads the stored answer within a second)',
 };
 
 /** What a time-out says of an answer the running agent was to bring from the service (it goes on and keeps what it hears). */
@@ -97,7 +105,7 @@ export async function validateCommand(ctx: Context, o: { project: string; code?:
   }
   const license = ctx.license(projectId);
   const state = await ctx.out.spin('validating', () => license.validate({ force: true, slots: true, signal: ctx.signal }));
-  await report(ctx, 'validated', state, 'library');
+  await report(ctx, 'validated', state, 'direct');
   // The library keeps the stored state when the service is not heard (the offline grace): say
   // so, and why, rather than let it pass for the service's word.
   if (state.source === 'cache' && state.reason !== 'not_activated') {
@@ -214,15 +222,16 @@ export function validity(state: LicenseStatus): ExitCode {
 }
 
 /** A license state, as a JSON document or aligned fields, and which way it went. */
-export async function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, via: Via): Promise<void> {
+export async function report(ctx: Context, done: string, state: LicenseState | LicenseStatus, route: Route): Promise<void> {
   if (ctx.out.json) {
     // The agent protocol's LicenseState, by the agent's own mapping (loaded only here).
     const { toWireState } = await import('@plugin-license/agent');
+    const via: Via = route === 'agent' ? 'agent' : 'library';
     ctx.out.document({ via, license: { ...toWireState(state), ...nameField(state.projectId) } });
     return;
   }
   ctx.out.fields(licenseFields(ctx, state));
-  ctx.out.note(`${done} ${VIA_TEXT[via]}`);
+  ctx.out.note(`${done} ${ROUTE_TEXT[route]}`);
 }
 
 export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, string]> {

@@ -109,7 +109,7 @@ export async function importCommand(ctx: Context, input: string, o: { project?: 
     offlineMaxDays: ctx.config.offlineMaxDays.value,
   });
   if (ctx.out.json) {
-    await report(ctx, 'imported', state, 'library');
+    await report(ctx, 'imported', state, 'direct');
     return validity(state);
   }
   ctx.out.fields(licenseFields(ctx, state));
