@@ -406,6 +406,11 @@ ActivationComponent::ActivationComponent(LicenseGate &gate) : gate_(gate), worke
       if (auto *self = safe.getComponent()) self->showState(r);
     });
   });
+  // The state it opened with, for an onStateChange the editor sets after this constructor: the
+  // first call comes once the message loop runs again, so the vendor's own controls start right.
+  juce::MessageManager::callAsync([safe] {
+    if (auto *self = safe.getComponent(); self != nullptr && self->onStateChange) self->onStateChange(self->gate_.monitor().last());
+  });
   setSize(preferredWidth, preferredHeight);
 }
 

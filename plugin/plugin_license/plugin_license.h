@@ -141,7 +141,7 @@ class ActivationComponent : public juce::Component {
 
   // Called on the message thread. The panel takes the gate's Monitor::onChange while it exists
   // (one callback per Monitor): listen here instead.
-  std::function<void(const plc::CheckResult &)> onStateChange;  // whenever the state shown changes
+  std::function<void(const plc::CheckResult &)> onStateChange;  // the state it opened with (once the message loop runs), then whenever the state shown changes
   std::function<void()> onActivated;    // an activation (online or by an offline response) from this panel succeeded
   std::function<void()> onDeactivated;  // a deactivation from this panel succeeded
 

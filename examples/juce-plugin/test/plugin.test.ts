@@ -771,6 +771,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const d = driver(a);
       const first = await panel(d, { state: /^Not activated/ }, 'the panel');
       expect(first.size).toEqual([460, 340]);
+      // onStateChange, set after the panel was made, hears the state it opened with first.
+      await expect.poll(() => events(d).find((e) => e.event === 'callback' && e.name === 'state')).toMatchObject({ valid: false });
       await d.send('style');
       const odd = ` "q" 'a' $HOME * \\ é…`;
       const controls = (await d.send('controls')).value as Array<{ id: string; text: string; visible: boolean }>;
