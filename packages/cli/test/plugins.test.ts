@@ -406,6 +406,11 @@ describe('bad input: a clear error, said once, exit 2, nothing placed', () => {
     ['another document', () => writeFileSync(record, '{"version": 1, "items": [{"path": "/etc"}], "scratch": []}'), /is not a record of installed plugins this version reads/],
     ['a FIFO (never waited on)', () => spawnSync('mkfifo', [record]), /is not a regular file; nothing was changed/],
     ['a link', () => symlinkSync(join(work, 'elsewhere.json'), record), /is a link, not a regular file; nothing was changed/],
+    ...(['../../x', 'Contents/../../x', '/etc/passwd', 'Contents\\..\\..\\x', ''].map((rel) => [
+      `an intent whose code to put back names ${JSON.stringify(rel)}`,
+      () => writeFileSync(record, JSON.stringify({ version: 1, items: [], intent: [{ format: 'vst3', name: 'A.vst3', product: 'A', path: join(vst3(), 'A.vst3'), digests: [], modules: [{ from: join(vst3(), '.A.vst3.old-1-2'), rel }] }], scratch: [] })),
+      /is not a record of installed plugins this version reads/,
+    ]) as Array<[string, () => void, RegExp]>),
   ];
   it.each(records)('a record that is %s: exit 1, nothing changed, for install, uninstall and list', async (_name, make, message) => {
     make();

@@ -82,7 +82,12 @@ function isItem(v: unknown, withDigest: boolean): boolean {
   const format = [...PLUGIN_FORMATS, 'menu'].includes(o.format as string);
   const digests = withDigest ? text('digest') : Array.isArray(o.digests) && o.digests.every((d) => typeof d === 'string');
   const restore = o.restore === undefined || (typeof o.restore === 'object' && o.restore !== null && typeof (o.restore as Record<string, unknown>).from === 'string' && typeof (o.restore as Record<string, unknown>).digest === 'string');
-  const modules = o.modules === undefined || (Array.isArray(o.modules) && o.modules.every((m: unknown) => typeof m === 'object' && m !== null && typeof (m as Record<string, unknown>).from === 'string' && isAbsolute((m as Record<string, string>).from) && isInsideRel((m as Record<string, unknown>).rel)));
+  const isMove = (m: unknown): boolean => {
+    if (typeof m !== 'object' || m === null) return false;
+    const { from, rel } = m as Record<string, unknown>;
+    return typeof from === 'string' && isAbsolute(from) && isInsideRel(rel);
+  };
+  const modules = o.modules === undefined || (Array.isArray(o.modules) && o.modules.every(isMove));
   return format && text('name') && text('product') && text('path') && isAbsolute(o.path as string) && digests && restore && modules;
 }
 
