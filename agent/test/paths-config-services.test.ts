@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveAgentConfig, resolveSocketPath, serviceFile, SERVICE_PLATFORMS, type ServicePlatform, type ServiceSpec } from '../src/index.js';
@@ -164,10 +164,18 @@ describe('per-user service files (every OS)', () => {
       expect(calls).toEqual([]);
       const here = installService(file, { dryRun: false, manage: true, platform: 'linux', run });
       expect(here.ok).toBe(true);
-      expect(calls).toEqual(file.enable);
-      const failing = installService(file, { dryRun: false, manage: true, platform: 'linux', run: () => ({ ok: false, output: 'Failed to connect to bus' }) });
+      // First the probe (does this user's systemd answer?), then the unit's own commands.
+      expect(calls).toEqual([file.probe, ...file.enable]);
+      // No user manager: nothing written, the problem named.
+      rmSync(file.path, { force: true });
+      const unreachable = installService(file, { dryRun: false, manage: true, platform: 'linux', run: () => ({ ok: false, output: 'Failed to connect to bus' }) });
+      expect(unreachable).toMatchObject({ ok: false, problem: { code: 'no_service_manager' } });
+      expect(unreachable.steps).toEqual(['not written: systemctl --user show --property=Version: Failed to connect to bus']);
+      expect(existsSync(file.path)).toBe(false);
+      // A manager that answers, then fails a command: written, the failing command named.
+      const failing = installService(file, { dryRun: false, manage: true, platform: 'linux', run: (c, a) => (a.includes('show') ? { ok: true, output: 'Version=252' } : { ok: false, output: 'Unit not found' }) });
       expect(failing.ok).toBe(false);
-      expect(failing.steps.join('\n')).toContain('failed: systemctl --user daemon-reload (Failed to connect to bus)');
+      expect(failing.steps.join('\n')).toContain('failed: systemctl --user daemon-reload (Unit not found)');
       calls.length = 0;
       const removed = uninstallService(file, { dryRun: false, manage: true, platform: 'linux', run });
       expect(removed.steps).toContain(`removed ${file.path}`);
