@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
-import { writeFileAtomic } from '@plugin-license/licensing';
 import { dirname, join, resolve } from 'node:path';
+import { writeFileAtomic } from '@plugin-license/licensing';
 import { chooseNamespace } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';

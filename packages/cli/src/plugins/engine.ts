@@ -61,7 +61,7 @@ interface Placement {
   keepAs?: { path: string; reason: string };
   fresh: string;
   aside?: string;
-  /** The previous version's code, moved out before it is moved aside. */
+  /** The previous version's code, moved out before it is moved aside (only with `previous`; none with `keepAs`). */
   modules?: ModuleMove[];
 }
 
@@ -292,7 +292,7 @@ async function place(p: Placement, setting: PluginsSetting, report: PluginsRepor
     if (check.kind !== 'digest' || check.digest !== p.digest) throw Object.assign(new Error('the copy differs from the staged item (a disk error, or the staged item changed meanwhile)'), { code: 'EIO' });
     const away = p.keepAs?.path ?? p.aside;
     if (away !== undefined && (await exists(p.target))) {
-      await moveBundle(p.target, away, p.keepAs === undefined ? (p.modules ?? []) : [], setting);
+      await moveBundle(p.target, away, p.modules ?? [], setting);
       moved = away;
       setting.step('aside');
     }
@@ -301,7 +301,7 @@ async function place(p: Placement, setting: PluginsSetting, report: PluginsRepor
     } catch (e) {
       if (moved !== undefined) {
         await rename(moved, p.target).catch(() => undefined);
-        if (p.keepAs === undefined) await putBack(p.target, p.modules ?? []);
+        await putBack(p.target, p.modules ?? []);
       }
       throw e;
     }

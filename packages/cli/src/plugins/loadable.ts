@@ -1,6 +1,7 @@
-import { constants } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import { closeSync, readSync } from 'node:fs';
+import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openRegularSync } from './tree-digest.js';
 
 /**
  * The first bytes of a file a host loads as code: PE ('MZ': a Windows DLL, .vst3, .clap, .exe),
@@ -8,17 +9,19 @@ import { join } from 'node:path';
  */
 const MAGICS = [[0x4d, 0x5a], [0x7f, 0x45, 0x4c, 0x46], [0xfe, 0xed, 0xfa, 0xce], [0xfe, 0xed, 0xfa, 0xcf], [0xce, 0xfa, 0xed, 0xfe], [0xcf, 0xfa, 0xed, 0xfe], [0xca, 0xfe, 0xba, 0xbe]].map((m) => Buffer.from(m));
 
-async function isLoadable(path: string): Promise<boolean> {
-  // Never blocks on a FIFO swapped in after lstat, never follows a link: fstat decides.
-  const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0)).catch(() => undefined);
-  if (handle === undefined) return false;
+function isLoadable(path: string): boolean {
+  let fd: number;
   try {
-    if (!(await handle.stat()).isFile()) return false;
+    fd = openRegularSync(path);
+  } catch {
+    return false;
+  }
+  try {
     const head = Buffer.alloc(4);
-    const { bytesRead } = await handle.read(head, 0, 4, 0);
+    const bytesRead = readSync(fd, head, 0, 4, 0);
     return MAGICS.some((m) => bytesRead >= m.length && head.subarray(0, m.length).equals(m));
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -40,7 +43,7 @@ export async function loadableFiles(root: string): Promise<string[]> {
     const st = await lstat(path);
     if (st.isDirectory()) {
       for (const name of await readdir(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
-    } else if (st.isFile() && rel !== '' && (await isLoadable(path))) found.push(rel);
+    } else if (st.isFile() && rel !== '' && isLoadable(path)) found.push(rel);
   };
   try {
     await walk(root, '');

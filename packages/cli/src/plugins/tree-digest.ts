@@ -44,15 +44,25 @@ export function linkDigest(target: string): string {
 const readBuffer = Buffer.allocUnsafe(1 << 20);
 
 /**
+ * Opens a regular file for reading, synchronously, or says what else is there: never blocks on a
+ * FIFO swapped in after lstat, never follows a link swapped in (fstat decides). The one way this
+ * folder reads a file of a plugin (its digest, its first bytes).
+ */
+export function openRegularSync(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  const st = fstatSync(fd);
+  if (st.isFile()) return fd;
+  closeSync(fd);
+  throw new TreeDigestError(path, kindOf(st));
+}
+
+/**
  * The SHA-256 of a regular file's contents. Synchronous reads: a digest is the CLI's whole work at
  * that moment, and a thread-pool round trip per megabyte tripled an install's time (`pnpm bench plugins`).
  */
 async function fileSha(path: string): Promise<string> {
-  // Never blocks on a FIFO swapped in after lstat, never follows a link swapped in: fstat decides.
-  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  const fd = openRegularSync(path);
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw new TreeDigestError(path, kindOf(st));
     const hash = createHash('sha256');
     for (;;) {
       const bytesRead = readSync(fd, readBuffer, 0, readBuffer.length, null);
