@@ -54,7 +54,7 @@ export type OfflineImportParams = z.infer<typeof OfflineImportParams>;
 
 /**
  * The methods of protocol 1 (`offline_request` and `offline_import` were added to it:
- * plugin-integration.md; `shutdown` for installers: agent/README.md).
+ * docs/plugin-integration.md; `shutdown` for installers: agent/README.md).
  */
 export const METHODS = ['hello', 'check', 'activate', 'deactivate', 'refresh', 'list', 'subscribe', 'offline_request', 'offline_import', 'shutdown'] as const;
 export type MethodName = (typeof METHODS)[number];

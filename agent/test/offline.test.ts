@@ -1,4 +1,4 @@
-// offline_request and offline_import (added to protocol 1 for plugins: plugin-integration.md),
+// offline_request and offline_import (added to protocol 1 for plugins: docs/plugin-integration.md),
 // through AgentClient and a raw socket, against the real agent and the emulator; and what a client
 // says to an agent that predates them.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -3,7 +3,7 @@ import { AgentClient, ManualScheduler, type LicenseState } from '../src/index.js
 import { shortDir, startTestAgent, useTestService } from './helpers.js';
 
 // The agent has no schedule of its own: it checks at the next_check_at the licensing library
-// plans, and that plan never locks a user out because a clock is wrong (architecture.md).
+// plans, and that plan never locks a user out because a clock is wrong (docs/architecture.md).
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -1,5 +1,5 @@
 /*
- * plc-ticket: judges a license ticket (license-ticket.md) with plc's own reader, as a plugin
+ * plc-ticket: judges a license ticket (docs/license-ticket.md) with plc's own reader, as a plugin
  * would, and prints the verdict as one JSON line. For support staff and the tests.
  *
  *   plc-ticket [--app APP] [--app-group GROUP] [--now UNIX_S] [--machine-id RAW] [--file PATH] PROJECT_ID

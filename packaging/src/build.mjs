@@ -1,5 +1,5 @@
 // pnpm package: one standalone executable per target, the installers, and the release folder.
-// Contract: shared/design/shipping.md; what a vendor runs and why: packaging/README.md.
+// Contract: docs/shipping.md; what a vendor runs and why: packaging/README.md.
 import { run, stopTools } from './run.mjs';
 import { createHash } from 'node:crypto';
 import { accessSync, chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,10 +1,13 @@
 // The repository's Markdown links, read with marked's lexer (the CommonMark + GFM rules GitHub
 // renders by), and the one rule they are judged by: a relative target is a file or folder the
 // repository tracks, inside it, and an `#anchor` into a Markdown file names one of its headings.
+// Documents named in running text (a source file's comments, a Markdown file's prose and code
+// spans: `docs/cli.md`) are found by the rule a reader follows and then judged as links.
 import { execFileSync } from 'node:child_process';
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix, relative, sep } from 'node:path';
 import { Lexer, type Token, type Tokens } from 'marked';
+import { codeComments, commentStyle } from './code-comments.js';
 
 /** A link or image as written in a Markdown file. */
 export interface MarkdownLink {
@@ -122,8 +125,14 @@ export function headingAnchors(markdown: string): Set<string> {
   return anchors;
 }
 
-/** The files git tracks under `root` (forward slashes, relative), and the folders holding them. */
-export function trackedPaths(root: string): { files: Set<string>; folders: Set<string> } {
+/** The files git tracks (forward slashes, relative to the root), and the folders holding them. */
+export interface Tracked {
+  files: Set<string>;
+  folders: Set<string>;
+}
+
+/** The files git tracks under `root`, and the folders holding them. */
+export function trackedPaths(root: string): Tracked {
   const out = execFileSync('git', ['-c', 'core.quotePath=off', 'ls-files', '-z'], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).toString('utf8');
   const files = new Set(out.split('\0').filter((f) => f !== ''));
   const folders = new Set<string>(['']);
@@ -132,11 +141,11 @@ export function trackedPaths(root: string): { files: Set<string>; folders: Set<s
 }
 
 /**
- * A tracked Markdown file's text, read only when it is (or links, inside the repository, to) a
- * regular file of at most MAX_MARKDOWN_BYTES: a FIFO, a device or a link out of the repository is
- * never opened; otherwise why not.
+ * A tracked file's text, read only when it is (or links, inside the repository, to) a regular
+ * file of at most MAX_MARKDOWN_BYTES: a FIFO, a device or a link out of the repository is never
+ * opened; otherwise why not.
  */
-export function readMarkdown(root: string, rel: string): { text: string } | { why: string } {
+export function readTracked(root: string, rel: string): { text: string } | { why: string } {
   const path = join(root, ...rel.split('/'));
   let real: string;
   try {
@@ -156,82 +165,190 @@ function inside(root: string, path: string): boolean {
   return r === '' || (!r.startsWith(`..${sep}`) && r !== '..' && !isAbsolute(r));
 }
 
-const EXTERNAL = /^(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
+/** The headings of the Markdown files a check looks into, read once per file. */
+type AnchorsOf = (rel: string) => Set<string> | string;
 
-/**
- * THE rule: the dead links of the tracked Markdown file `file` (relative to `root`). Skipped:
- * targets with a scheme (http:, https:, mailto:, …) or protocol-relative. Checked: a relative or
- * `/`-rooted target is a tracked file, or a folder holding tracked files, inside the repository
- * (a tracked link is followed and must stay inside); `#anchor` (alone, or after a Markdown file)
- * names a heading of that file.
- */
-export function deadLinks(root: string, file: string, tracked = trackedPaths(root)): DeadLink[] {
-  const dead: DeadLink[] = [];
-  const source = readMarkdown(root, file);
-  if ('why' in source) return [{ file, line: 0, target: file, why: `the file ${source.why}` }];
-  const text = source.text;
-  const anchorsCache = new Map<string, Set<string> | string>();
-  const anchorsOf = (rel: string): Set<string> | string => {
-    let a = anchorsCache.get(rel);
+function anchorReader(root: string, file: string, text: string | undefined): AnchorsOf {
+  const cache = new Map<string, Set<string> | string>();
+  return (rel) => {
+    let a = cache.get(rel);
     if (a === undefined) {
-      const read = rel === file ? { text } : readMarkdown(root, rel);
+      const read = rel === file && text !== undefined ? { text } : readTracked(root, rel);
       a = 'text' in read ? headingAnchors(read.text) : `the file ${read.why}`;
-      anchorsCache.set(rel, a);
+      cache.set(rel, a);
     }
     return a;
   };
-  const realRoot = realpathSync(root);
-  for (const link of markdownLinks(text)) {
-    const say = (why: string): void => void dead.push({ file, line: link.line, target: link.target, why });
-    const target = link.target.trim();
-    if (target === '' || EXTERNAL.test(target)) {
-      if (target === '') say('the target is empty');
-      continue;
-    }
-    const hash = target.indexOf('#');
-    const pathPart = (hash < 0 ? target : target.slice(0, hash)).replace(/\?.*$/, '');
-    const anchor = hash < 0 ? undefined : target.slice(hash + 1);
-    let decoded: string;
+}
+
+const EXTERNAL = /^(?:[a-z][a-z0-9+.-]*:|\/\/)/i;
+
+/**
+ * THE rule: why the relative or `/`-rooted `target`, written in the tracked file `file`, does not
+ * resolve, or undefined when it does. It resolves when it is a tracked file, or a folder holding
+ * tracked files, inside the repository (a tracked link is followed and must stay inside), and
+ * its `#anchor` (alone, or after a Markdown file) names a heading of that file. `from` is the
+ * folder a relative target is read against (the file's own by default).
+ */
+function judgeTarget(root: string, file: string, target: string, tracked: Tracked, anchorsOf: AnchorsOf, from = posix.dirname(file)): string | undefined {
+  const hash = target.indexOf('#');
+  const pathPart = (hash < 0 ? target : target.slice(0, hash)).replace(/\?.*$/, '');
+  const anchor = hash < 0 ? undefined : target.slice(hash + 1);
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathPart);
+  } catch {
+    return 'the target is not valid percent-encoding';
+  }
+  const joined = decoded === '' ? file : decoded.startsWith('/') ? posix.normalize(decoded.slice(1)) : posix.normalize(posix.join(from, decoded));
+  const rel = joined.replace(/\/+$/, '') || '';
+  if (rel === '..' || rel.startsWith('../')) return `it points outside the repository (${rel})`;
+  const key = rel === '.' ? '' : rel;
+  if (!tracked.files.has(key) && !tracked.folders.has(key)) {
+    const hint = decoded.includes('\\') ? ' (a backslash is not a path separator on GitHub: use /)' : '';
+    return `${key} is not a file or folder of the repository${hint}`;
+  }
+  if (tracked.files.has(key)) {
+    // A tracked symbolic link: what it points to must be inside too.
+    let real: string;
     try {
-      decoded = decodeURIComponent(pathPart);
+      real = realpathSync(join(root, ...key.split('/')));
     } catch {
-      say('the target is not valid percent-encoding');
-      continue;
+      return `${key} is a link to nothing`;
     }
-    const joined = decoded === '' ? file : decoded.startsWith('/') ? posix.normalize(decoded.slice(1)) : posix.normalize(posix.join(posix.dirname(file), decoded));
-    const rel = joined.replace(/\/+$/, '') || '';
-    if (rel === '..' || rel.startsWith('../')) {
-      say(`it points outside the repository (${rel})`);
-      continue;
-    }
-    const key = rel === '.' ? '' : rel;
-    if (!tracked.files.has(key) && !tracked.folders.has(key)) {
-      const hint = decoded.includes('\\') ? ' (a backslash is not a path separator on GitHub: use /)' : '';
-      say(`${key} is not a file or folder of the repository${hint}`);
-      continue;
-    }
-    if (tracked.files.has(key)) {
-      // A tracked symbolic link: what it points to must be inside too.
-      let real: string | undefined;
-      try {
-        real = realpathSync(join(root, ...key.split('/')));
-      } catch {
-        say(`${key} is a link to nothing`);
-        continue;
-      }
-      if (!inside(realRoot, real)) {
-        say(`${key} is a link to ${real}, outside the repository`);
-        continue;
-      }
-    }
-    if (anchor !== undefined && /\.(md|markdown)$/i.test(key) && tracked.files.has(key)) {
-      const anchors = anchorsOf(key);
-      const wanted = decodeURIComponentSafe(anchor).toLowerCase();
-      if (typeof anchors === 'string') say(anchors);
-      else if (!anchors.has(wanted)) say(`${key} has no heading with the anchor #${anchor}`);
+    if (!inside(realpathSync(root), real)) return `${key} is a link to ${real}, outside the repository`;
+  }
+  if (anchor !== undefined && /\.(md|markdown)$/i.test(key) && tracked.files.has(key)) {
+    const anchors = anchorsOf(key);
+    const wanted = decodeURIComponentSafe(anchor).toLowerCase();
+    if (typeof anchors === 'string') return anchors;
+    if (!anchors.has(wanted)) return `${key} has no heading with the anchor #${anchor}`;
+  }
+  return undefined;
+}
+
+/**
+ * The dead links of the tracked Markdown file `file` (relative to `root`), by {@link judgeTarget}.
+ * Skipped: targets with a scheme (http:, https:, mailto:, …) or protocol-relative.
+ */
+export function deadLinks(root: string, file: string, tracked = trackedPaths(root)): DeadLink[] {
+  const source = readTracked(root, file);
+  if ('why' in source) return [{ file, line: 0, target: file, why: `the file ${source.why}` }];
+  const anchorsOf = anchorReader(root, file, source.text);
+  const dead: DeadLink[] = [];
+  for (const link of markdownLinks(source.text)) {
+    const target = link.target.trim();
+    if (target !== '' && EXTERNAL.test(target)) continue;
+    const why = target === '' ? 'the target is empty' : judgeTarget(root, file, target, tracked, anchorsOf);
+    if (why !== undefined) dead.push({ file, line: link.line, target: link.target, why });
+  }
+  return dead;
+}
+
+/** A document named in running text (a comment, a Markdown file's prose) where it was found. */
+export interface NamedDocument {
+  /** As written: `docs/cli.md`, `../../agent/README.md#logs`. */
+  target: string;
+  line: number;
+}
+
+/**
+ * A document's name in running text: a token ending in `.md`, of letters, digits, `_`, `.`, `/`
+ * and `-`, with an optional `#anchor`. Not a glob (`*.md`), a longer name (`a.md.bak`, `a.mdx`),
+ * or part of a URL (`https://…/x.md`, `//host.example/x.md`: removed first).
+ */
+const DOCUMENT_NAME = /(?<![\w./-])([\w./-]*[\w-]\.md)(#[\w-]+)?(?![\w/-]|\.\w)/g;
+const URL_TEXT = /[a-z][a-z0-9+.-]*:\/\/\S*|(?<![\w:/])\/\/[\w-]+(?:\.[\w-]+)+\/\S*/gi;
+
+/** The documents `text` names, with the line each is on (`line` is the text's first line). */
+export function namedDocuments(text: string, line = 1): NamedDocument[] {
+  const plain = text.replace(URL_TEXT, (url) => ' '.repeat(url.length));
+  const found: NamedDocument[] = [];
+  for (const m of plain.matchAll(DOCUMENT_NAME)) {
+    found.push({ target: m[0], line: line + (plain.slice(0, m.index).match(/\n/g)?.length ?? 0) });
+  }
+  return found;
+}
+
+/**
+ * The prose of a Markdown document where a document may be named: its text and code spans
+ * (headings, paragraphs, lists, tables), not fenced or indented code, HTML, or link targets
+ * (those are links, checked by {@link deadLinks}).
+ */
+export function markdownProse(markdown: string): { text: string; line: number }[] {
+  const pieces: { text: string; line: number }[] = [];
+  let cursor = 0;
+  for (const token of walk(Lexer.lex(markdown, { gfm: true }))) {
+    const inner = (token as { tokens?: Token[] }).tokens;
+    if (token.type !== 'codespan' && !(token.type === 'text' && (inner === undefined || inner.length === 0))) continue;
+    let at = markdown.indexOf(token.raw, cursor);
+    if (at < 0) at = markdown.indexOf(token.raw);
+    if (at >= 0) cursor = at;
+    pieces.push({ text: token.raw, line: at < 0 ? 0 : markdown.slice(0, at).split('\n').length });
+  }
+  return pieces;
+}
+
+/**
+ * THE rule for a document named in running text, written in the tracked file `file`: why it does
+ * not resolve, or undefined. A name that starts with `/` is read from the root, one that starts
+ * with `./` or `../` from the file's folder; a bare name (`README.md`, `docs/cli.md`) from the
+ * file's folder, then each folder above it up to the root, the nearest that holds it winning: as
+ * a reader looks for it (`README.md` in a package's source is that package's README, and
+ * `docs/cli.md` anywhere is the root's `docs/` folder). Then as a link: tracked, inside the
+ * repository, its `#anchor` a heading.
+ */
+export function judgeNamedDocument(root: string, file: string, target: string, tracked: Tracked, anchorsOf: AnchorsOf = anchorReader(root, file, undefined)): string | undefined {
+  if (/^\.{0,2}\//.test(target)) return judgeTarget(root, file, target, tracked, anchorsOf);
+  const name = target.replace(/#.*$/, '');
+  const looked: string[] = [];
+  for (let from = posix.dirname(file); ; from = posix.dirname(from)) {
+    const candidate = posix.normalize(posix.join(from, name));
+    if (tracked.files.has(candidate) || tracked.folders.has(candidate)) return judgeTarget(root, file, target, tracked, anchorsOf, from);
+    looked.push(from === '.' ? 'the root' : from);
+    if (from === '.') break;
+  }
+  return `no tracked file is named ${name} in ${looked.join(', ')}`;
+}
+
+/**
+ * The documents named in the comments of the tracked source file `file` (code-comments.ts says
+ * which files and which comments), or in the prose of the tracked Markdown file `file`, that do
+ * not resolve by {@link judgeNamedDocument}. Strings are never read: a test's fake names are data.
+ */
+export function deadDocumentNames(root: string, file: string, tracked = trackedPaths(root)): DeadLink[] {
+  const source = readTracked(root, file);
+  if ('why' in source) return [{ file, line: 0, target: file, why: `the file ${source.why}` }];
+  // No name can end in `.md` in a file without that text: most source files are never parsed.
+  if (!source.text.includes('.md')) return [];
+  let pieces: { text: string; line: number }[];
+  if (/\.md$/i.test(file)) pieces = markdownProse(source.text);
+  else {
+    const style = commentStyle(file, () => source.text.slice(0, source.text.indexOf('\n') >>> 0));
+    pieces = style === undefined ? [] : codeComments(file, source.text, style);
+  }
+  const anchorsOf = anchorReader(root, file, /\.md$/i.test(file) ? source.text : undefined);
+  const dead: DeadLink[] = [];
+  for (const piece of pieces) {
+    for (const named of namedDocuments(piece.text, piece.line)) {
+      const why = judgeNamedDocument(root, file, named.target, tracked, anchorsOf);
+      if (why !== undefined) dead.push({ file, line: named.line, target: named.target, why });
     }
   }
   return dead;
+}
+
+/** The tracked source files whose comments are checked (code-comments.ts's `commentStyle`), node_modules skipped. */
+export function sourceFiles(root: string, tracked = trackedPaths(root)): string[] {
+  return [...tracked.files]
+    .filter((f) => !f.split('/').includes('node_modules'))
+    .filter((f) => commentStyle(f, () => firstLine(root, f)) !== undefined)
+    .sort();
+}
+
+function firstLine(root: string, file: string): string {
+  const read = readTracked(root, file);
+  return 'text' in read ? read.text.slice(0, read.text.indexOf('\n') >>> 0) : '';
 }
 
 function decodeURIComponentSafe(s: string): string {

@@ -411,7 +411,7 @@ await check('install for Windows: a logon task in UTF-16LE with a BOM, valid XML
 
 // ------------------------------------------------------------------------------------ the ticket
 
-// The library under Windows Node writes the ticket (license-ticket.md); plc reads it as a plugin
+// The library under Windows Node writes the ticket (docs/license-ticket.md); plc reads it as a plugin
 // does (plc_ticket_check: the default path, MachineGuid from the registry), in its own namespace
 // so that nothing above or below is disturbed. No agent: the CLI writes the state itself.
 const TICKET_APP = 'plc-win-ticket';
@@ -640,7 +640,7 @@ const PRODUCT = 'Acme "Licenses" $INSTDIR 100%';
 const COMPANY = "Acme $(^Name) Audio's";
 /** pnpm package's arguments for this release, with the vendor's VST3 `bundle` and the Standalone. */
 const packageArgs = (bundle, out) => ['--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--plugin', bundle, '--plugin', standaloneExe, '--project', `${projectId}=Acme Gain`, '--out', out];
-// Where the plugins go (shipping.md): the per-user folders each format names.
+// Where the plugins go (docs/shipping.md): the per-user folders each format names.
 const vst3Folder = `C:\\users\\${wineUser}\\AppData\\Local\\Programs\\Common\\VST3`;
 const installedBundle = `${vst3Folder}\\${PLUGIN}.vst3`;
 const installedDll = `${installedBundle}\\Contents\\x86_64-win\\${PLUGIN}.vst3`;

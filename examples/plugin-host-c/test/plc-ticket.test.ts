@@ -1,4 +1,4 @@
-// plc's ticket reader (license-ticket.md) against the library's: the shared vectors judged by both,
+// plc's ticket reader (docs/license-ticket.md) against the library's: the shared vectors judged by both,
 // a real activation against the emulator, hostile files at the ticket's path, the clock moved with
 // faketime, the raw machine id (OS and generated secret), and SHA-256/HMAC known answers.
 import { createHash, createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The license manager page (license-manager.md): what the musician sees. It talks only to the
+// The license manager page (docs/license-manager.md): what the musician sees. It talks only to the
 // manager that served it (/api/*), which talks to the agent. preact + htm, bundled by plugin.mjs.
 import htm from 'htm';
 import { h, render } from 'preact';

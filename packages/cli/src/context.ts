@@ -15,7 +15,7 @@ export const TIMEOUT_VARIABLE = 'PLUGIN_LICENSE_TIMEOUT';
 /** The longest a command waits for the service's rate limit to reset (a window is a minute). */
 export const RATE_LIMIT_WAIT_MS = 90_000;
 
-/** The global options of cli.md. */
+/** The global options of docs/cli.md. */
 export interface GlobalOptions {
   baseUrl?: string;
   token?: string;

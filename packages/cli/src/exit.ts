@@ -2,7 +2,7 @@
 /** The version of `plugin-license` (the CLI, and a packaged executable built from it). */
 export const CLI_VERSION = '0.1.0';
 
-/** Exit codes of `plugin-license` (cli.md). */
+/** Exit codes of `plugin-license` (docs/cli.md). */
 export const EXIT = Object.freeze({
   /** Done; for validate/check/status: the license is valid. */
   ok: 0,

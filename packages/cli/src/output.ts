@@ -13,7 +13,7 @@ export interface Streams {
 }
 
 /**
- * Everything the commands print goes through here, so the rules of cli.md hold in one place:
+ * Everything the commands print goes through here, so the rules of docs/cli.md hold in one place:
  * with `--json`, stdout gets exactly one JSON document and nothing else; colour only on a TTY
  * and without `NO_COLOR` or `--no-color`; spinners and progress only when stderr is a TTY.
  */

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentLink } from '../src/manager/agent-link.js';
 import { cli, envFor, jsonOf, useCliService, type Run } from './helpers.js';
 
-// Only the user's own agent (architecture.md): the built CLI and the manager's agent link send
+// Only the user's own agent (docs/architecture.md): the built CLI and the manager's agent link send
 // nothing to a socket another user holds and say who holds it, once; an answer that cannot be
 // read is one line in words.
 

@@ -22,7 +22,7 @@ const ServiceReason = z.enum(['not_activated', 'code_revoked', 'code_not_found',
 // Whatever the injected clock gives (finite numbers; JSON round-trips them exactly).
 const Millis = z.number();
 
-/** An offline activation the state rests on (offline-activation.md), until an online answer replaces it. */
+/** An offline activation the state rests on (docs/offline-activation.md), until an online answer replaces it. */
 export const OfflineGrant = z.strictObject({
   /** Valid until this time (the response's `valid_until`). */
   validUntil: Millis,

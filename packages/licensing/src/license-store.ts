@@ -43,7 +43,7 @@ export interface StoreUpdate {
   ticketError?: LicenseError;
 }
 
-/** Where and how the store writes the project's ticket (license-ticket.md); none when acting for another computer. */
+/** Where and how the store writes the project's ticket (docs/license-ticket.md); none when acting for another computer. */
 export interface TicketSink {
   file: string;
   key: Buffer;

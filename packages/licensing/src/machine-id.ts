@@ -33,7 +33,7 @@ export interface MachineIdentity extends MachineId {
   namespace: string;
   /** HMAC key for the cache, derived from the raw OS id (or the generated secret); never stored. */
   cacheKey: Buffer;
-  /** HMAC key of the ticket (license-ticket.md), derived from the raw id and the namespace; never stored. */
+  /** HMAC key of the ticket (docs/license-ticket.md), derived from the raw id and the namespace; never stored. */
   ticketKey: Buffer;
   /**
    * True when the id is this computer's own (derived, or a caller's id equal to the derived one):
@@ -127,7 +127,7 @@ export function normalizeRawId(raw: string): string {
 }
 
 /**
- * The ticket's key (license-ticket.md): HMAC-SHA256 keyed by the normalised raw id (its text),
+ * The ticket's key (docs/license-ticket.md): HMAC-SHA256 keyed by the normalised raw id (its text),
  * over `plugin-license/ticket/v1` NUL `APP`. A plugin's reader derives the same key in-process.
  */
 export function ticketKeyOf(raw: string, app: string): Buffer {

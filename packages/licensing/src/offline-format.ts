@@ -4,7 +4,7 @@ import { MAX_STATE_FILE_BYTES } from './cache-file.js';
 import { LicenseError } from './errors.js';
 
 /**
- * The files of the offline exchange (offline-activation.md), one definition for the library, the
+ * The files of the offline exchange (docs/offline-activation.md), one definition for the library, the
  * CLI and the agent: a request (the offline machine asks), a response (an online computer
  * answers), a release proof (the offline machine gave its slot up). Each is a small JSON
  * document with a `type` and a `version`, and each can travel as one line of text:

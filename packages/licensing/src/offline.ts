@@ -30,7 +30,7 @@ import { codeGoneError, toLicenseError } from './service-errors.js';
 import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
 
 /**
- * The offline exchange (offline-activation.md): a machine that never goes online writes a
+ * The offline exchange (docs/offline-activation.md): a machine that never goes online writes a
  * request; any online computer answers it for that machine's id; the offline machine imports the
  * answer as its license state, valid with `source: "offline"` until `valid_until`. Renewal and
  * release go the same way. The files are those of offline-format.ts.

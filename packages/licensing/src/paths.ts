@@ -165,7 +165,7 @@ export function cacheFilePath(projectId: string, options: PathOptions = {}): str
 }
 
 /**
- * The ticket of one project (license-ticket.md): `DATA/tickets/PROJECT_ID.ticket`, lowercase id,
+ * The ticket of one project (docs/license-ticket.md): `DATA/tickets/PROJECT_ID.ticket`, lowercase id,
  * in the data folder by the one rule, so a plugin finds it without the agent.
  *
  * @example

@@ -9,7 +9,7 @@ import type { LicensePolicy } from './policy.js';
 import { bucketOf, EXPIRED, TAMPERED, validUntilOf } from './status-rules.js';
 
 /**
- * The license ticket (license-ticket.md): one small file per project that a plugin verifies by
+ * The license ticket (docs/license-ticket.md): one small file per project that a plugin verifies by
  * itself, written by the library in the same step as the license state. This module is the one
  * writer's encoder and the one reader's rules of this language.
  */

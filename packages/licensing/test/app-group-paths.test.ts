@@ -1,4 +1,4 @@
-// macOS with an app group (license-ticket.md): the data folder is the group container's, so a
+// macOS with an app group (docs/license-ticket.md): the data folder is the group container's, so a
 // sandboxed plugin reads its ticket there; an earlier install's data moves there, nothing lost.
 // There is no macOS here: the rule takes the platform and home folder as inputs, and the move is
 // run on real files of this machine.

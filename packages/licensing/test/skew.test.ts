@@ -5,7 +5,7 @@ import { cacheFilePath, type LicenseOptions } from '../src/index.js';
 import { startService, useLicenses } from './helpers.js';
 
 // Clocks that are wrong, here or at the service, never lock a user out while the service answers
-// (architecture.md, licensing semantics).
+// (docs/architecture.md, licensing semantics).
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { encodeTicket, ticketKeyOf, type TicketFields, type TicketVerdict } from '../src/index.js';
 
 /**
- * The ticket's test vectors (license-ticket.md), made by the library's own encoder from a fixed
+ * The ticket's test vectors (docs/license-ticket.md), made by the library's own encoder from a fixed
  * raw machine id and fixed times, so every reader (this library's `judgeTicket`, `plc`) is held
  * to the same files. `ticket.test.ts` regenerates them and fails when the checked-in set differs;
  * `UPDATE_TICKET_VECTORS=1 pnpm exec vitest run packages/licensing/test/ticket.test.ts` rewrites it.
@@ -136,7 +136,7 @@ export function makeVectors(): Vectors {
   return {
     manifest: {
       about:
-        'Ticket test vectors of license-ticket.md, made by packages/licensing/test/ticket-vectors.ts. Each case: the file, the reader (app, project_id, now in Unix seconds, the raw machine id before normalisation) and the verdict it must reach.',
+        'Ticket test vectors of docs/license-ticket.md, made by packages/licensing/test/ticket-vectors.ts. Each case: the file, the reader (app, project_id, now in Unix seconds, the raw machine id before normalisation) and the verdict it must reach.',
       key: 'HMAC-SHA256(key = normalised raw id as ASCII text, message = "plugin-license/ticket/v1" NUL app); line 2 = lowercase hex HMAC-SHA256(key, line 1 bytes)',
       cases,
     },

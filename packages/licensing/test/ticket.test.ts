@@ -1,4 +1,4 @@
-// The license ticket (license-ticket.md): the checked-in vectors judged by the library's reader,
+// The license ticket (docs/license-ticket.md): the checked-in vectors judged by the library's reader,
 // every write path of a real License against the emulator leaving the right ticket, hostile
 // files at the ticket's path, and a data folder that refuses the write.
 import { execFileSync } from 'node:child_process';

@@ -2203,7 +2203,7 @@ void plc_waker_close(plc_waker *waker) {
 intptr_t plc_waker_handle(const plc_waker *waker) { return waker == NULL ? PLC_NO_INTERRUPT : waker->wait_handle; }
 
 /* ================================================================ ticket
- * The license ticket (license-ticket.md): SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), the
+ * The license ticket (docs/license-ticket.md): SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), the
  * reader's rules of packages/licensing/src/ticket.ts judgeTicket, the data folder of paths.ts and
  * the raw machine id of machine-id.ts, all without allocation, child process or lock. The one
  * piece of state: this process's raw OS machine id, read once (pthread_once / InitOnceExecuteOnce). */

@@ -288,7 +288,7 @@ const char *plc_reason_name(plc_reason reason);
  * since the Unix epoch. Returns 0 on success, -1 on malformed text. */
 int plc_parse_time(const char *text, int64_t *seconds);
 
-/* ---- The license ticket (license-ticket.md): the plugin's own verdict, without the agent ----
+/* ---- The license ticket (docs/license-ticket.md): the plugin's own verdict, without the agent ----
  *
  * The library writes DATA/tickets/PROJECT_ID.ticket with every license state it stores; a plugin
  * judges it by itself in microseconds, so its first audio block is right and stopping the agent

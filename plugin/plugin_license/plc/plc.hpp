@@ -7,7 +7,7 @@
 //   if (!license.isLicensed()) buffer.clear();
 //
 // A Monitor knows its license at construction, with or without the agent: it judges the
-// project's ticket (license-ticket.md) first, so the first audio block is right. Every Monitor of
+// project's ticket (docs/license-ticket.md) first, so the first audio block is right. Every Monitor of
 // one project in one process shares one connection and one thread, which follows the agent's
 // `changed` notifications (no polling): a revocation or an activation made elsewhere reaches
 // isLicensed() within a second. When it cannot reach the agent it starts one (MonitorOptions::

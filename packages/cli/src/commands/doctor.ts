@@ -43,7 +43,7 @@ interface Facts {
 
 /**
  * `doctor [--project ID]`: one report for a support ticket, every secret masked, each check
- * ok, warning or failed with what to do, in the order of cli.md. It goes on past every failure
+ * ok, warning or failed with what to do, in the order of docs/cli.md. It goes on past every failure
  * (a broken config file, an unreachable service) to the end, since support needs the rest most
  * then; it asks the service about each license when it can (the cache may be behind); and it
  * changes nothing. Exit 0 when nothing failed.

@@ -79,7 +79,7 @@ async function doctorReport(ctx: Context, signal: AbortSignal): Promise<string> 
 }
 
 /**
- * `manager`: the license manager page (license-manager.md). Serves it on 127.0.0.1, prints
+ * `manager`: the license manager page (docs/license-manager.md). Serves it on 127.0.0.1, prints
  * `{"url", "pid"}`, opens the browser through a 0600 redirect file, and runs until no page has
  * been connected for `--idle-minutes`, or until Ctrl-C / SIGTERM. The agent does the licensing;
  * this process holds no license state of its own.

@@ -24,7 +24,7 @@ import { when } from '../output.js';
 import { nameField, pluginField, projectLabel } from '../plugin-names.js';
 import { licenseFields, report, validity } from './license.js';
 
-/** Where a document goes: a new file to carry, or one line of text to copy (offline-activation.md). */
+/** Where a document goes: a new file to carry, or one line of text to copy (docs/offline-activation.md). */
 export interface Destination {
   out?: string;
   text?: boolean;

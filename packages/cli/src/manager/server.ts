@@ -94,7 +94,7 @@ class Refusal extends Error {
 
 /**
  * The license manager's HTTP server on 127.0.0.1: the page's files, its session, its live view
- * (an event stream the page reads with `fetch`) and its actions. Every rule of license-manager.md's
+ * (an event stream the page reads with `fetch`) and its actions. Every rule of docs/license-manager.md's
  * Security is here, in one place, before any route runs: the Host (DNS rebinding), the session
  * header (anything but the page's files), the Origin (anything that changes something), no
  * cookie and no CORS ever.

@@ -35,7 +35,7 @@ function windowsVariable(env: PlaceInput['env'], name: string): string | undefin
 }
 
 /**
- * The one placement rule (shipping.md, "The vendor's plugins in the installer"): per-user folders,
+ * The one placement rule (docs/shipping.md, "The vendor's plugins"): per-user folders,
  * no administrator rights, as each format's specification names them.
  *
  * | format | Linux | Windows | macOS |
