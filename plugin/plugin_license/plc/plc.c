@@ -2848,15 +2848,22 @@ typedef struct jfield {
 enum { F_V, F_APP, F_PROJECT, F_VALID, F_REASON, F_SOURCE, F_HINT, F_ISSUED, F_UNTIL, F_COUNT };
 static const char *const ticket_keys[F_COUNT] = {"v", "app", "project_id", "valid", "reason", "source", "code_hint", "issued_at", "valid_until"};
 
-/* One JSON value of any depth (a ticket's 4 KB can nest 2,000 deep: no recursion), its kind in *f
- * when f is not NULL. *fraction is set when any number in it has a fraction or an exponent. */
+/* One JSON value of any shape (a scalar, or arrays and objects of any depth: a ticket's 4 KB can
+ * nest 2,000 deep, so no recursion). What it is goes to *f (when not NULL) in one place, after the
+ * whole value was read: its text [at, end), always both set, and its kind (J_OTHER for an array or
+ * an object; for a number its integer part and whether it is written as digits only). *fraction is
+ * set when any number in it has a fraction or an exponent. */
 static int ticket_value(scan *s, jfield *f, int *fraction) {
   unsigned char objects[PLC_TICKET_MAX_BYTES / 8 + 1]; /* a bit per open container: 1 an object */
   size_t depth = 0;
+  jfield whole;
+  memset(&whole, 0, sizeof whole);
+  whole.type = J_OTHER;
+  if (peek(s) < 0) return -1;
+  whole.at = s->p;
   for (;;) {
-    int ch = peek(s), closed = 0;
+    int ch = peek(s);
     const char *at = s->p;
-    jtype type = J_OTHER;
     if (ch == '{' || ch == '[') {
       s->p++;
       if (depth >= sizeof objects * 8) return -1;
@@ -2866,42 +2873,47 @@ static int ticket_value(scan *s, jfield *f, int *fraction) {
       if (peek(s) == (ch == '{' ? '}' : ']')) {
         s->p++;
         depth--;
-        closed = 1;
-      } else if (ch == '{') {
-        if (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0) return -1;
-        continue;
       } else {
+        /* The first member's key, or the first element: read as any value, below. */
+        if (ch == '{' && (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0)) return -1;
         continue;
       }
-    } else if (ch == '"') {
-      if (scan_string(s, NULL, 0, NULL) < 0) return -1;
-      type = J_STRING;
-    } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-      long long v = 0;
-      if (scan_number(s, &v) != 0) return -1;
-      int integral = memchr(at, '.', (size_t)(s->p - at)) == NULL && memchr(at, 'e', (size_t)(s->p - at)) == NULL &&
-                     memchr(at, 'E', (size_t)(s->p - at)) == NULL;
-      if (!integral) *fraction = 1;
-      if (f != NULL && depth == 0) f->number = v, f->integral = integral;
-      type = J_NUMBER;
-    } else if (ch == 't' && literal(s, "true") == 0) {
-      type = J_TRUE;
-    } else if (ch == 'f' && literal(s, "false") == 0) {
-      type = J_FALSE;
-    } else if (ch == 'n' && literal(s, "null") == 0) {
-      type = J_NULL;
     } else {
-      return -1;
+      jtype type;
+      long long number = 0;
+      int integral = 1;
+      if (ch == '"') {
+        if (scan_string(s, NULL, 0, NULL) < 0) return -1;
+        type = J_STRING;
+      } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        if (scan_number(s, &number) != 0) return -1;
+        integral = memchr(at, '.', (size_t)(s->p - at)) == NULL && memchr(at, 'e', (size_t)(s->p - at)) == NULL &&
+                   memchr(at, 'E', (size_t)(s->p - at)) == NULL;
+        if (!integral) *fraction = 1;
+        type = J_NUMBER;
+      } else if (ch == 't' && literal(s, "true") == 0) {
+        type = J_TRUE;
+      } else if (ch == 'f' && literal(s, "false") == 0) {
+        type = J_FALSE;
+      } else if (ch == 'n' && literal(s, "null") == 0) {
+        type = J_NULL;
+      } else {
+        return -1;
+      }
+      if (depth == 0) { /* the whole value is this scalar */
+        whole.type = type;
+        whole.number = number;
+        whole.integral = integral;
+      }
     }
-    if (f != NULL && depth == 0) {
-      f->type = closed ? J_OTHER : type;
-      f->at = at;
-      f->end = s->p;
-    }
-    /* After a value: close what ends here, or go on to the next element. */
+    /* After a value: close what ends here, or go on to the next member or element. */
     for (;;) {
       int object;
-      if (depth == 0) return 0;
+      if (depth == 0) {
+        whole.end = s->p;
+        if (f != NULL) *f = whole;
+        return 0;
+      }
       object = (objects[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
       ch = peek(s);
       if (ch == ',') {
@@ -2912,10 +2924,6 @@ static int ticket_value(scan *s, jfield *f, int *fraction) {
       if (ch != (object ? '}' : ']')) return -1;
       s->p++;
       depth--;
-      if (depth == 0 && f != NULL) {
-        f->type = J_OTHER;
-        f->end = s->p;
-      }
     }
   }
 }
@@ -2994,6 +3002,23 @@ static size_t ticket_text(const jfield *f, char *out, size_t cap) {
   return len;
 }
 
+/* A field's JSON text as written, for words: at most cap - 1 bytes cut at a UTF-8 boundary, or
+ * "undefined" when the key is missing (JSON.stringify's word). */
+static const char *field_shown(const jfield *f, char *out, size_t cap) {
+  size_t n;
+  if (f->type == J_MISSING || f->at == NULL || f->end < f->at) return "undefined";
+  n = (size_t)(f->end - f->at);
+  if (n > cap - 1) {
+    n = cap - 1;
+    memcpy(out, f->at, n);
+    trim_utf8(out, &n);
+  } else {
+    memcpy(out, f->at, n);
+  }
+  out[n] = '\0';
+  return out;
+}
+
 static int ticket_time(const jfield *f) {
   /* Number.isSafeInteger, written as digits (the contract's Unix seconds). */
   return f->type == J_NUMBER && f->integral && f->number <= 9007199254740991LL && f->number >= -9007199254740991LL;
@@ -3069,15 +3094,10 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   if (project_id == NULL || project_id[i] != '\0' || text_len != i || memcmp(text, want, i) != 0) return ticket_tampered(out, "belongs to another project");
   if (f[F_V].type != J_NUMBER || !f[F_V].integral || f[F_V].number != 1) {
     char problem[64];
-    size_t pos = 0, shown = f[F_V].type == J_MISSING ? 0 : (size_t)(f[F_V].end - f[F_V].at);
+    size_t pos = 0;
     problem[0] = '\0';
     add(problem, sizeof problem, &pos, "unknown version ");
-    if (shown == 0) add(problem, sizeof problem, &pos, "undefined");
-    else {
-      memcpy(text, f[F_V].at, shown < 24 ? shown : 24);
-      text[shown < 24 ? shown : 24] = '\0';
-      add(problem, sizeof problem, &pos, text);
-    }
+    add(problem, sizeof problem, &pos, field_shown(&f[F_V], text, 25));
     return ticket_tampered(out, problem);
   }
   {
