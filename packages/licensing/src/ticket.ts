@@ -88,7 +88,7 @@ export interface TicketContext {
  */
 export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cacheInvalid = false): TicketFields {
   const issued = Math.floor(ctx.now / 1000);
-  const base = { v: 1 as const, app: ctx.app, project_id: ctx.projectId.toLowerCase(), issued_at: issued };
+  const base = { v: 1 as const, app: ctx.app, project_id: ticketProjectId(ctx.projectId), issued_at: issued };
   if (license === null) {
     return { ...base, valid: false, reason: cacheInvalid ? 'cache_invalid' : 'not_activated', source: 'cache', code_hint: null, valid_until: issued };
   }
@@ -111,6 +111,18 @@ export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cach
 /** Writes a ticket atomically (the one atomic writer: temp file, fsync, rename), mode 0600 in a 0700 folder. */
 export async function writeTicket(file: string, key: Buffer, fields: TicketFields): Promise<void> {
   await writeFileAtomic(file, encodeTicket(key, fields));
+}
+
+/**
+ * The one comparison rule of project ids in a ticket (plc's `project_id_key`): ASCII letters in
+ * lower case, every other character as it is. `toLowerCase()` would fold U+212A KELVIN SIGN to
+ * `k`, U+0130 to `i̇` and fullwidth letters to theirs, which plc does not: one id, one answer.
+ *
+ * @example
+ * ticketProjectId('123E4567-E89B-12D3-A456-426614174000'); // '123e4567-e89b-12d3-a456-426614174000'
+ */
+export function ticketProjectId(id: string): string {
+  return id.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
 /** Removes a ticket durably (nothing to remove is fine). */
@@ -161,7 +173,7 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return tampered('line 1 is not a JSON object');
   const f = parsed as Record<string, unknown>;
   if (f.app !== options.app) return tampered('belongs to another app');
-  if (typeof f.project_id !== 'string' || f.project_id !== options.projectId.toLowerCase()) return tampered('belongs to another project');
+  if (typeof f.project_id !== 'string' || f.project_id !== ticketProjectId(options.projectId)) return tampered('belongs to another project');
   if (f.v !== 1) return tampered(`unknown version ${JSON.stringify(f.v)}`);
   const fields = asFields(f, integersOnly(json));
   if (fields === null) return tampered('a field of version 1 is missing or of the wrong type');

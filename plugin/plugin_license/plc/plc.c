@@ -2447,6 +2447,19 @@ static int valid_project_id(const char *id) {
   return 1;
 }
 
+/* The one comparison rule of project ids (the library's ticketProjectId): ASCII letters in lower
+ * case, every other byte as it is, so no Unicode case folding (U+212A KELVIN SIGN is no 'k') makes
+ * two ids one. Into out (cap bytes with the NUL); -1 when it does not fit. */
+static int project_id_key(const char *id, char *out, size_t cap) {
+  size_t i;
+  for (i = 0; id[i] != '\0'; i++) {
+    if (i + 1 >= cap) return -1;
+    out[i] = (char)(id[i] >= 'A' && id[i] <= 'Z' ? id[i] + 32 : id[i]);
+  }
+  out[i] = '\0';
+  return 0;
+}
+
 /* ---------------------------------------------------------------- the data folder */
 
 #define PLC_DATA_CAP 1024
@@ -2612,13 +2625,11 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
 plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size) {
   char path[PLC_DATA_CAP], id[40];
   plc_status st;
-  size_t i;
   if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
   out[0] = '\0';
   app = ticket_app(app);
   if (!valid_namespace(app) || !valid_project_id(project_id)) return PLC_ERR_INVALID_ARGUMENT;
-  for (i = 0; i < 36; i++) id[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'F' ? project_id[i] + 32 : project_id[i]);
-  id[36] = '\0';
+  (void)project_id_key(project_id, id, sizeof id); /* a UUID: fits */
   st = data_folder(app, app_group, path, sizeof path);
   if (st != PLC_OK) return st;
   {
@@ -3088,10 +3099,8 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   text_len = ticket_text(&f[F_APP], text, sizeof text);
   if (text_len != strlen(app) || memcmp(text, app, text_len) != 0) return ticket_tampered(out, "belongs to another app");
   text_len = ticket_text(&f[F_PROJECT], text, sizeof text);
-  for (i = 0; project_id != NULL && project_id[i] != '\0' && i + 1 < sizeof want; i++)
-    want[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'Z' ? project_id[i] + 32 : project_id[i]);
-  want[i] = '\0';
-  if (project_id == NULL || project_id[i] != '\0' || text_len != i || memcmp(text, want, i) != 0) return ticket_tampered(out, "belongs to another project");
+  if (project_id == NULL || project_id_key(project_id, want, sizeof want) != 0 || text_len != strlen(want) || memcmp(text, want, text_len) != 0)
+    return ticket_tampered(out, "belongs to another project");
   if (f[F_V].type != J_NUMBER || !f[F_V].integral || f[F_V].number != 1) {
     char problem[64];
     size_t pos = 0;
