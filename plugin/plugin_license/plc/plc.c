@@ -923,6 +923,14 @@ int getpeereid(int, uid_t *, gid_t *); /* <unistd.h> has it; declared again for 
 #endif
 
 /*
+ * The one rule of what is the user's own (architecture.md, "Only the user's own agent" and "Only
+ * the user's own files"): owned by this user and writable by nobody else. The socket's folder
+ * obeys it (check_holder), and so do the data folder, tickets/ and the ticket a plugin trusts
+ * (ticket_read).
+ */
+static int own_entry(const struct stat *st) { return st->st_uid == geteuid() && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0; }
+
+/*
  * Who holds the path, checked on every connection before a single byte is sent (an activate
  * carries a code), as the agent checks its own folder (agent/src/socket-dir.ts): without
  * XDG_RUNTIME_DIR the socket sits in /tmp/APP-UID, a folder another user can create first. The
@@ -940,7 +948,7 @@ static plc_status check_holder(plc_client *c, int fd) {
   if (lstat(dir, &st) != 0) return PLC_ERR_CONNECT;
   c->holder = (long)st.st_uid;
   c->holder_mode = (unsigned long)st.st_mode;
-  if (!S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return PLC_ERR_FOREIGN_FOLDER;
+  if (!S_ISDIR(st.st_mode) || !own_entry(&st)) return PLC_ERR_FOREIGN_FOLDER;
 #if !defined(__APPLE__) && defined(SO_PEERCRED)
   {
     struct ucred cred;
@@ -1549,17 +1557,24 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
 
 /* ---------------------------------------------------------------- a file the user picked */
 
-/* What read_small_file found at a path that is not a regular file (for the words of a problem). */
-typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, FOUND_FOLDER, FOUND_SOCKET, FOUND_OTHER } found_kind;
+/* What read_small_file found at a path that is not a regular file (for the words of a problem), or
+ * a file that is not the user's own (FOUND_NOT_OWN: another user's; FOUND_SHARED: writable by group or others). */
+typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, FOUND_FOLDER, FOUND_SOCKET, FOUND_OTHER, FOUND_NOT_OWN, FOUND_SHARED } found_kind;
+
+/* read_small_file's flags: follow a link to a regular file; take only a file of the user's own
+ * (own_entry: owned by this user, writable by nobody else; POSIX), else PLC_ERR_FOREIGN_FOLDER. */
+#define READ_FOLLOW_LINKS 1
+#define READ_OWN_ONLY 2
 
 /* The one bounded reader of small files (a document the user picked, a ticket, machine ids): only a
  * regular file of at most cap - 1 bytes, NUL-terminated in buf; opening never waits for a writer
  * or acts on a device, and at most cap bytes are read (a file that grew is PLC_ERR_FILE_TOO_LARGE).
- * follow_links 0: a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW; Windows: a reparse point). *found says
+ * Without READ_FOLLOW_LINKS a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW; Windows: a reparse point). *found says
  * what was there when PLC_ERR_NOT_A_FILE. */
 #ifdef _WIN32
 
-static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
+static plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
+  const int follow_links = (flags & READ_FOLLOW_LINKS) != 0;
   WCHAR wide[1024];
   HANDLE h;
   DWORD attributes, type;
@@ -1638,7 +1653,8 @@ static found_kind found_of(mode_t mode) {
   return S_ISREG(mode) ? FOUND_FILE : FOUND_OTHER;
 }
 
-static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
+static plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
+  const int follow_links = (flags & READ_FOLLOW_LINKS) != 0;
   struct stat st;
   size_t got = 0;
   plc_status result = PLC_OK;
@@ -1665,6 +1681,11 @@ static plc_status read_small_file(const char *path, int follow_links, char *buf,
     *found = S_ISREG(st.st_mode) ? FOUND_OTHER : found_of(st.st_mode);
     close(fd);
     return PLC_ERR_NOT_A_FILE;
+  }
+  if ((flags & READ_OWN_ONLY) != 0 && !own_entry(&st)) {
+    *found = st.st_uid != geteuid() ? FOUND_NOT_OWN : FOUND_SHARED;
+    close(fd);
+    return PLC_ERR_FOREIGN_FOLDER;
   }
   if ((unsigned long long)st.st_size > (unsigned long long)(cap - 1)) {
     close(fd);
@@ -1699,7 +1720,7 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
   found_kind found;
   if (len != NULL) *len = 0;
   if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
-  return read_small_file(path, 1, buf, cap, len, &found);
+  return read_small_file(path, READ_FOLLOW_LINKS, buf, cap, len, &found);
 }
 
 /* ---------------------------------------------------------------- agent on demand */
@@ -2622,6 +2643,114 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
 #define PLC_SEP "/"
 #endif
 
+/* ---------------------------------------------------------------- the user's own folders */
+
+/* The folder holding path, as Node's path.dirname says it (the library's reader asks the same):
+ * "." for a bare name, the root for a name in it. -1 when it does not fit cap. */
+static int parent_folder(const char *path, char *out, size_t cap) {
+  size_t n = strlen(path);
+#ifdef _WIN32
+#define PLC_IS_SEP(c) ((c) == '\\' || (c) == '/')
+  size_t root = n >= 2 && path[1] == ':' ? 2 : 0; /* a drive stays: C:\x's folder is C:\ */
+  if (root == 2 && n >= 3 && PLC_IS_SEP(path[2])) root = 3;
+#else
+#define PLC_IS_SEP(c) ((c) == '/')
+  size_t root = n >= 1 && path[0] == '/' ? 1 : 0;
+#endif
+  while (n > root && PLC_IS_SEP(path[n - 1])) n--; /* a final separator names the same entry */
+  while (n > root && !PLC_IS_SEP(path[n - 1])) n--; /* the entry's name */
+  while (n > root && PLC_IS_SEP(path[n - 1])) n--; /* the separators before it */
+#undef PLC_IS_SEP
+  if (n == 0) {
+    if (cap < 2) return -1;
+    memcpy(out, ".", 2);
+    return 0;
+  }
+  if (n + 1 > cap) return -1;
+  memcpy(out, path, n);
+  out[n] = '\0';
+  return 0;
+}
+
+typedef enum folder_state { FOLDER_OK = 0, FOLDER_MISSING, FOLDER_BAD } folder_state;
+
+/* The reader's folder rule (license-ticket.md, signed-ticket.md: the socket folder's): the folder
+ * at path, links resolved, is a folder of the user's own (own_entry: owned by this user, writable
+ * by nobody else). MISSING when nothing is there (a ticket in it is missing too); BAD with its words,
+ * which start with `name` ("the data folder"), in problem. Windows: a folder (its ACL is the user's
+ * own under %LOCALAPPDATA%). */
+static folder_state own_folder(const char *path, const char *name, char *problem, size_t cap) {
+  size_t pos = 0;
+  problem[0] = '\0';
+#ifdef _WIN32
+  {
+    WCHAR wide[PLC_DATA_CAP];
+    DWORD attributes;
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide, PLC_DATA_CAP) == 0) {
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, "'s path is not UTF-8");
+      return FOLDER_BAD;
+    }
+    attributes = GetFileAttributesW(wide);
+    if (attributes == INVALID_FILE_ATTRIBUTES) {
+      DWORD e = GetLastError();
+      if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return FOLDER_MISSING;
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, " cannot be checked (permission or a read error)");
+      return FOLDER_BAD;
+    }
+    if ((attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return FOLDER_OK;
+    add(problem, cap, &pos, name);
+    add(problem, cap, &pos, " is not a folder");
+    return FOLDER_BAD;
+  }
+#else
+  {
+    struct stat st;
+    char mode[4];
+    if (stat(path, &st) != 0) {
+      if (errno == ENOENT) return FOLDER_MISSING;
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, errno == ENOTDIR ? " is under a file, not a folder" : " cannot be checked (permission or a read error)");
+      return FOLDER_BAD;
+    }
+    if (S_ISDIR(st.st_mode) && own_entry(&st)) return FOLDER_OK;
+    add(problem, cap, &pos, name);
+    if (!S_ISDIR(st.st_mode)) {
+      add(problem, cap, &pos, S_ISFIFO(st.st_mode) ? " is a FIFO, not a folder" : S_ISREG(st.st_mode) ? " is a file, not a folder" : " is not a folder");
+    } else if (st.st_uid != geteuid()) {
+      add(problem, cap, &pos, " belongs to user ");
+      add_number(problem, cap, &pos, (unsigned long)st.st_uid);
+      add(problem, cap, &pos, ", not to this one: nothing in it is trusted");
+    } else {
+      mode[0] = (char)('0' + ((st.st_mode >> 6) & 7));
+      mode[1] = (char)('0' + ((st.st_mode >> 3) & 7));
+      mode[2] = (char)('0' + (st.st_mode & 7));
+      mode[3] = '\0';
+      add(problem, cap, &pos, " is writable by others (mode ");
+      add(problem, cap, &pos, mode);
+      add(problem, cap, &pos, "): nothing in it is trusted; chmod 700 it");
+    }
+    return FOLDER_BAD;
+  }
+#endif
+}
+
+/* The two folders a ticket at path sits in, DATA/tickets/NAME, by the folder rule, outermost
+ * first: FOLDER_OK when both pass, else the first that does not (its words in problem). */
+static folder_state ticket_folders(const char *path, char *problem, size_t cap) {
+  char tickets[PLC_DATA_CAP], data[PLC_DATA_CAP];
+  folder_state st;
+  if (parent_folder(path, tickets, sizeof tickets) != 0 || parent_folder(tickets, data, sizeof data) != 0) {
+    size_t pos = 0;
+    problem[0] = '\0';
+    add(problem, cap, &pos, "the ticket's path is longer than 1023 bytes");
+    return FOLDER_BAD;
+  }
+  st = own_folder(data, "the data folder", problem, cap);
+  return st != FOLDER_OK ? st : own_folder(tickets, "the tickets folder", problem, cap);
+}
+
 plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size) {
   char path[PLC_DATA_CAP], id[40];
   plc_status st;
@@ -2698,7 +2827,7 @@ static void read_os_raw_id(char *raw, size_t cap) {
   int complete = 0, failed = 0;
   found_kind found;
   for (size_t i = 0; i < 2; i++) {
-    if (read_small_file(files[i], 1, buf, sizeof buf, &len, &found) != PLC_OK) failed = 1;
+    if (read_small_file(files[i], READ_FOLLOW_LINKS, buf, sizeof buf, &len, &found) != PLC_OK) failed = 1;
     else take_line(raw, cap, &n, buf, len, &complete);
   }
   if (failed && !complete && gethostname(buf, sizeof buf - 1) == 0) {
@@ -2751,17 +2880,19 @@ plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out,
     memcpy(out, os_raw_id, os_raw_len + 1);
     return PLC_OK;
   }
-  /* The generated secret (machine-id.ts readSecret): trimmed, 64 lowercase hex digits. */
+  /* The generated secret (machine-id.ts readSecret): trimmed, 64 lowercase hex digits, in a data
+   * folder of the user's own and a file of theirs (the folder rule: else it is not trusted). */
   app = ticket_app(app);
   if (!valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
   st = data_folder(app, app_group, path, sizeof path);
   if (st != PLC_OK) return st;
+  if (own_folder(path, "the data folder", buf, sizeof buf) != FOLDER_OK) return PLC_ERR_NO_FILE;
   {
     const char *const parts[] = {PLC_SEP "machine-secret"};
     if (join_parts(path, sizeof path, parts, 1) != 0) return PLC_ERR_PATH_TOO_LONG;
   }
-  st = read_small_file(path, 1, buf, sizeof buf, &len, &found);
-  if (st != PLC_OK) return st == PLC_ERR_NO_FILE ? PLC_ERR_NO_FILE : st;
+  st = read_small_file(path, READ_FOLLOW_LINKS | READ_OWN_ONLY, buf, sizeof buf, &len, &found);
+  if (st != PLC_OK) return st == PLC_ERR_NO_FILE || st == PLC_ERR_FOREIGN_FOLDER ? PLC_ERR_NO_FILE : st;
   for (size_t sp; start < len && (sp = js_space((const unsigned char *)buf + start, len - start)) > 0;) start += sp;
   while (len > start) {
     size_t back = len >= start + 3 ? js_space((const unsigned char *)buf + len - 3, 3) : 0;
@@ -3143,7 +3274,10 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   }
 }
 
-/* Reads path with the one bounded reader and judges it; raw_machine_id NULL: this computer has none. */
+/* Reads the ticket at path and judges it; raw_machine_id NULL: this computer has none. What is
+ * missing (the ticket, or a folder it would be in) is NONE; everything else that is there and
+ * fails a rule is TAMPERED: the folders' (ticket_folders), then the file's (the one bounded reader:
+ * a regular file of the user's own, not a link), then the judge's. */
 static plc_ticket_verdict ticket_read(const char *path, const char *app, const char *project_id, int64_t now, const char *raw_machine_id,
                                       plc_ticket *out) {
   char buf[PLC_TICKET_MAX_BYTES + 1];
@@ -3152,7 +3286,12 @@ static plc_ticket_verdict ticket_read(const char *path, const char *app, const c
   plc_status st;
   ticket_reset(out);
   if (path == NULL || path[0] == '\0') return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no path");
-  st = read_small_file(path, 0, buf, sizeof buf, &len, &found);
+  switch (ticket_folders(path, out->problem, sizeof out->problem)) {
+    case FOLDER_OK: break;
+    case FOLDER_MISSING: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
+    case FOLDER_BAD: return ticket_answer(out, PLC_TICKET_TAMPERED, PLC_REASON_CACHE_INVALID, NULL);
+  }
+  st = read_small_file(path, READ_OWN_ONLY, buf, sizeof buf, &len, &found);
   /* Not a switch: JUCE's recommended warnings (-Wswitch-enum, as errors) want every status named. */
   if (st == PLC_ERR_NO_FILE) return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
   if (st == PLC_ERR_NOT_A_FILE)
@@ -3162,6 +3301,9 @@ static plc_ticket_verdict ticket_read(const char *path, const char *app, const c
                                 : found == FOUND_FOLDER ? "a folder, not a regular file"
                                 : found == FOUND_SOCKET ? "a socket, not a regular file"
                                                         : "not a regular file");
+  if (st == PLC_ERR_FOREIGN_FOLDER)
+    return ticket_tampered(out, found == FOUND_NOT_OWN ? "the ticket belongs to another user, not to this one"
+                                                       : "the ticket is writable by others; chmod 600 it");
   if (st == PLC_ERR_FILE_TOO_LARGE) return ticket_tampered(out, "more than 4096 bytes");
   if (st == PLC_ERR_INVALID_ARGUMENT) return ticket_tampered(out, "the path is not UTF-8");
   if (st != PLC_OK) return ticket_tampered(out, "cannot be opened or read (permission or a read error)");

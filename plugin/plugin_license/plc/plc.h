@@ -334,7 +334,10 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
 
 /* Reads the ticket at path (bounded, non-blocking, no link followed, a regular file only) and
  * judges it as plc_ticket_judge: a missing file is NONE, anything else there that is not a ticket
- * of at most PLC_TICKET_MAX_BYTES is TAMPERED. */
+ * of at most PLC_TICKET_MAX_BYTES is TAMPERED. The folder rule (the socket folder's): path is
+ * DATA/tickets/NAME, and both folders, links resolved, must be the user's own (owned by this user,
+ * writable by nobody else; Windows: folders), as must the file; a folder that fails, or that is no
+ * folder (a file, a FIFO), is TAMPERED with the problem naming it, a missing one NONE. */
 plc_ticket_verdict plc_ticket_read(const char *path, const char *app, const char *project_id, int64_t now,
                                    const char *raw_machine_id, plc_ticket *out);
 
@@ -355,7 +358,8 @@ plc_status plc_ticket_path(const char *app, const char *app_group, const char *p
  * /var/lib/dbus/machine-id, else /etc/machine-id; macOS: IOPlatformUUID through IOKit; Windows:
  * HKLM\SOFTWARE\Microsoft\Cryptography\MachineGuid from the 64-bit view), read in-process once per
  * process; where the OS has none (or one the library would not take), the generated secret in app's
- * DATA/machine-secret. PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
+ * DATA/machine-secret, taken only from a data folder and a file of the user's own (the folder rule).
+ * PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
 plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size);
 
 /* ---- The agent on demand ---- */
