@@ -99,6 +99,10 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       const help = run(['--help']);
       expect(help.code).toBe(0);
       expect(help.out).toContain('Exit status');
+      // A data folder whose ticket path would not fit: the words name the ticket's path, not the socket's.
+      const long = run([VALID.project_id], { PLUGIN_LICENSE_HOME: `/${'h'.repeat(1100)}` });
+      expect(long).toMatchObject({ code: 2, out: '' });
+      expect(long.err).toBe("plc-ticket: no ticket path: the ticket's path would be longer than plc-ticket holds (1023 bytes); set a shorter PLUGIN_LICENSE_HOME (or XDG_DATA_HOME), or pass --file\n");
       for (const args of [[], ['--now', '12x', VALID.project_id], ['--bogus', VALID.project_id], ['not-a-uuid'], ['--app', 'a b', VALID.project_id], ['--app']]) {
         const r = run(args);
         expect(r.code, args.join(' ')).toBe(2);

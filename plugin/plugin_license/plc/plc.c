@@ -214,8 +214,12 @@ const char *plc_strerror(plc_status status) {
   switch (status) {
     case PLC_OK: return "ok";
     case PLC_ERR_INVALID_ARGUMENT: return "invalid argument (NULL, empty or too long)";
-    case PLC_ERR_PATH_TOO_LONG: return "the socket path is longer than the platform allows; set a shorter PLUGIN_LICENSE_SOCKET";
-    case PLC_ERR_NO_PATH: return "no default socket path (no home folder or user name); set PLUGIN_LICENSE_SOCKET";
+    /* One status for every path a call makes (the socket's, the executable's, the ticket's): the
+     * words fit each; plc_describe and the calls' callers say which it was. */
+    case PLC_ERR_PATH_TOO_LONG:
+      return "a path is longer than the platform or the buffer allows, never cut (the agent's socket: set a shorter PLUGIN_LICENSE_SOCKET; "
+             "the data folder: PLUGIN_LICENSE_HOME; the executable: PLUGIN_LICENSE_EXECUTABLE)";
+    case PLC_ERR_NO_PATH: return "no default path: no home folder or user name to make it from (set HOME, or PLUGIN_LICENSE_SOCKET for the agent's socket)";
     case PLC_ERR_NOT_RUNNING: return "the agent is not running; treat the license as unknown and retry later";
     case PLC_ERR_CONNECT: return "could not connect to the agent socket (permission, or not a socket)";
     case PLC_ERR_TIMEOUT: return "the agent did not answer in time";
@@ -1502,6 +1506,21 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
   size_t pos = 0;
   if (out == NULL || out_size == 0) return "";
   out[0] = '\0';
+  /* A client's paths are its socket's: say so, and what to set. */
+  if (client != NULL && status == PLC_ERR_PATH_TOO_LONG) {
+#ifdef _WIN32
+    add(out, out_size, &pos, "the agent's pipe name is longer than plc allows (PLC_PATH_CAP); set a shorter PLUGIN_LICENSE_SOCKET");
+#else
+    add(out, out_size, &pos, "the agent's socket path is longer than this platform allows (");
+    add_number(out, out_size, &pos, (unsigned long)PLC_SUN_PATH_MAX);
+    add(out, out_size, &pos, " bytes); set a shorter PLUGIN_LICENSE_SOCKET (or XDG_RUNTIME_DIR)");
+#endif
+    return out;
+  }
+  if (client != NULL && status == PLC_ERR_NO_PATH) {
+    add(out, out_size, &pos, "no default path for the agent's socket: no home folder or user name to make it from; set PLUGIN_LICENSE_SOCKET");
+    return out;
+  }
   if (client == NULL || client->holder < 0 || (status != PLC_ERR_FOREIGN_FOLDER && status != PLC_ERR_FOREIGN_AGENT)) {
     add(out, out_size, &pos, plc_strerror(status));
     return out;
@@ -3324,14 +3343,11 @@ plc_ticket_verdict plc_ticket_check(const char *app, const char *app_group, cons
   if (out == NULL) out = &ignored;
   ticket_reset(out);
   st = plc_ticket_path(app, app_group, project_id, path, sizeof path);
-  if (st != PLC_OK) {
-    ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no ticket path: ");
-    {
-      size_t pos = strlen(out->problem);
-      add(out->problem, sizeof out->problem, &pos, plc_strerror(st));
-    }
-    return PLC_TICKET_NONE;
-  }
+  if (st != PLC_OK)
+    return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE,
+                         st == PLC_ERR_PATH_TOO_LONG ? "no ticket path: it would be longer than 1023 bytes (the data folder's path is too long)"
+                         : st == PLC_ERR_NO_PATH     ? "no ticket path: no home folder to find the data folder in (set HOME or PLUGIN_LICENSE_HOME)"
+                                                     : "no ticket path: a bad app, app group or project id");
   st = plc_raw_machine_id(app, app_group, raw, sizeof raw);
   return ticket_read(path, app, project_id, now, st == PLC_OK ? raw : NULL, out);
 }

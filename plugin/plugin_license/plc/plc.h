@@ -60,7 +60,8 @@ extern "C" {
 typedef enum plc_status {
   PLC_OK = 0,
   PLC_ERR_INVALID_ARGUMENT, /* NULL pointer, empty or over-long project id or path */
-  PLC_ERR_PATH_TOO_LONG,    /* the socket path does not fit the platform's sun_path */
+  PLC_ERR_PATH_TOO_LONG,    /* a path does not fit: the socket's in the platform's sun_path, or the executable's or ticket's in
+                               plc's or the caller's buffer (plc_strerror's words fit each; plc_describe names the socket's) */
   PLC_ERR_NO_PATH,          /* no default path could be made (no HOME / USERNAME) */
   PLC_ERR_NOT_RUNNING,      /* nothing listens on the path: treat the license as unknown */
   PLC_ERR_CONNECT,          /* connecting failed otherwise (permission, not a socket) */
@@ -260,12 +261,16 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size);
  * PLC_ERR_INVALID_ARGUMENT. */
 plc_status plc_app_group_socket_path(const char *group, const char *app, char *out, size_t out_size);
 
-/* A short English text for a status, e.g. "the agent is not running". Never NULL. */
+/* A short English text for a status, e.g. "the agent is not running". Never NULL. The words are
+ * the status's, whatever call returned it: PLC_ERR_PATH_TOO_LONG and PLC_ERR_NO_PATH, which a
+ * socket's, an executable's and a ticket's path share, say what to set for each; plc_describe
+ * names a client's (the socket's), and the ticket's problem the ticket's. */
 const char *plc_strerror(plc_status status);
 
 /* plc_strerror's words for what a call on `client` returned, with what the client learnt: after
  * PLC_ERR_FOREIGN_FOLDER or PLC_ERR_FOREIGN_AGENT, the path and who holds it ("the agent's folder
- * /tmp/plugin-license-1000 belongs to user 65534 (nobody), not to you (1000): ..."). Writes a
+ * /tmp/plugin-license-1000 belongs to user 65534 (nobody), not to you (1000): ..."); after
+ * PLC_ERR_PATH_TOO_LONG or PLC_ERR_NO_PATH, that the path is the agent's socket's. Writes a
  * NUL-terminated text into out (cut to fit; 512 bytes hold every text) and returns out ("" when
  * out_size is 0). */
 const char *plc_describe(const plc_client *client, plc_status status, char *out, size_t out_size);
