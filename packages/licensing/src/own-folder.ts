@@ -79,5 +79,11 @@ export function repairOwnFolder(path: string, name: string): void {
   if (notOwn(st) === 'owner') {
     throw new LicenseError('cache_io', `${notOwnWords(`${name} ${path}`, 'owner', st)}, and that user could put their own files in it; have it removed by its owner or an administrator, then try again`, { path });
   }
-  if (currentUid() !== undefined && (st.mode & 0o077) !== 0) chmodSync(path, 0o700);
+  if (currentUid() === undefined || (st.mode & 0o077) === 0) return;
+  chmodSync(path, 0o700);
+  // A file system without Unix modes (a FAT or SMB mount) keeps its own: no reader would trust it.
+  const after = statSync(path);
+  if (notOwn(after) !== undefined) {
+    throw new LicenseError('cache_io', `${notOwnWords(`${name} ${path}`, 'writable', after)} and stays so after chmod 700 (a file system without Unix permissions?); keep the data folder on a disk of your own`, { path });
+  }
 }
