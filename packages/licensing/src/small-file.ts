@@ -9,9 +9,9 @@ export type SmallFileRead = { kind: 'missing' } | { kind: 'bad'; problem: string
  * (`O_NONBLOCK`: a FIFO never waits for a writer), `fstat` on what was opened, then at most
  * `maxBytes` + 1 bytes read (a file that grew is caught). `followLinks: false` refuses a link
  * (`O_NOFOLLOW`); `ownOnly: true` refuses a file that is not the user's own (`notOwn`: another
- * user's, or writable by others), as checked on what was opened. Windows has neither flag; the regular-file and size checks still hold. The one
- * reader of small files a local user could swap for a FIFO, a device or a folder (the ticket,
- * `/etc/passwd`).
+ * user's, or writable by others), as checked on what was opened. Windows has neither flag; the
+ * regular-file and size checks still hold. The one reader of small files a local user could swap
+ * for a FIFO, a device or a folder (the ticket, `/etc/passwd`).
  *
  * @example
  * const read = readSmallFile('/etc/passwd', 4 * 1024 * 1024);
