@@ -178,6 +178,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
     it.skipIf(!isRoot)("another user's ticket (here root's, read by nobody): tampered for them, saying whose folder it is", () => {
       place(() => writeFileSync(path, readFileSync(join(VECTORS, 'valid.ticket')), { mode: 0o600 }));
       chmodSync(home, 0o755);
+      chmodSync(dir, 0o755); // user 65534 runs plc-ticket from there (a mkdtemp folder is 0700)
       const r = run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, '--file', path, VALID.project_id], {}, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']);
       expect(r.json).toMatchObject({ verdict: 'tampered', problem: 'the data folder belongs to user 0, not to this one: nothing in it is trusted' });
     });
