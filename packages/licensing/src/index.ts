@@ -18,6 +18,8 @@ export { resolvePaths, moveDataIntoGroup, resolveNamespace, listCachedProjects, 
 export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
+// The one rule of "the user's own" (owner, not writable by others): the agent's socket folder and the ticket's folders.
+export { notOwn } from './own-folder.js';
 export { acquireFileLock } from './file-lock.js';
 export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';
