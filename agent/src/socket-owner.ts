@@ -3,7 +3,7 @@ import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { posix } from 'node:path';
 import { AgentError, type SocketHolder } from './errors.js';
 import { isPipePath } from './socket-path.js';
-import { readSmallFile } from '@plugin-license/licensing';
+import { notOwn, readSmallFile } from '@plugin-license/licensing';
 
 /** Who asks: the agent about to listen, or a client about to send (the words differ, not the rule). */
 export type SocketRole = 'agent' | 'client';
@@ -93,7 +93,9 @@ export function checkSocketOwner(socketPath: string, options: SocketOwnerOptions
     refuse(`the agent's socket folder ${real} is a symbolic link to ${safeReadlink(real)} (owner ${holder(st)}), not a folder`, real, st, `Remove the link (a folder of that name is made by the agent), ${elsewhere}`);
   }
   if (!st.isDirectory()) refuse(`the agent's socket folder ${real} is not a folder (owner ${holder(st)})`, real, st, `Remove it, ${elsewhere}`);
-  if (st.uid !== uid) {
+  // The rule itself is the library's (notOwn, plc's own_entry): the user's, writable by nobody else.
+  const why = notOwn(st, uid);
+  if (why === 'owner') {
     refuse(
       `the agent's socket folder ${real} belongs to ${holder(st)}, not to you (${me}); another user may have created it to receive what you send the agent`,
       real,
@@ -101,7 +103,7 @@ export function checkSocketOwner(socketPath: string, options: SocketOwnerOptions
       `Ask its owner or an administrator to remove it (\`rm -r ${real}\` as root), then start your agent again, ${elsewhere}`,
     );
   }
-  if ((st.mode & 0o022) !== 0) {
+  if (why === 'writable') {
     refuse(`the agent's socket folder ${real} is writable by other users (owner ${holder(st)})`, real, st, `Run \`chmod 700 ${real}\`, ${elsewhere}`);
   }
   const sock = lstatOrUndefined(posix.join(real, posix.basename(path)), refuse);

@@ -245,7 +245,9 @@ int defaultExecutable(int argc, char **argv) {
   if (argc != 4) return 64;
   char path[1024];
   const plc_status st = plc_default_executable(argv[2], argv[3], path, sizeof path);
-  std::printf("{\"status\":%s,\"code\":%d,\"path\":%s}\n", json(plc_strerror(st)).c_str(), static_cast<int>(st), json(path).c_str());
+  // plc_strerror names no path; the caller knows it asked for the executable's.
+  const std::string words = st == PLC_ERR_PATH_TOO_LONG ? std::string("the executable's path is too long: ") + plc_strerror(st) : plc_strerror(st);
+  std::printf("{\"status\":%s,\"code\":%d,\"path\":%s}\n", json(words).c_str(), static_cast<int>(st), json(path).c_str());
   return st == PLC_OK ? 0 : 1;
 }
 

@@ -271,8 +271,9 @@ int main(int argc, char **argv) {
                     : argc >= 3 ? plc_app_group_socket_path(argv[2], argc >= 4 ? argv[3] : NULL, path, sizeof path)
                                 : PLC_ERR_INVALID_ARGUMENT;
     if (st != PLC_OK) {
+      char words[512];
       printf("{\"status\":\"%s\",\"message\":", status_name(st));
-      print_json_string(plc_strerror(st));
+      print_json_string(plc_describe(&client, st, words, sizeof words)); /* a client's words: its path is the socket's */
       puts("}");
       return 2;
     }

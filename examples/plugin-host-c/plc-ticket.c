@@ -84,7 +84,9 @@ int main(int argc, char **argv) {
     plc_status st = plc_ticket_path(app, group, project, path, sizeof path);
     if (st == PLC_ERR_INVALID_ARGUMENT) return usage("the PROJECT_ID must be a UUID and the app 1-64 letters, digits, '.', '_' or '-' (or the app group is not valid)");
     if (st != PLC_OK) {
-      fprintf(stderr, "plc-ticket: no ticket path: %s; set PLUGIN_LICENSE_HOME or pass --file\n", plc_strerror(st));
+      fprintf(stderr, "plc-ticket: no ticket path: %s\n",
+              st == PLC_ERR_PATH_TOO_LONG ? "the ticket's path would be longer than plc-ticket holds (1023 bytes); set a shorter PLUGIN_LICENSE_HOME (or XDG_DATA_HOME), or pass --file"
+                                          : "no home folder to find the data folder in; set HOME or PLUGIN_LICENSE_HOME, or pass --file");
       return 2;
     }
   } else {

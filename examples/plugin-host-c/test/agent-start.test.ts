@@ -162,6 +162,12 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     expect(await q('', 'missing one')).toMatchObject({ code: 18, path: join(home, '.local', 'bin', 'missing one') });
     expect(await q('Acme', '')).toMatchObject({ code: 18, path: join(home, '.local', 'bin', 'plugin-license') });
     expect(await q('Acme', 'acme license', { PLUGIN_LICENSE_EXECUTABLE: '/bin/true' })).toMatchObject({ code: 0, path: '/bin/true' });
+    // An over-long path is named as the executable's (plc_strerror's words name no path: a socket's is no executable's).
+    expect(await q('Acme', 'x', { PLUGIN_LICENSE_EXECUTABLE: `/${'e'.repeat(1100)}` })).toEqual({
+      status: expect.stringMatching(/^the executable's path is too long: a path is longer than the platform or the buffer allows/),
+      code: 2,
+      path: '',
+    });
     for (const [vendor, name] of [['Acme', '../acme'], ['Acme', 'a/b'], ['a/b', 'x'], ['..', 'x'], ['Acme', 'new\nline'], ['Acme', '.']]) {
       expect(await q(vendor!, name!), `${vendor} ${name}`).toMatchObject({ code: 1, path: '' });
     }

@@ -1,7 +1,7 @@
 // The sources build cleanly with the system compilers at -Wall -Wextra -Werror, the library
 // links no allocator and no signal handling, and the Windows branch cross-compiles.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,19 @@ describe.skipIf(!hasCc)('plugin-host-c builds', () => {
     compile('clang', ['-g', '-O1', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all', '-Wall', '-Wextra', '-Werror', `-I${PLC_DIR}`, 'fuzz/plc-fuzz.c', '-o', fuzzer]);
     const r = spawnSync(fuzzer, ['-runs=0', join(exampleDir, 'fuzz', 'corpus')], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
+  });
+
+  it.skipIf(!hasLibFuzzer)('builds the ticket fuzzer (structure-aware, libFuzzer, ASan, UBSan), replays its corpus clean, then runs 5,000 of its mutations', () => {
+    const fuzzer = join(dir, 'ticket-fuzz');
+    compile('clang', ['-g', '-O1', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all', '-Wall', '-Wextra', '-Werror', `-I${PLC_DIR}`, 'fuzz/ticket-fuzz.c', '-o', fuzzer]);
+    const replay = spawnSync(fuzzer, ['-runs=0', '-max_len=8192', join(exampleDir, 'fuzz', 'ticket-corpus')], { encoding: 'utf8' });
+    expect(replay.status, replay.stderr).toBe(0);
+    // A fixed seed and count, into a copy (libFuzzer adds what it finds to the folder it is given).
+    const copy = join(dir, 'ticket-corpus');
+    cpSync(join(exampleDir, 'fuzz', 'ticket-corpus'), copy, { recursive: true });
+    const run = spawnSync(fuzzer, ['-runs=5000', '-seed=1', '-max_len=8192', copy], { encoding: 'utf8' });
+    expect(run.status, run.stderr.slice(-4000)).toBe(0);
+    expect(run.stderr).toMatch(/Done 5000 runs/);
   });
 
   it('has a macOS branch (the app-group socket path) that compiles; checked for syntax against this system\'s headers, as no Mac is here', () => {

@@ -236,7 +236,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
     it('refuses a path over the sun_path limit instead of cutting it', async () => {
       const fits = `/tmp/${'a'.repeat(102)}`; // 107 bytes: the Linux limit
       expect(await path({ PLUGIN_LICENSE_SOCKET: fits })).toMatchObject({ code: 0, path: fits });
-      expect(await path({ PLUGIN_LICENSE_SOCKET: `${fits}b` })).toMatchObject({ code: 2, status: 'path_too_long' });
+      expect(await path({ PLUGIN_LICENSE_SOCKET: `${fits}b` })).toMatchObject({ code: 2, status: 'path_too_long', message: "the agent's socket path is longer than this platform allows (107 bytes); set a shorter PLUGIN_LICENSE_SOCKET (or XDG_RUNTIME_DIR)" });
       expect(await path({ XDG_RUNTIME_DIR: `/${'r'.repeat(100)}` })).toMatchObject({ code: 2, status: 'path_too_long' });
       const check = await plcCheck(bin.plcCheck, `${fits}b`, 'proj_1');
       expect(check.answers[0]).toMatchObject({ status: 'path_too_long' });

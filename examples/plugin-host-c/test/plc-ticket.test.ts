@@ -60,19 +60,25 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
     return { code: r.status, out: r.stdout, err: r.stderr, ms: Date.now() - started, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as Verdict) : undefined };
   };
   const vectorArgs = (c: VectorCase, file: string) => ['--app', c.app, '--now', String(c.now), '--machine-id', c.raw_machine_id, '--file', file, c.project_id];
+  /** A vector, copied into DATA/tickets folders of this user's own: a reader trusts no other (the folder rule). */
+  let vectors: string;
+  const vector = (file: string): string => join(vectors, file);
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plc-ticket-'));
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
     compile('cc', [...C_FLAGS, 'plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
     compile('cc', [...C_FLAGS, 'test/plc-ticket-kat.c', '-o', (kat = join(dir, 'plc-ticket-kat'))]);
+    vectors = join(dir, 'data', 'tickets');
+    mkdirSync(vectors, { recursive: true, mode: 0o700 });
+    for (const c of manifest.cases) writeFileSync(vector(c.file), readFileSync(join(VECTORS, c.file)), { mode: 0o600 });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   describe('every vector, judged by plc and by the library alike', () => {
     it.each(manifest.cases.map((c): [string, VectorCase] => [`${c.file}: ${c.what}`, c]))('%s', (_, c) => {
-      const file = join(VECTORS, c.file);
-      const lib = judgeTicket(readFileSync(file), { app: c.app, projectId: c.project_id, now: c.now, rawMachineId: c.raw_machine_id });
+      const file = vector(c.file);
+      const lib = judgeTicket(file, { app: c.app, projectId: c.project_id, now: c.now, rawMachineId: c.raw_machine_id });
       const r = run(vectorArgs(c, file));
       expect({ verdict: lib.verdict, reason: lib.reason }).toEqual(c.expected);
       expect({ verdict: r.json?.verdict, reason: r.json?.reason }).toEqual(c.expected);
@@ -93,6 +99,10 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       const help = run(['--help']);
       expect(help.code).toBe(0);
       expect(help.out).toContain('Exit status');
+      // A data folder whose ticket path would not fit: the words name the ticket's path, not the socket's.
+      const long = run([VALID.project_id], { PLUGIN_LICENSE_HOME: `/${'h'.repeat(1100)}` });
+      expect(long).toMatchObject({ code: 2, out: '' });
+      expect(long.err).toBe("plc-ticket: no ticket path: the ticket's path would be longer than plc-ticket holds (1023 bytes); set a shorter PLUGIN_LICENSE_HOME (or XDG_DATA_HOME), or pass --file\n");
       for (const args of [[], ['--now', '12x', VALID.project_id], ['--bogus', VALID.project_id], ['not-a-uuid'], ['--app', 'a b', VALID.project_id], ['--app']]) {
         const r = run(args);
         expect(r.code, args.join(' ')).toBe(2);
@@ -111,7 +121,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       // A home with spaces, quotes, a glob, $, a backslash and non-ASCII in its name.
       home = mkdtempSync(join(tmpdir(), `plc ticket '"*$\\é-`));
       path = ticketPath({ home, namespace: VALID.app }, VALID.project_id);
-      mkdirSync(join(home, 'data', 'tickets'), { recursive: true });
+      mkdirSync(join(home, 'data', 'tickets'), { recursive: true, mode: 0o700 });
     });
     afterAll(() => {
       server?.close();
@@ -165,17 +175,18 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       server = undefined;
     });
 
-    it.skipIf(!isRoot)('a ticket another user cannot read: tampered for them, saying so', () => {
+    it.skipIf(!isRoot)("another user's ticket (here root's, read by nobody): tampered for them, saying whose folder it is", () => {
       place(() => writeFileSync(path, readFileSync(join(VECTORS, 'valid.ticket')), { mode: 0o600 }));
       chmodSync(home, 0o755);
+      chmodSync(dir, 0o755); // user 65534 runs plc-ticket from there (a mkdtemp folder is 0700)
       const r = run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, '--file', path, VALID.project_id], {}, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']);
-      expect(r.json).toMatchObject({ verdict: 'tampered', problem: expect.stringMatching(/cannot be opened/) });
+      expect(r.json).toMatchObject({ verdict: 'tampered', problem: 'the data folder belongs to user 0, not to this one: nothing in it is trusted' });
     });
     if (!isRoot) console.log('plc-ticket: skipping the other-user case: it needs root (setpriv)');
   });
 
   describe.skipIf(!hasFaketime)('the clock moved (faketime), no --now', () => {
-    const at = (t: number) => run(['--app', VALID.app, '--machine-id', VALID.raw_machine_id, '--file', join(VECTORS, 'valid.ticket'), VALID.project_id], {}, ['faketime', `@${t}`]);
+    const at = (t: number) => run(['--app', VALID.app, '--machine-id', VALID.raw_machine_id, '--file', vector('valid.ticket'), VALID.project_id], {}, ['faketime', `@${t}`]);
     it('past valid_until: expired', () => expect(at(UNTIL + 10).json).toMatchObject({ verdict: 'expired', reason: 'grace_expired' }));
     it('two hours before issued_at: clock', () => expect(at(ISSUED - 7200).json).toMatchObject({ verdict: 'clock', reason: 'clock_tampered' }));
     it('in between: valid', () => expect(at(ISSUED + 600).json).toMatchObject({ verdict: 'valid' }));

@@ -15,9 +15,11 @@ export type { Random, ScheduleState, LoadCheckState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
 export { resolvePaths, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
-export { judgeTicket, encodeTicket, ticketOf, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
+export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
+// The one rule of "the user's own" (owner, not writable by others): the agent's socket folder and the ticket's folders.
+export { notOwn } from './own-folder.js';
 export { acquireFileLock } from './file-lock.js';
 export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';

@@ -204,11 +204,13 @@ export class LicenseStore {
 
   #ticketError(e: unknown): LicenseError {
     const file = (this.#ticket as TicketSink).file;
+    // A folder the readers would not trust (writeTicket refused it) says itself what to do.
+    const refused = e instanceof LicenseError;
     const err = ioError(
       e,
       file,
       `the license state was stored, but its ticket ${file} could not be written`,
-      'plugins cannot read the license without the agent until it is; make the folder writable or free some space',
+      `plugins cannot read the license without the agent until it is${refused ? '' : '; make the folder writable or free some space'}`,
     );
     ticketErrors.add(err);
     return err;
@@ -315,7 +317,8 @@ export function openProjectStore(projectId: string, identity: MachineIdentity, w
 
 /** A file-system failure as `cache_io`, with the system's code (EACCES, ENOSPC, …) and the path. */
 function ioError(e: unknown, path: string, what: string, next: string): LicenseError {
-  const systemCode = (e as NodeJS.ErrnoException | undefined)?.code;
+  // A LicenseError's code is the library's (cache_io), not the system's: its words say why.
+  const systemCode = e instanceof LicenseError ? e.systemCode : (e as NodeJS.ErrnoException | undefined)?.code;
   const why = typeof systemCode === 'string' ? systemCode : ((e as Error | undefined)?.message ?? String(e));
   return new LicenseError('cache_io', `${what} (${why}); ${next}`, { cause: e, path, ...(typeof systemCode === 'string' ? { systemCode } : {}) });
 }

@@ -1,7 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { dirname } from 'node:path';
 import { codeHint } from '@plugin-license/api';
 import type { StoredLicense } from './cache-file.js';
-import { removeFileDurably, writeFileAtomic } from './cache-file.js';
+import { ensureDir, removeFileDurably, writeFileAtomic } from './cache-file.js';
+import { checkOwnFolder, repairOwnFolder } from './own-folder.js';
 import { readSmallFile } from './small-file.js';
 import type { Reason } from './license-status.js';
 import { ticketKeyOf } from './machine-id.js';
@@ -88,7 +90,7 @@ export interface TicketContext {
  */
 export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cacheInvalid = false): TicketFields {
   const issued = Math.floor(ctx.now / 1000);
-  const base = { v: 1 as const, app: ctx.app, project_id: ctx.projectId.toLowerCase(), issued_at: issued };
+  const base = { v: 1 as const, app: ctx.app, project_id: ticketProjectId(ctx.projectId), issued_at: issued };
   if (license === null) {
     return { ...base, valid: false, reason: cacheInvalid ? 'cache_invalid' : 'not_activated', source: 'cache', code_hint: null, valid_until: issued };
   }
@@ -108,9 +110,29 @@ export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cach
   return { ...base, valid: true, reason: null, source, code_hint: hint, valid_until: Math.floor(validUntil / 1000) };
 }
 
-/** Writes a ticket atomically (the one atomic writer: temp file, fsync, rename), mode 0600 in a 0700 folder. */
+/**
+ * Writes a ticket atomically (the one atomic writer: temp file, fsync, rename), mode 0600 in a
+ * 0700 folder. The folders it sits in, `DATA/tickets/`, are held to the readers' folder rule
+ * first: repaired to 0700 when they are the user's own, refused (`cache_io`) when they are not.
+ */
 export async function writeTicket(file: string, key: Buffer, fields: TicketFields): Promise<void> {
+  const tickets = dirname(file);
+  await ensureDir(tickets);
+  repairOwnFolder(dirname(tickets), 'the data folder');
+  repairOwnFolder(tickets, 'the tickets folder');
   await writeFileAtomic(file, encodeTicket(key, fields));
+}
+
+/**
+ * The one comparison rule of project ids in a ticket (plc's `project_id_key`): ASCII letters in
+ * lower case, every other character as it is. `toLowerCase()` would fold U+212A KELVIN SIGN to
+ * `k`, U+0130 to `i̇` and fullwidth letters to theirs, which plc does not: one id, one answer.
+ *
+ * @example
+ * ticketProjectId('123E4567-E89B-12D3-A456-426614174000'); // '123e4567-e89b-12d3-a456-426614174000'
+ */
+export function ticketProjectId(id: string): string {
+  return id.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
 /** Removes a ticket durably (nothing to remove is fine). */
@@ -120,9 +142,12 @@ export async function removeTicket(file: string): Promise<void> {
 
 /**
  * The reader's rules, exactly as the contract states them, on a ticket's bytes or its path. A
- * path is opened so that it cannot block (non-blocking, no link followed), taken only when it is
- * a regular file of at most 4 KB, and read at most 4 KB + 1 byte. Only a missing ticket is `none`;
- * anything there that fails a rule is `tampered` (`cache_invalid`). Never throws.
+ * path is `DATA/tickets/NAME`: both folders must be the user's own, links resolved (the folder
+ * rule, {@link checkOwnFolder}); the file is opened so that it cannot block (non-blocking, no link
+ * followed), taken only when it is a regular file of the user's own of at most 4 KB, and read at
+ * most 4 KB + 1 byte. Only a missing ticket (or a missing folder it would be in) is `none`;
+ * anything there that fails a rule, a folder included, is `tampered` (`cache_invalid`). The
+ * project ids compare by {@link ticketProjectId}. Never throws.
  *
  * @example
  * const v = judgeTicket(ticketPath({ namespace: 'acme-audio' }, projectId), { app: 'acme-audio', projectId, now: Math.floor(Date.now() / 1000), rawMachineId });
@@ -131,7 +156,13 @@ export async function removeTicket(file: string): Promise<void> {
 export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): TicketVerdict {
   let bytes: Uint8Array;
   if (typeof input === 'string') {
-    const read = readSmallFile(input, MAX_TICKET_BYTES, { followLinks: false });
+    const tickets = dirname(input);
+    for (const [folder, name] of [[dirname(tickets), 'the data folder'], [tickets, 'the tickets folder']] as const) {
+      const check = checkOwnFolder(folder, name);
+      if (check.kind === 'missing') return { verdict: 'none', reason: null };
+      if (check.kind === 'bad') return tampered(check.problem);
+    }
+    const read = readSmallFile(input, MAX_TICKET_BYTES, { followLinks: false, ownOnly: true });
     if (read.kind === 'missing') return { verdict: 'none', reason: null };
     if (read.kind === 'bad') return tampered(read.problem);
     bytes = read.bytes;
@@ -161,7 +192,7 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return tampered('line 1 is not a JSON object');
   const f = parsed as Record<string, unknown>;
   if (f.app !== options.app) return tampered('belongs to another app');
-  if (typeof f.project_id !== 'string' || f.project_id !== options.projectId.toLowerCase()) return tampered('belongs to another project');
+  if (typeof f.project_id !== 'string' || f.project_id !== ticketProjectId(options.projectId)) return tampered('belongs to another project');
   if (f.v !== 1) return tampered(`unknown version ${JSON.stringify(f.v)}`);
   const fields = asFields(f, integersOnly(json));
   if (fields === null) return tampered('a field of version 1 is missing or of the wrong type');

@@ -117,6 +117,10 @@ export function makeVectors(): Vectors {
   add('escaped-pair.ticket', 'code_hint with an escaped surrogate pair and escapes of every kind, correctly signed: valid', signLine(line.replace(/"code_hint":"[^"]*"/, '"code_hint":"\\ud83c\\udfb9\\"\\\\\\/\\b\\f\\n\\r\\t"')), ok);
   add('duplicate-key.ticket', 'valid_until twice, the last a year later, correctly signed: the last one counts (JSON.parse)', signLine(line.replace('}', `,"valid_until":${UNTIL + 365 * 86_400}}`)), ok, { now: UNTIL + 86_400 });
   add('extra-keys.ticket', 'unknown extra keys, nested 1,000 deep, correctly signed: ignored, valid', signLine(line.replace('}', `,"extra":${'['.repeat(1000)}{"a":[true,false,null,-0,"x"]}${']'.repeat(1000)},"more":{}}`)), ok);
+  // A field that is a container which does not close at once (plc's value reader once read past an unset pointer here).
+  add('v-array.ticket', 'v an array holding 1, correctly signed: an unknown version', signLine(line.replace('"v":1', '"v":[1]')), bad);
+  add('v-object.ticket', 'v an object nested three deep, correctly signed: an unknown version', signLine(line.replace('"v":1', '"v":{"v":[1,{"v":1}]}')), bad);
+  add('app-array.ticket', 'app an array holding the app, correctly signed: another app', signLine(line.replace('"app":"acme-audio"', '"app":["acme-audio"]')), bad);
   add('fraction-time.ticket', 'valid_until with a fraction, correctly signed: times are Unix seconds (integers)', signLine(withTime('valid_until', `${UNTIL}.5`)), bad);
   add('exponent-time.ticket', 'issued_at in exponent notation (an integer value), correctly signed: times are written as digits', signLine(withTime('issued_at', '17684784e2')), bad);
   add('zero-fraction-time.ticket', 'valid_until with a zero fraction, correctly signed: written as digits only', signLine(withTime('valid_until', `${UNTIL}.0`)), bad);

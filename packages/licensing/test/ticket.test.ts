@@ -2,16 +2,18 @@
 // every write path of a real License against the emulator leaving the right ticket, hostile
 // files at the ticket's path, and a data folder that refuses the write.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readOnlyFolder, rejection as sharedRejection } from '@plugin-license/test-utils';
 import {
   answerOfflineRequest,
   createOfflineRequest,
   importOfflineResponse,
+  encodeTicket,
   isLicenseError,
   judgeTicket,
+  ticketKeyOf,
   type License,
   offlineText,
   releaseOffline,
@@ -41,10 +43,19 @@ describe('the checked-in vectors', () => {
     for (const [name, bytes] of files) expect(readFileSync(join(VECTORS_DIR, name)).equals(bytes), name).toBe(true);
   });
 
+  // From a path, a reader takes a ticket only from folders of the user's own: a copy in DATA/tickets of a private home.
+  let home: { dir: string; cleanup: () => void };
+  beforeAll(() => {
+    home = tempHome();
+    mkdirSync(join(home.dir, 'data', 'tickets'), { recursive: true, mode: 0o700 });
+    for (const name of files.keys()) writeFileSync(join(home.dir, 'data', 'tickets', name), readFileSync(join(VECTORS_DIR, name)), { mode: 0o600 });
+  });
+  afterAll(() => home.cleanup());
+
   it.each(manifest.cases.map((c): [string, VectorCase] => [`${c.file}: ${c.what}`, c]))('%s', (_, c) => {
     const reader = { app: c.app, projectId: c.project_id, now: c.now, rawMachineId: c.raw_machine_id };
     // From the path (the plugin's way) and from the bytes: the same verdict.
-    expect(verdictOf(judgeTicket(join(VECTORS_DIR, c.file), reader))).toEqual(c.expected);
+    expect(verdictOf(judgeTicket(join(home.dir, 'data', 'tickets', c.file), reader))).toEqual(c.expected);
     expect(verdictOf(judgeTicket(readFileSync(join(VECTORS_DIR, c.file)), reader))).toEqual(c.expected);
   });
 });
@@ -89,6 +100,34 @@ describe('what is at the ticket path', () => {
     expect(verdictOf(v)).toEqual({ verdict: 'tampered', reason: 'cache_invalid' });
     // A bound on failing (the behaviour under test): no block on a FIFO, no 10 MB read.
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('a valid ticket in a tickets folder or data folder others may write (0777, 0775): not trusted, tampered; 0755 is fine', () => {
+    const file = at();
+    writeFileSync(file, encodeTicket(ticketKeyOf(RAW_A, APP), { v: 1, app: APP, project_id: projectId, valid: true, reason: null, source: 'online', code_hint: null, issued_at: reader.now, valid_until: reader.now + 86_400 }), { mode: 0o600 });
+    expect(verdictOf(judgeTicket(file, reader))).toEqual({ verdict: 'valid', reason: null });
+    for (const [folder, mode, verdict] of [
+      [dirname(file), 0o777, 'tampered'],
+      [dirname(file), 0o775, 'tampered'],
+      [dirname(file), 0o755, 'valid'],
+      [dirname(dirname(file)), 0o777, 'tampered'],
+      [dirname(dirname(file)), 0o700, 'valid'],
+    ] as const) {
+      chmodSync(folder, mode);
+      expect({ folder, mode, verdict: judgeTicket(file, reader).verdict }).toEqual({ folder, mode, verdict });
+    }
+    chmodSync(file, 0o666);
+    expect(judgeTicket(file, reader)).toMatchObject({ verdict: 'tampered', problem: 'the file is writable by others (mode 666)' });
+  });
+
+  it('a tickets folder that is a file, or a data folder that is: tampered, never none (only a missing ticket is)', () => {
+    const file = at();
+    rmSync(dirname(file), { recursive: true });
+    writeFileSync(dirname(file), '');
+    expect(judgeTicket(file, reader)).toMatchObject({ verdict: 'tampered', problem: expect.stringMatching(/^the tickets folder .* is a file, not a folder$/) });
+    rmSync(dirname(dirname(file)), { recursive: true });
+    writeFileSync(dirname(dirname(file)), '');
+    expect(judgeTicket(file, reader)).toMatchObject({ verdict: 'tampered', problem: expect.stringMatching(/^the data folder .* is a file, not a folder$/) });
   });
 
   it('/dev/zero itself, and a device of the reader\'s choosing, are not tickets', () => {
@@ -184,6 +223,32 @@ describe('every write of the state writes the ticket', () => {
     await env.service.control.faults({ mode: 'none' });
     await l.validate({ force: true });
     expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
+  });
+
+  it('a data folder and tickets folder left open (0777, 0755) are made 0700 by the next write; readers refused the open one before', async () => {
+    const code = await env.service.code();
+    const l = license();
+    await l.activate(code);
+    chmodSync(dirname(dirname(file())), 0o777);
+    chmodSync(dirname(file()), 0o755);
+    expect(judge()).toMatchObject({ verdict: 'tampered', problem: expect.stringMatching(/^the data folder .* is writable by others \(mode 777\): nothing in it is trusted/) });
+    env.clock.advance(2 * DAY);
+    await l.validate({ force: true });
+    expect({ data: statSync(dirname(dirname(file()))).mode & 0o777, tickets: statSync(dirname(file())).mode & 0o777 }).toEqual({ data: 0o700, tickets: 0o700 });
+    expect(verdictOf(judge())).toEqual({ verdict: 'valid', reason: null });
+  });
+
+  it('a tickets folder that is a file: the state is stored, the ticket refused naming it (cache_io)', async () => {
+    const code = await env.service.code();
+    const l = license();
+    await l.activate(code);
+    rmSync(dirname(file()), { recursive: true });
+    writeFileSync(dirname(file()), '');
+    env.clock.advance(2 * DAY);
+    const e = await rejection(l.validate({ force: true }));
+    expect(e).toMatchObject({ code: 'cache_io', path: file() });
+    expect(e.message).toMatch(/^the license state was stored, but its ticket .* could not be written \(the tickets folder .* is not a folder; remove it \(the library makes the folder\)\); plugins cannot read the license without the agent until it is$/);
+    expect(l.check()).toMatchObject({ valid: true });
   });
 
   it('acting for another computer (a machine id not this one\'s) writes no ticket', async () => {

@@ -214,8 +214,12 @@ const char *plc_strerror(plc_status status) {
   switch (status) {
     case PLC_OK: return "ok";
     case PLC_ERR_INVALID_ARGUMENT: return "invalid argument (NULL, empty or too long)";
-    case PLC_ERR_PATH_TOO_LONG: return "the socket path is longer than the platform allows; set a shorter PLUGIN_LICENSE_SOCKET";
-    case PLC_ERR_NO_PATH: return "no default socket path (no home folder or user name); set PLUGIN_LICENSE_SOCKET";
+    /* One status for every path a call makes (the socket's, the executable's, the ticket's): the
+     * words fit each; plc_describe and the calls' callers say which it was. */
+    case PLC_ERR_PATH_TOO_LONG:
+      return "a path is longer than the platform or the buffer allows, never cut (the agent's socket: set a shorter PLUGIN_LICENSE_SOCKET; "
+             "the data folder: PLUGIN_LICENSE_HOME; the executable: PLUGIN_LICENSE_EXECUTABLE)";
+    case PLC_ERR_NO_PATH: return "no default path: no home folder or user name to make it from (set HOME, or PLUGIN_LICENSE_SOCKET for the agent's socket)";
     case PLC_ERR_NOT_RUNNING: return "the agent is not running; treat the license as unknown and retry later";
     case PLC_ERR_CONNECT: return "could not connect to the agent socket (permission, or not a socket)";
     case PLC_ERR_TIMEOUT: return "the agent did not answer in time";
@@ -923,6 +927,14 @@ int getpeereid(int, uid_t *, gid_t *); /* <unistd.h> has it; declared again for 
 #endif
 
 /*
+ * The one rule of what is the user's own (architecture.md, "Only the user's own agent" and "Only
+ * the user's own files"): owned by this user and writable by nobody else. The socket's folder
+ * obeys it (check_holder), and so do the data folder, tickets/ and the ticket a plugin trusts
+ * (ticket_read).
+ */
+static int own_entry(const struct stat *st) { return st->st_uid == geteuid() && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0; }
+
+/*
  * Who holds the path, checked on every connection before a single byte is sent (an activate
  * carries a code), as the agent checks its own folder (agent/src/socket-dir.ts): without
  * XDG_RUNTIME_DIR the socket sits in /tmp/APP-UID, a folder another user can create first. The
@@ -940,7 +952,7 @@ static plc_status check_holder(plc_client *c, int fd) {
   if (lstat(dir, &st) != 0) return PLC_ERR_CONNECT;
   c->holder = (long)st.st_uid;
   c->holder_mode = (unsigned long)st.st_mode;
-  if (!S_ISDIR(st.st_mode) || st.st_uid != me || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return PLC_ERR_FOREIGN_FOLDER;
+  if (!S_ISDIR(st.st_mode) || !own_entry(&st)) return PLC_ERR_FOREIGN_FOLDER;
 #if !defined(__APPLE__) && defined(SO_PEERCRED)
   {
     struct ucred cred;
@@ -1494,6 +1506,21 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
   size_t pos = 0;
   if (out == NULL || out_size == 0) return "";
   out[0] = '\0';
+  /* A client's paths are its socket's: say so, and what to set. */
+  if (client != NULL && status == PLC_ERR_PATH_TOO_LONG) {
+#ifdef _WIN32
+    add(out, out_size, &pos, "the agent's pipe name is longer than plc allows (PLC_PATH_CAP); set a shorter PLUGIN_LICENSE_SOCKET");
+#else
+    add(out, out_size, &pos, "the agent's socket path is longer than this platform allows (");
+    add_number(out, out_size, &pos, (unsigned long)PLC_SUN_PATH_MAX);
+    add(out, out_size, &pos, " bytes); set a shorter PLUGIN_LICENSE_SOCKET (or XDG_RUNTIME_DIR)");
+#endif
+    return out;
+  }
+  if (client != NULL && status == PLC_ERR_NO_PATH) {
+    add(out, out_size, &pos, "no default path for the agent's socket: no home folder or user name to make it from; set PLUGIN_LICENSE_SOCKET");
+    return out;
+  }
   if (client == NULL || client->holder < 0 || (status != PLC_ERR_FOREIGN_FOLDER && status != PLC_ERR_FOREIGN_AGENT)) {
     add(out, out_size, &pos, plc_strerror(status));
     return out;
@@ -1549,17 +1576,24 @@ const char *plc_describe(const plc_client *client, plc_status status, char *out,
 
 /* ---------------------------------------------------------------- a file the user picked */
 
-/* What read_small_file found at a path that is not a regular file (for the words of a problem). */
-typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, FOUND_FOLDER, FOUND_SOCKET, FOUND_OTHER } found_kind;
+/* What read_small_file found at a path that is not a regular file (for the words of a problem), or
+ * a file that is not the user's own (FOUND_NOT_OWN: another user's; FOUND_SHARED: writable by group or others). */
+typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, FOUND_FOLDER, FOUND_SOCKET, FOUND_OTHER, FOUND_NOT_OWN, FOUND_SHARED } found_kind;
+
+/* read_small_file's flags: follow a link to a regular file; take only a file of the user's own
+ * (own_entry: owned by this user, writable by nobody else; POSIX), else PLC_ERR_FOREIGN_FOLDER. */
+#define READ_FOLLOW_LINKS 1
+#define READ_OWN_ONLY 2
 
 /* The one bounded reader of small files (a document the user picked, a ticket, machine ids): only a
  * regular file of at most cap - 1 bytes, NUL-terminated in buf; opening never waits for a writer
  * or acts on a device, and at most cap bytes are read (a file that grew is PLC_ERR_FILE_TOO_LARGE).
- * follow_links 0: a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW; Windows: a reparse point). *found says
+ * Without READ_FOLLOW_LINKS a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW; Windows: a reparse point). *found says
  * what was there when PLC_ERR_NOT_A_FILE. */
 #ifdef _WIN32
 
-static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
+static plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
+  const int follow_links = (flags & READ_FOLLOW_LINKS) != 0;
   WCHAR wide[1024];
   HANDLE h;
   DWORD attributes, type;
@@ -1638,7 +1672,8 @@ static found_kind found_of(mode_t mode) {
   return S_ISREG(mode) ? FOUND_FILE : FOUND_OTHER;
 }
 
-static plc_status read_small_file(const char *path, int follow_links, char *buf, size_t cap, size_t *len, found_kind *found) {
+static plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
+  const int follow_links = (flags & READ_FOLLOW_LINKS) != 0;
   struct stat st;
   size_t got = 0;
   plc_status result = PLC_OK;
@@ -1665,6 +1700,11 @@ static plc_status read_small_file(const char *path, int follow_links, char *buf,
     *found = S_ISREG(st.st_mode) ? FOUND_OTHER : found_of(st.st_mode);
     close(fd);
     return PLC_ERR_NOT_A_FILE;
+  }
+  if ((flags & READ_OWN_ONLY) != 0 && !own_entry(&st)) {
+    *found = st.st_uid != geteuid() ? FOUND_NOT_OWN : FOUND_SHARED;
+    close(fd);
+    return PLC_ERR_FOREIGN_FOLDER;
   }
   if ((unsigned long long)st.st_size > (unsigned long long)(cap - 1)) {
     close(fd);
@@ -1699,7 +1739,7 @@ plc_status plc_read_document(const char *path, char *buf, size_t cap, size_t *le
   found_kind found;
   if (len != NULL) *len = 0;
   if (path == NULL || path[0] == '\0' || buf == NULL || cap == 0 || len == NULL) return PLC_ERR_INVALID_ARGUMENT;
-  return read_small_file(path, 1, buf, cap, len, &found);
+  return read_small_file(path, READ_FOLLOW_LINKS, buf, cap, len, &found);
 }
 
 /* ---------------------------------------------------------------- agent on demand */
@@ -2447,6 +2487,19 @@ static int valid_project_id(const char *id) {
   return 1;
 }
 
+/* The one comparison rule of project ids (the library's ticketProjectId): ASCII letters in lower
+ * case, every other byte as it is, so no Unicode case folding (U+212A KELVIN SIGN is no 'k') makes
+ * two ids one. Into out (cap bytes with the NUL); -1 when it does not fit. */
+static int project_id_key(const char *id, char *out, size_t cap) {
+  size_t i;
+  for (i = 0; id[i] != '\0'; i++) {
+    if (i + 1 >= cap) return -1;
+    out[i] = (char)(id[i] >= 'A' && id[i] <= 'Z' ? id[i] + 32 : id[i]);
+  }
+  out[i] = '\0';
+  return 0;
+}
+
 /* ---------------------------------------------------------------- the data folder */
 
 #define PLC_DATA_CAP 1024
@@ -2609,16 +2662,122 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
 #define PLC_SEP "/"
 #endif
 
+/* ---------------------------------------------------------------- the user's own folders */
+
+/* The folder holding path, as Node's path.dirname says it (the library's reader asks the same):
+ * "." for a bare name, the root for a name in it. -1 when it does not fit cap. */
+static int parent_folder(const char *path, char *out, size_t cap) {
+  size_t n = strlen(path);
+#ifdef _WIN32
+#define PLC_IS_SEP(c) ((c) == '\\' || (c) == '/')
+  size_t root = n >= 2 && path[1] == ':' ? 2 : 0; /* a drive stays: C:\x's folder is C:\ */
+  if (root == 2 && n >= 3 && PLC_IS_SEP(path[2])) root = 3;
+#else
+#define PLC_IS_SEP(c) ((c) == '/')
+  size_t root = n >= 1 && path[0] == '/' ? 1 : 0;
+#endif
+  while (n > root && PLC_IS_SEP(path[n - 1])) n--; /* a final separator names the same entry */
+  while (n > root && !PLC_IS_SEP(path[n - 1])) n--; /* the entry's name */
+  while (n > root && PLC_IS_SEP(path[n - 1])) n--; /* the separators before it */
+#undef PLC_IS_SEP
+  if (n == 0) {
+    if (cap < 2) return -1;
+    memcpy(out, ".", 2);
+    return 0;
+  }
+  if (n + 1 > cap) return -1;
+  memcpy(out, path, n);
+  out[n] = '\0';
+  return 0;
+}
+
+typedef enum folder_state { FOLDER_OK = 0, FOLDER_MISSING, FOLDER_BAD } folder_state;
+
+/* The reader's folder rule (license-ticket.md, signed-ticket.md: the socket folder's): the folder
+ * at path, links resolved, is a folder of the user's own (own_entry: owned by this user, writable
+ * by nobody else). MISSING when nothing is there (a ticket in it is missing too); BAD with its words,
+ * which start with `name` ("the data folder"), in problem. Windows: a folder (its ACL is the user's
+ * own under %LOCALAPPDATA%). */
+static folder_state own_folder(const char *path, const char *name, char *problem, size_t cap) {
+  size_t pos = 0;
+  problem[0] = '\0';
+#ifdef _WIN32
+  {
+    WCHAR wide[PLC_DATA_CAP];
+    DWORD attributes;
+    if (MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, path, -1, wide, PLC_DATA_CAP) == 0) {
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, "'s path is not UTF-8");
+      return FOLDER_BAD;
+    }
+    attributes = GetFileAttributesW(wide);
+    if (attributes == INVALID_FILE_ATTRIBUTES) {
+      DWORD e = GetLastError();
+      if (e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND) return FOLDER_MISSING;
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, " cannot be checked (permission or a read error)");
+      return FOLDER_BAD;
+    }
+    if ((attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return FOLDER_OK;
+    add(problem, cap, &pos, name);
+    add(problem, cap, &pos, " is not a folder");
+    return FOLDER_BAD;
+  }
+#else
+  {
+    struct stat st;
+    char mode[4];
+    if (stat(path, &st) != 0) {
+      if (errno == ENOENT) return FOLDER_MISSING;
+      add(problem, cap, &pos, name);
+      add(problem, cap, &pos, errno == ENOTDIR ? " is under a file, not a folder" : " cannot be checked (permission or a read error)");
+      return FOLDER_BAD;
+    }
+    if (S_ISDIR(st.st_mode) && own_entry(&st)) return FOLDER_OK;
+    add(problem, cap, &pos, name);
+    if (!S_ISDIR(st.st_mode)) {
+      add(problem, cap, &pos, S_ISFIFO(st.st_mode) ? " is a FIFO, not a folder" : S_ISREG(st.st_mode) ? " is a file, not a folder" : " is not a folder");
+    } else if (st.st_uid != geteuid()) {
+      add(problem, cap, &pos, " belongs to user ");
+      add_number(problem, cap, &pos, (unsigned long)st.st_uid);
+      add(problem, cap, &pos, ", not to this one: nothing in it is trusted");
+    } else {
+      mode[0] = (char)('0' + ((st.st_mode >> 6) & 7));
+      mode[1] = (char)('0' + ((st.st_mode >> 3) & 7));
+      mode[2] = (char)('0' + (st.st_mode & 7));
+      mode[3] = '\0';
+      add(problem, cap, &pos, " is writable by others (mode ");
+      add(problem, cap, &pos, mode);
+      add(problem, cap, &pos, "): nothing in it is trusted; chmod 700 it");
+    }
+    return FOLDER_BAD;
+  }
+#endif
+}
+
+/* The two folders a ticket at path sits in, DATA/tickets/NAME, by the folder rule, outermost
+ * first: FOLDER_OK when both pass, else the first that does not (its words in problem). */
+static folder_state ticket_folders(const char *path, char *problem, size_t cap) {
+  char tickets[PLC_DATA_CAP], data[PLC_DATA_CAP];
+  folder_state st;
+  if (parent_folder(path, tickets, sizeof tickets) != 0 || parent_folder(tickets, data, sizeof data) != 0) {
+    size_t pos = 0;
+    problem[0] = '\0';
+    add(problem, cap, &pos, "the ticket's path is longer than 1023 bytes");
+    return FOLDER_BAD;
+  }
+  st = own_folder(data, "the data folder", problem, cap);
+  return st != FOLDER_OK ? st : own_folder(tickets, "the tickets folder", problem, cap);
+}
+
 plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size) {
   char path[PLC_DATA_CAP], id[40];
   plc_status st;
-  size_t i;
   if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
   out[0] = '\0';
   app = ticket_app(app);
   if (!valid_namespace(app) || !valid_project_id(project_id)) return PLC_ERR_INVALID_ARGUMENT;
-  for (i = 0; i < 36; i++) id[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'F' ? project_id[i] + 32 : project_id[i]);
-  id[36] = '\0';
+  (void)project_id_key(project_id, id, sizeof id); /* a UUID: fits */
   st = data_folder(app, app_group, path, sizeof path);
   if (st != PLC_OK) return st;
   {
@@ -2687,7 +2846,7 @@ static void read_os_raw_id(char *raw, size_t cap) {
   int complete = 0, failed = 0;
   found_kind found;
   for (size_t i = 0; i < 2; i++) {
-    if (read_small_file(files[i], 1, buf, sizeof buf, &len, &found) != PLC_OK) failed = 1;
+    if (read_small_file(files[i], READ_FOLLOW_LINKS, buf, sizeof buf, &len, &found) != PLC_OK) failed = 1;
     else take_line(raw, cap, &n, buf, len, &complete);
   }
   if (failed && !complete && gethostname(buf, sizeof buf - 1) == 0) {
@@ -2740,17 +2899,19 @@ plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out,
     memcpy(out, os_raw_id, os_raw_len + 1);
     return PLC_OK;
   }
-  /* The generated secret (machine-id.ts readSecret): trimmed, 64 lowercase hex digits. */
+  /* The generated secret (machine-id.ts readSecret): trimmed, 64 lowercase hex digits, in a data
+   * folder of the user's own and a file of theirs (the folder rule: else it is not trusted). */
   app = ticket_app(app);
   if (!valid_namespace(app)) return PLC_ERR_INVALID_ARGUMENT;
   st = data_folder(app, app_group, path, sizeof path);
   if (st != PLC_OK) return st;
+  if (own_folder(path, "the data folder", buf, sizeof buf) != FOLDER_OK) return PLC_ERR_NO_FILE;
   {
     const char *const parts[] = {PLC_SEP "machine-secret"};
     if (join_parts(path, sizeof path, parts, 1) != 0) return PLC_ERR_PATH_TOO_LONG;
   }
-  st = read_small_file(path, 1, buf, sizeof buf, &len, &found);
-  if (st != PLC_OK) return st == PLC_ERR_NO_FILE ? PLC_ERR_NO_FILE : st;
+  st = read_small_file(path, READ_FOLLOW_LINKS | READ_OWN_ONLY, buf, sizeof buf, &len, &found);
+  if (st != PLC_OK) return st == PLC_ERR_NO_FILE || st == PLC_ERR_FOREIGN_FOLDER ? PLC_ERR_NO_FILE : st;
   for (size_t sp; start < len && (sp = js_space((const unsigned char *)buf + start, len - start)) > 0;) start += sp;
   while (len > start) {
     size_t back = len >= start + 3 ? js_space((const unsigned char *)buf + len - 3, 3) : 0;
@@ -2848,15 +3009,22 @@ typedef struct jfield {
 enum { F_V, F_APP, F_PROJECT, F_VALID, F_REASON, F_SOURCE, F_HINT, F_ISSUED, F_UNTIL, F_COUNT };
 static const char *const ticket_keys[F_COUNT] = {"v", "app", "project_id", "valid", "reason", "source", "code_hint", "issued_at", "valid_until"};
 
-/* One JSON value of any depth (a ticket's 4 KB can nest 2,000 deep: no recursion), its kind in *f
- * when f is not NULL. *fraction is set when any number in it has a fraction or an exponent. */
+/* One JSON value of any shape (a scalar, or arrays and objects of any depth: a ticket's 4 KB can
+ * nest 2,000 deep, so no recursion). What it is goes to *f (when not NULL) in one place, after the
+ * whole value was read: its text [at, end), always both set, and its kind (J_OTHER for an array or
+ * an object; for a number its integer part and whether it is written as digits only). *fraction is
+ * set when any number in it has a fraction or an exponent. */
 static int ticket_value(scan *s, jfield *f, int *fraction) {
   unsigned char objects[PLC_TICKET_MAX_BYTES / 8 + 1]; /* a bit per open container: 1 an object */
   size_t depth = 0;
+  jfield whole;
+  memset(&whole, 0, sizeof whole);
+  whole.type = J_OTHER;
+  if (peek(s) < 0) return -1;
+  whole.at = s->p;
   for (;;) {
-    int ch = peek(s), closed = 0;
+    int ch = peek(s);
     const char *at = s->p;
-    jtype type = J_OTHER;
     if (ch == '{' || ch == '[') {
       s->p++;
       if (depth >= sizeof objects * 8) return -1;
@@ -2866,42 +3034,47 @@ static int ticket_value(scan *s, jfield *f, int *fraction) {
       if (peek(s) == (ch == '{' ? '}' : ']')) {
         s->p++;
         depth--;
-        closed = 1;
-      } else if (ch == '{') {
-        if (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0) return -1;
-        continue;
       } else {
+        /* The first member's key, or the first element: read as any value, below. */
+        if (ch == '{' && (scan_string(s, NULL, 0, NULL) < 0 || expect(s, ':') != 0)) return -1;
         continue;
       }
-    } else if (ch == '"') {
-      if (scan_string(s, NULL, 0, NULL) < 0) return -1;
-      type = J_STRING;
-    } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-      long long v = 0;
-      if (scan_number(s, &v) != 0) return -1;
-      int integral = memchr(at, '.', (size_t)(s->p - at)) == NULL && memchr(at, 'e', (size_t)(s->p - at)) == NULL &&
-                     memchr(at, 'E', (size_t)(s->p - at)) == NULL;
-      if (!integral) *fraction = 1;
-      if (f != NULL && depth == 0) f->number = v, f->integral = integral;
-      type = J_NUMBER;
-    } else if (ch == 't' && literal(s, "true") == 0) {
-      type = J_TRUE;
-    } else if (ch == 'f' && literal(s, "false") == 0) {
-      type = J_FALSE;
-    } else if (ch == 'n' && literal(s, "null") == 0) {
-      type = J_NULL;
     } else {
-      return -1;
+      jtype type;
+      long long number = 0;
+      int integral = 1;
+      if (ch == '"') {
+        if (scan_string(s, NULL, 0, NULL) < 0) return -1;
+        type = J_STRING;
+      } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
+        if (scan_number(s, &number) != 0) return -1;
+        integral = memchr(at, '.', (size_t)(s->p - at)) == NULL && memchr(at, 'e', (size_t)(s->p - at)) == NULL &&
+                   memchr(at, 'E', (size_t)(s->p - at)) == NULL;
+        if (!integral) *fraction = 1;
+        type = J_NUMBER;
+      } else if (ch == 't' && literal(s, "true") == 0) {
+        type = J_TRUE;
+      } else if (ch == 'f' && literal(s, "false") == 0) {
+        type = J_FALSE;
+      } else if (ch == 'n' && literal(s, "null") == 0) {
+        type = J_NULL;
+      } else {
+        return -1;
+      }
+      if (depth == 0) { /* the whole value is this scalar */
+        whole.type = type;
+        whole.number = number;
+        whole.integral = integral;
+      }
     }
-    if (f != NULL && depth == 0) {
-      f->type = closed ? J_OTHER : type;
-      f->at = at;
-      f->end = s->p;
-    }
-    /* After a value: close what ends here, or go on to the next element. */
+    /* After a value: close what ends here, or go on to the next member or element. */
     for (;;) {
       int object;
-      if (depth == 0) return 0;
+      if (depth == 0) {
+        whole.end = s->p;
+        if (f != NULL) *f = whole;
+        return 0;
+      }
       object = (objects[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
       ch = peek(s);
       if (ch == ',') {
@@ -2912,10 +3085,6 @@ static int ticket_value(scan *s, jfield *f, int *fraction) {
       if (ch != (object ? '}' : ']')) return -1;
       s->p++;
       depth--;
-      if (depth == 0 && f != NULL) {
-        f->type = J_OTHER;
-        f->end = s->p;
-      }
     }
   }
 }
@@ -2994,6 +3163,23 @@ static size_t ticket_text(const jfield *f, char *out, size_t cap) {
   return len;
 }
 
+/* A field's JSON text as written, for words: at most cap - 1 bytes cut at a UTF-8 boundary, or
+ * "undefined" when the key is missing (JSON.stringify's word). */
+static const char *field_shown(const jfield *f, char *out, size_t cap) {
+  size_t n;
+  if (f->type == J_MISSING || f->at == NULL || f->end < f->at) return "undefined";
+  n = (size_t)(f->end - f->at);
+  if (n > cap - 1) {
+    n = cap - 1;
+    memcpy(out, f->at, n);
+    trim_utf8(out, &n);
+  } else {
+    memcpy(out, f->at, n);
+  }
+  out[n] = '\0';
+  return out;
+}
+
 static int ticket_time(const jfield *f) {
   /* Number.isSafeInteger, written as digits (the contract's Unix seconds). */
   return f->type == J_NUMBER && f->integral && f->number <= 9007199254740991LL && f->number >= -9007199254740991LL;
@@ -3063,21 +3249,14 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   text_len = ticket_text(&f[F_APP], text, sizeof text);
   if (text_len != strlen(app) || memcmp(text, app, text_len) != 0) return ticket_tampered(out, "belongs to another app");
   text_len = ticket_text(&f[F_PROJECT], text, sizeof text);
-  for (i = 0; project_id != NULL && project_id[i] != '\0' && i + 1 < sizeof want; i++)
-    want[i] = (char)(project_id[i] >= 'A' && project_id[i] <= 'Z' ? project_id[i] + 32 : project_id[i]);
-  want[i] = '\0';
-  if (project_id == NULL || project_id[i] != '\0' || text_len != i || memcmp(text, want, i) != 0) return ticket_tampered(out, "belongs to another project");
+  if (project_id == NULL || project_id_key(project_id, want, sizeof want) != 0 || text_len != strlen(want) || memcmp(text, want, text_len) != 0)
+    return ticket_tampered(out, "belongs to another project");
   if (f[F_V].type != J_NUMBER || !f[F_V].integral || f[F_V].number != 1) {
     char problem[64];
-    size_t pos = 0, shown = f[F_V].type == J_MISSING ? 0 : (size_t)(f[F_V].end - f[F_V].at);
+    size_t pos = 0;
     problem[0] = '\0';
     add(problem, sizeof problem, &pos, "unknown version ");
-    if (shown == 0) add(problem, sizeof problem, &pos, "undefined");
-    else {
-      memcpy(text, f[F_V].at, shown < 24 ? shown : 24);
-      text[shown < 24 ? shown : 24] = '\0';
-      add(problem, sizeof problem, &pos, text);
-    }
+    add(problem, sizeof problem, &pos, field_shown(&f[F_V], text, 25));
     return ticket_tampered(out, problem);
   }
   {
@@ -3114,7 +3293,10 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   }
 }
 
-/* Reads path with the one bounded reader and judges it; raw_machine_id NULL: this computer has none. */
+/* Reads the ticket at path and judges it; raw_machine_id NULL: this computer has none. What is
+ * missing (the ticket, or a folder it would be in) is NONE; everything else that is there and
+ * fails a rule is TAMPERED: the folders' (ticket_folders), then the file's (the one bounded reader:
+ * a regular file of the user's own, not a link), then the judge's. */
 static plc_ticket_verdict ticket_read(const char *path, const char *app, const char *project_id, int64_t now, const char *raw_machine_id,
                                       plc_ticket *out) {
   char buf[PLC_TICKET_MAX_BYTES + 1];
@@ -3123,7 +3305,12 @@ static plc_ticket_verdict ticket_read(const char *path, const char *app, const c
   plc_status st;
   ticket_reset(out);
   if (path == NULL || path[0] == '\0') return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no path");
-  st = read_small_file(path, 0, buf, sizeof buf, &len, &found);
+  switch (ticket_folders(path, out->problem, sizeof out->problem)) {
+    case FOLDER_OK: break;
+    case FOLDER_MISSING: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
+    case FOLDER_BAD: return ticket_answer(out, PLC_TICKET_TAMPERED, PLC_REASON_CACHE_INVALID, NULL);
+  }
+  st = read_small_file(path, READ_OWN_ONLY, buf, sizeof buf, &len, &found);
   /* Not a switch: JUCE's recommended warnings (-Wswitch-enum, as errors) want every status named. */
   if (st == PLC_ERR_NO_FILE) return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
   if (st == PLC_ERR_NOT_A_FILE)
@@ -3133,6 +3320,9 @@ static plc_ticket_verdict ticket_read(const char *path, const char *app, const c
                                 : found == FOUND_FOLDER ? "a folder, not a regular file"
                                 : found == FOUND_SOCKET ? "a socket, not a regular file"
                                                         : "not a regular file");
+  if (st == PLC_ERR_FOREIGN_FOLDER)
+    return ticket_tampered(out, found == FOUND_NOT_OWN ? "the ticket belongs to another user, not to this one"
+                                                       : "the ticket is writable by others; chmod 600 it");
   if (st == PLC_ERR_FILE_TOO_LARGE) return ticket_tampered(out, "more than 4096 bytes");
   if (st == PLC_ERR_INVALID_ARGUMENT) return ticket_tampered(out, "the path is not UTF-8");
   if (st != PLC_OK) return ticket_tampered(out, "cannot be opened or read (permission or a read error)");
@@ -3153,14 +3343,11 @@ plc_ticket_verdict plc_ticket_check(const char *app, const char *app_group, cons
   if (out == NULL) out = &ignored;
   ticket_reset(out);
   st = plc_ticket_path(app, app_group, project_id, path, sizeof path);
-  if (st != PLC_OK) {
-    ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no ticket path: ");
-    {
-      size_t pos = strlen(out->problem);
-      add(out->problem, sizeof out->problem, &pos, plc_strerror(st));
-    }
-    return PLC_TICKET_NONE;
-  }
+  if (st != PLC_OK)
+    return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE,
+                         st == PLC_ERR_PATH_TOO_LONG ? "no ticket path: it would be longer than 1023 bytes (the data folder's path is too long)"
+                         : st == PLC_ERR_NO_PATH     ? "no ticket path: no home folder to find the data folder in (set HOME or PLUGIN_LICENSE_HOME)"
+                                                     : "no ticket path: a bad app, app group or project id");
   st = plc_raw_machine_id(app, app_group, raw, sizeof raw);
   return ticket_read(path, app, project_id, now, st == PLC_OK ? raw : NULL, out);
 }

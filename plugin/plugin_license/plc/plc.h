@@ -60,7 +60,8 @@ extern "C" {
 typedef enum plc_status {
   PLC_OK = 0,
   PLC_ERR_INVALID_ARGUMENT, /* NULL pointer, empty or over-long project id or path */
-  PLC_ERR_PATH_TOO_LONG,    /* the socket path does not fit the platform's sun_path */
+  PLC_ERR_PATH_TOO_LONG,    /* a path does not fit: the socket's in the platform's sun_path, or the executable's or ticket's in
+                               plc's or the caller's buffer (plc_strerror's words fit each; plc_describe names the socket's) */
   PLC_ERR_NO_PATH,          /* no default path could be made (no HOME / USERNAME) */
   PLC_ERR_NOT_RUNNING,      /* nothing listens on the path: treat the license as unknown */
   PLC_ERR_CONNECT,          /* connecting failed otherwise (permission, not a socket) */
@@ -260,12 +261,16 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size);
  * PLC_ERR_INVALID_ARGUMENT. */
 plc_status plc_app_group_socket_path(const char *group, const char *app, char *out, size_t out_size);
 
-/* A short English text for a status, e.g. "the agent is not running". Never NULL. */
+/* A short English text for a status, e.g. "the agent is not running". Never NULL. The words are
+ * the status's, whatever call returned it: PLC_ERR_PATH_TOO_LONG and PLC_ERR_NO_PATH, which a
+ * socket's, an executable's and a ticket's path share, say what to set for each; plc_describe
+ * names a client's (the socket's), and the ticket's problem the ticket's. */
 const char *plc_strerror(plc_status status);
 
 /* plc_strerror's words for what a call on `client` returned, with what the client learnt: after
  * PLC_ERR_FOREIGN_FOLDER or PLC_ERR_FOREIGN_AGENT, the path and who holds it ("the agent's folder
- * /tmp/plugin-license-1000 belongs to user 65534 (nobody), not to you (1000): ..."). Writes a
+ * /tmp/plugin-license-1000 belongs to user 65534 (nobody), not to you (1000): ..."); after
+ * PLC_ERR_PATH_TOO_LONG or PLC_ERR_NO_PATH, that the path is the agent's socket's. Writes a
  * NUL-terminated text into out (cut to fit; 512 bytes hold every text) and returns out ("" when
  * out_size is 0). */
 const char *plc_describe(const plc_client *client, plc_status status, char *out, size_t out_size);
@@ -334,7 +339,10 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
 
 /* Reads the ticket at path (bounded, non-blocking, no link followed, a regular file only) and
  * judges it as plc_ticket_judge: a missing file is NONE, anything else there that is not a ticket
- * of at most PLC_TICKET_MAX_BYTES is TAMPERED. */
+ * of at most PLC_TICKET_MAX_BYTES is TAMPERED. The folder rule (the socket folder's): path is
+ * DATA/tickets/NAME, and both folders, links resolved, must be the user's own (owned by this user,
+ * writable by nobody else; Windows: folders), as must the file; a folder that fails, or that is no
+ * folder (a file, a FIFO), is TAMPERED with the problem naming it, a missing one NONE. */
 plc_ticket_verdict plc_ticket_read(const char *path, const char *app, const char *project_id, int64_t now,
                                    const char *raw_machine_id, plc_ticket *out);
 
@@ -355,7 +363,8 @@ plc_status plc_ticket_path(const char *app, const char *app_group, const char *p
  * /var/lib/dbus/machine-id, else /etc/machine-id; macOS: IOPlatformUUID through IOKit; Windows:
  * HKLM\SOFTWARE\Microsoft\Cryptography\MachineGuid from the 64-bit view), read in-process once per
  * process; where the OS has none (or one the library would not take), the generated secret in app's
- * DATA/machine-secret. PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
+ * DATA/machine-secret, taken only from a data folder and a file of the user's own (the folder rule).
+ * PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
 plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size);
 
 /* ---- The agent on demand ---- */
