@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   line[size - 1] = '\0';
   line_kind kind = classify(line, size - 1, id, &at);
   if (kind == LINE_RESULT || kind == LINE_ERROR || kind == LINE_CHANGED) {
-    scan s;
+    json_scan s;
     assert(at >= line && at <= line + size - 1);
     s.p = at;
     s.end = line + size - 1;

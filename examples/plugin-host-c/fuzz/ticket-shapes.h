@@ -1,6 +1,6 @@
 /*
  * ticket-shapes.h: the structure of a ticket for the ticket fuzzer (ticket-fuzz.c) and the
- * differential driver (test/ticket-diff.c). Test only; include it after plc.c, whose scanner and
+ * differential driver (test/ticket-diff.c). Test only; include it after plc.c, whose JSON reader and
  * HMAC it uses.
  *
  * A ticket's line 1 is a JSON object; what a reader must survive is any field replaced by any
@@ -78,40 +78,40 @@ typedef struct ts_member {
   char key[16];                                     /* decoded, "" when cut */
 } ts_member;
 
-/* The members of an object line 1 (plc's own scanner reads them); -1 when it is no JSON object. */
+/* The members of an object line 1 (plc's own reader reads them); -1 when it is no JSON object. */
 static int ts_members(const char *line, size_t n, ts_member *m, int cap) {
-  scan s;
+  json_scan s;
   int count = 0, fraction = 0;
   size_t comma;
   s.p = line;
   s.end = line + n;
-  if (peek(&s) != '{') return -1;
+  if (json_peek(&s) != '{') return -1;
   s.p++;
-  if (peek(&s) == '}') return 0;
+  if (json_peek(&s) == '}') return 0;
   comma = (size_t)(s.p - line);
   for (;;) {
     ts_member one;
     size_t klen = 0;
-    jfield f;
+    json_value v;
     int cut;
     memset(&one, 0, sizeof one);
     one.comma_before = comma;
-    if (peek(&s) < 0) return -1;
+    if (json_peek(&s) < 0) return -1;
     one.key_at = (size_t)(s.p - line);
-    cut = scan_string(&s, one.key, sizeof one.key, &klen);
-    if (cut < 0 || expect(&s, ':') != 0) return -1;
+    cut = json_string(&s, one.key, sizeof one.key, &klen);
+    if (cut < 0 || json_expect(&s, ':') != 0) return -1;
     if (cut) one.key[0] = '\0';
-    if (peek(&s) < 0) return -1;
+    if (json_peek(&s) < 0) return -1;
     one.value_at = (size_t)(s.p - line);
-    if (ticket_value(&s, &f, &fraction) != 0) return -1;
+    if (json_walk(&s, PLC_JSON_DEPTH_CAP, &v, &fraction) != 0) return -1;
     one.value_end = (size_t)(s.p - line);
     if (count < cap) m[count++] = one;
-    if (peek(&s) == ',') {
+    if (json_peek(&s) == ',') {
       comma = (size_t)(s.p - line);
       s.p++;
       continue;
     }
-    return expect(&s, '}') == 0 ? count : -1;
+    return json_expect(&s, '}') == 0 ? count : -1;
   }
 }
 
