@@ -1,5 +1,5 @@
-// A reader trusts nothing in a folder that is not the user's own (architecture.md, "Only the
-// user's own files"; signed-ticket.md: the socket folder's rule): the data folder and tickets/,
+// A reader trusts nothing in a folder that is not the user's own (docs/architecture.md, "Only the
+// user's own files"; docs/license-ticket.md, "The reader": the socket folder's rule): the data folder and tickets/,
 // links resolved, owned by the user and writable by nobody else, and the ticket a file of theirs.
 // plc (plc-ticket) and the library (judgeTicket) give one answer on the same folders: only what is
 // missing is none; anything there that fails, a folder in the ticket's place included, is tampered.
@@ -57,7 +57,7 @@ describe.skipIf(!hasCc || !linux)('the folder rule: plc and the library alike', 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plc-folders-'));
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
-    compile('cc', [...C_FLAGS, 'plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
+    compile('cc', [...C_FLAGS, 'tools/plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

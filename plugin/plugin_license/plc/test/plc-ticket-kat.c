@@ -7,7 +7,7 @@
  *   plc-ticket-kat hmac KEYHEX HEX    HMAC-SHA256, the key given in pieces of 7 bytes
  *   plc-ticket-kat machine-id [APP]   plc_raw_machine_id's answer: status, then the id
  */
-#include "../../../plugin/plugin_license/plc/plc.c"
+#include "../plc.c"
 
 #include <stdio.h>
 

@@ -10,20 +10,12 @@ import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { judgeTicket, License, normalizeRawId, ticketPath } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The vectors' one description, from the module that makes them.
+import { VECTORS_DIR as VECTORS, type VectorCase, type Vectors } from '../../../../packages/licensing/test/ticket-vectors.js';
 import { generateCode } from './helpers/agent.js';
-import { compile, C_FLAGS, exampleDir, hasCc, hasTool, PLC_C } from './helpers/toolchain.js';
+import { compile, C_FLAGS, hasCc, hasTool, PLC_C, ROOT } from './helpers/toolchain.js';
 
-const VECTORS = join(exampleDir, '..', '..', 'packages', 'licensing', 'test', 'ticket-vectors');
-interface VectorCase {
-  file: string;
-  what: string;
-  app: string;
-  project_id: string;
-  now: number;
-  raw_machine_id: string;
-  expected: { verdict: string; reason: string | null };
-}
-const manifest = JSON.parse(readFileSync(join(VECTORS, 'manifest.json'), 'utf8')) as { cases: VectorCase[] };
+const manifest = JSON.parse(readFileSync(join(VECTORS, 'manifest.json'), 'utf8')) as Vectors['manifest'];
 const VALID = manifest.cases[0]!;
 const ISSUED = 1_768_478_400;
 const UNTIL = ISSUED + 30 * 86_400;
@@ -67,7 +59,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plc-ticket-'));
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
-    compile('cc', [...C_FLAGS, 'plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
+    compile('cc', [...C_FLAGS, 'tools/plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
     compile('cc', [...C_FLAGS, 'test/plc-ticket-kat.c', '-o', (kat = join(dir, 'plc-ticket-kat'))]);
     vectors = join(dir, 'data', 'tickets');
     mkdirSync(vectors, { recursive: true, mode: 0o700 });
@@ -203,7 +195,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
 
     it("is the library's reading of this machine (node-machine-id, normalised)", async () => {
       const { createRequire } = await import('node:module');
-      const require = createRequire(join(exampleDir, '..', '..', 'packages', 'licensing', 'package.json'));
+      const require = createRequire(join(ROOT, 'packages', 'licensing', 'package.json'));
       const nmi = require('node-machine-id') as { machineIdSync(original: boolean): string };
       const lib = normalizeRawId(nmi.machineIdSync(true));
       const c = machineId();

@@ -1,4 +1,4 @@
-// plc's ticket judge and the library's give one answer (architecture.md: "A parser of bytes someone
+// plc's ticket judge and the library's give one answer (docs/architecture.md: "A parser of bytes someone
 // else wrote never crashes and agrees with its twin"): on every ticket of the fuzzer's corpus
 // (every field of line 1 in every shape, MACs recomputed), on thousands more made by the fuzzer's
 // own mutator, and on project ids with Unicode case-folding traps. plc runs under ASan and UBSan
@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeTicket, judgeTicket, ticketKeyOf, type TicketFields } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, C_FLAGS, exampleDir, hasCc, hasTool } from './helpers/toolchain.js';
+import { compile, C_FLAGS, hasCc, hasTool, PLC_DIR } from './helpers/toolchain.js';
 
-const CORPUS = join(exampleDir, 'fuzz', 'ticket-corpus');
+const CORPUS = join(PLC_DIR, 'fuzz', 'ticket-corpus');
 // The reader of fuzz/ticket-shapes.h.
 const READER = { app: 'acme-audio', projectId: '123e4567-e89b-12d3-a456-426614174000', now: 1_768_478_460, rawMachineId: '0123456789abcdef0123456789abcdef' };
 const SANITIZERS = ['-fsanitize=address,undefined', '-fno-sanitize-recover=all', '-g', '-O1'];

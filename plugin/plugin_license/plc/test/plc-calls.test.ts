@@ -3,76 +3,50 @@
 // and against a stand-in that stalls, closes, sends junk or predates the calls.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, parseOfflineDocument } from '@plugin-license/licensing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentCli, codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
-import { answer, requestId, SAMPLE_STATE, startFixtureServer, type FixtureServer } from './helpers/fixture-server.js';
-import { run, spawnLines } from './helpers/run.js';
-import { buildAll, hasCc, hasCxx, socketDir, type Binaries } from './helpers/toolchain.js';
+import { describe, expect, it } from 'vitest';
+import { agentCli, codeHint, generateCode, rpc, startAgent, useAgent, type RunningAgent } from './helpers/agent.js';
+import { answer, requestId, SAMPLE_STATE, useFixtureServer } from './helpers/fixture-server.js';
+import { plc, run, spawnLines } from './helpers/run.js';
+import { hasCc, hasCxx, useBinaries } from './helpers/toolchain.js';
 
 type Answer = Record<string, unknown>;
 
-/** Runs plc-check with a verb and parses its JSON lines. */
-async function plc(bin: Binaries, args: string[]): Promise<{ code: number | null; answers: Answer[] }> {
-  const r = await run(bin.plcCheck, args, {}, 30_000);
-  const answers = r.stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Answer);
-  return { code: r.code, answers };
-}
-
 describe.skipIf(!hasCc)('plc calls against the real agent', () => {
-  let bin: Binaries;
-  let sockets: ReturnType<typeof socketDir>;
-  let emulator: Emulator;
-  let agent: RunningAgent;
-
-  beforeAll(async () => {
-    bin = buildAll();
-    sockets = socketDir();
-    emulator = await startEmulator();
-    agent = await startAgent({ socket: sockets.path('agent.sock'), baseUrl: emulator.baseUrl });
-  });
-  afterAll(async () => {
-    await agent?.stop();
-    await emulator?.close();
-    sockets?.cleanup();
-    bin?.cleanup();
-  });
+  const bin = useBinaries();
+  const real = useAgent();
 
   it('activate, refresh, deactivate: the state after each, only a hint of the code; a refused code in words', async () => {
-    const code = await generateCode(emulator);
-    const activated = await plc(bin, ['activate', agent.socket, emulator.projectId, code]);
+    const code = await generateCode(real.emulator);
+    const activated = await plc(bin, ['activate', real.agent.socket, real.emulator.projectId, code]);
     expect(activated.answers[0]).toMatchObject({ status: 'ok', valid: true, source: 'online', code_hint: codeHint(code), activations: 1, max_activations: 2 });
     expect(activated.code).toBe(0);
     expect(JSON.stringify(activated.answers)).not.toContain(code);
-    expect((await plc(bin, ['refresh', agent.socket, emulator.projectId])).answers[0]).toMatchObject({ status: 'ok', valid: true, source: 'online' });
-    const gone = await plc(bin, ['deactivate', agent.socket, emulator.projectId]);
+    expect((await plc(bin, ['refresh', real.agent.socket, real.emulator.projectId])).answers[0]).toMatchObject({ status: 'ok', valid: true, source: 'online' });
+    const gone = await plc(bin, ['deactivate', real.agent.socket, real.emulator.projectId]);
     expect(gone.answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'not_activated', code_hint: null });
     expect(gone.code).toBe(1);
 
-    const unknown = await plc(bin, ['activate', agent.socket, emulator.projectId, 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE']);
+    const unknown = await plc(bin, ['activate', real.agent.socket, real.emulator.projectId, 'AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE']);
     expect(unknown.answers[0]).toMatchObject({ status: 'agent_error', error_code: -32001, error_detail: 'code_not_found' });
     expect(unknown.answers[0]!.error_message).toMatch(/AAAA…EEEE/);
     expect(JSON.stringify(unknown.answers)).not.toContain('AAAAAAAA-BBBB');
-    const empty = await plc(bin, ['activate', agent.socket, emulator.projectId, '']);
+    const empty = await plc(bin, ['activate', real.agent.socket, real.emulator.projectId, '']);
     expect(empty.answers[0]).toMatchObject({ status: 'invalid_argument' });
   });
 
   it('a subscription delivers every change without polling: an activation made elsewhere, then a revocation', async () => {
-    const code = await generateCode(emulator);
-    const watch = spawnLines(bin.plcCheck, ['watch', agent.socket, emulator.projectId, '2', '10000']);
+    const code = await generateCode(real.emulator);
+    const watch = spawnLines(bin.plcCheck, ['watch', real.agent.socket, real.emulator.projectId, '2', '10000']);
     try {
       await watch.waitFor(/"event":"subscribed"/, 'the subscription');
-      expect((await rpc(agent.socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+      expect((await rpc(real.agent.socket, 'activate', { project_id: real.emulator.projectId, code })).error).toBeUndefined();
       const on = JSON.parse(await watch.waitFor(/"valid":true/, 'the activation')) as Answer;
       expect(on).toMatchObject({ status: 'ok', source: 'online', code_hint: codeHint(code) });
       // Revoked on the service; the agent finds it at its next check (here asked for at once).
-      const revoke = await fetch(`${emulator.origin}/__emulator/codes/${code}/revoke`, { method: 'POST' });
+      const revoke = await fetch(`${real.emulator.origin}/__emulator/codes/${code}/revoke`, { method: 'POST' });
       expect(revoke.status).toBeLessThan(300);
-      await rpc(agent.socket, 'refresh', { project_id: emulator.projectId });
+      await rpc(real.agent.socket, 'refresh', { project_id: real.emulator.projectId });
       const off = JSON.parse(await watch.waitFor(/"valid":false/, 'the revocation')) as Answer;
       expect(off).toMatchObject({ status: 'ok', reason: 'code_revoked' });
       expect(await watch.exited).toBe(1);
@@ -82,7 +56,7 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
   });
 
   it('a wait for a change ends when another party signals the interrupt handle, the connection kept', async () => {
-    const r = await plc(bin, ['interrupt', agent.socket, emulator.projectId, '300']);
+    const r = await plc(bin, ['interrupt', real.agent.socket, real.emulator.projectId, '300']);
     expect(r.answers[0]).toMatchObject({ status: 'interrupted', connected: true });
     // Bounded by the interrupt, not by the minute the wait was given.
     expect(r.answers[0]!.elapsed_ms as number).toBeLessThan(30_000);
@@ -90,9 +64,9 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
   });
 
   it.skipIf(!hasCxx)('plc::Monitor: 50 instances are one connection, follow an activation and a revocation, and keep a revoked license silent when the agent goes away', async () => {
-    const socket = sockets.path('follow.sock');
-    const own = await startAgent({ socket, baseUrl: emulator.baseUrl });
-    const watch = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '50', 'keep', '60000']);
+    const socket = real.sockets.path('follow.sock');
+    const own = await startAgent({ socket, baseUrl: real.emulator.baseUrl });
+    const watch = spawnLines(bin.wrapperExample!, ['follow', socket, real.emulator.projectId, '50', 'keep', '60000']);
     try {
       expect(await watch.waitFor(/^connections=/, 'the connection count')).toBe('connections=1');
       await watch.waitFor(/^state=invalid licensed=false reason=not_activated agree=true$/, 'not activated');
@@ -100,11 +74,11 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
       const status = await run(process.execPath, [agentCli, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: socket, PLUGIN_LICENSE_HOME: own.home });
       expect(JSON.parse(status.stdout)).toMatchObject({ running: true, connections: 1 });
 
-      const code = await generateCode(emulator);
-      expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+      const code = await generateCode(real.emulator);
+      expect((await rpc(socket, 'activate', { project_id: real.emulator.projectId, code })).error).toBeUndefined();
       await watch.waitFor(/^state=valid licensed=true reason=- agree=true$/, 'the activation');
-      await fetch(`${emulator.origin}/__emulator/codes/${code}/revoke`, { method: 'POST' });
-      await rpc(socket, 'refresh', { project_id: emulator.projectId });
+      await fetch(`${real.emulator.origin}/__emulator/codes/${code}/revoke`, { method: 'POST' });
+      await rpc(socket, 'refresh', { project_id: real.emulator.projectId });
       await watch.waitFor(/^state=invalid licensed=false reason=code_revoked agree=true$/, 'the revocation');
       // The agent stops: unknown, and a license known to be revoked stays silent (keepPlaying or not).
       await own.stop();
@@ -117,12 +91,12 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
   });
 
   it.skipIf(!hasCxx)('the unknown policy: keepPlaying keeps playing; silentAfter(1) goes silent a second into unknown, and plays again when the agent answers', async () => {
-    const socket = sockets.path('policy.sock');
-    const code = await generateCode(emulator);
-    const own = await startAgent({ socket, baseUrl: emulator.baseUrl });
-    expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
-    const keep = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '3', 'keep', '60000']);
-    const strict = spawnLines(bin.wrapperExample!, ['follow', socket, emulator.projectId, '3', '1', '60000']);
+    const socket = real.sockets.path('policy.sock');
+    const code = await generateCode(real.emulator);
+    const own = await startAgent({ socket, baseUrl: real.emulator.baseUrl });
+    expect((await rpc(socket, 'activate', { project_id: real.emulator.projectId, code })).error).toBeUndefined();
+    const keep = spawnLines(bin.wrapperExample!, ['follow', socket, real.emulator.projectId, '3', 'keep', '60000']);
+    const strict = spawnLines(bin.wrapperExample!, ['follow', socket, real.emulator.projectId, '3', '1', '60000']);
     let again: RunningAgent | undefined;
     try {
       for (const p of [keep, strict]) await p.waitFor(/^state=valid licensed=true/, 'valid');
@@ -131,7 +105,7 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
       await strict.waitFor(/^state=unknown licensed=true/, 'unknown, playing for a second');
       await strict.waitFor(/^state=unknown licensed=false/, 'unknown, silent after a second');
       // The agent back on the same home: both play again, as soon as it answers.
-      again = await startAgent({ socket, baseUrl: emulator.baseUrl, home: own.home });
+      again = await startAgent({ socket, baseUrl: real.emulator.baseUrl, home: own.home });
       await strict.waitFor(/^state=valid licensed=true reason=- agree=true$/, 'valid again');
       // Silent only before its first answer (nothing known yet, if the first block came that early), never after.
       const states = keep.lines.filter((l) => l.startsWith('state='));
@@ -147,47 +121,27 @@ describe.skipIf(!hasCc)('plc calls against the real agent', () => {
   });
 
   it('the offline exchange: a request line, answered elsewhere, imported through the agent; the same response twice is refused', async () => {
-    const code = await generateCode(emulator);
-    const made = await plc(bin, ['offline-request', agent.socket, emulator.projectId, code]);
-    expect(made.answers[0]).toMatchObject({ status: 'ok', file_name: `plugin-license-request-${emulator.projectId.slice(0, 8)}.txt` });
+    const code = await generateCode(real.emulator);
+    const made = await plc(bin, ['offline-request', real.agent.socket, real.emulator.projectId, code]);
+    expect(made.answers[0]).toMatchObject({ status: 'ok', file_name: `plugin-license-request-${real.emulator.projectId.slice(0, 8)}.txt` });
     const document = made.answers[0]!.document as string;
-    expect(parseOfflineDocument(document, 'offline_request')).toMatchObject({ project_id: emulator.projectId, code });
+    expect(parseOfflineDocument(document, 'offline_request')).toMatchObject({ project_id: real.emulator.projectId, code });
 
-    const response = await answerOfflineRequest(document, { baseUrl: emulator.baseUrl, validDays: 30, offlineMaxDays: 365 });
-    const file = join(sockets.dir, 'response.json');
+    const response = await answerOfflineRequest(document, { baseUrl: real.emulator.baseUrl, validDays: 30, offlineMaxDays: 365 });
+    const file = join(real.sockets.dir, 'response.json');
     writeFileSync(file, JSON.stringify(response, null, 2)); // the file form, with its newlines
-    const imported = await plc(bin, ['offline-import', agent.socket, file]);
+    const imported = await plc(bin, ['offline-import', real.agent.socket, file]);
     expect(imported.answers[0]).toMatchObject({ status: 'ok', valid: true, source: 'offline', code_hint: codeHint(code) });
-    const again = await plc(bin, ['offline-import', agent.socket, file]);
+    const again = await plc(bin, ['offline-import', real.agent.socket, file]);
     expect(again.answers[0]).toMatchObject({ status: 'agent_error', error_code: -32602, error_detail: 'offline_refused' });
     expect(again.answers[0]!.error_message).toMatch(/answers no pending request of this machine/);
-    await rpc(agent.socket, 'deactivate', { project_id: emulator.projectId });
+    await rpc(real.agent.socket, 'deactivate', { project_id: real.emulator.projectId });
   });
 });
 
 describe.skipIf(!hasCc)('plc calls against a stand-in agent', () => {
-  let bin: Binaries;
-  let sockets: ReturnType<typeof socketDir>;
-  let fixture: FixtureServer | undefined;
-
-  beforeAll(() => {
-    bin = buildAll();
-    sockets = socketDir();
-  });
-  afterEach(async () => {
-    await fixture?.close();
-    fixture = undefined;
-  });
-  afterAll(() => {
-    bin?.cleanup();
-    sockets?.cleanup();
-  });
-
-  async function serve(onLine: Parameters<typeof startFixtureServer>[1]): Promise<string> {
-    const path = sockets.path(`c${Math.random().toString(36).slice(2, 8)}.sock`);
-    fixture = await startFixtureServer(path, onLine);
-    return path;
-  }
+  const bin = useBinaries();
+  const { serve, current: fixture, dir } = useFixtureServer();
 
   it('an agent that predates the offline calls: agent_outdated, in words', async () => {
     const path = await serve((line, s) => {
@@ -196,23 +150,21 @@ describe.skipIf(!hasCc)('plc calls against a stand-in agent', () => {
     });
     const request = await plc(bin, ['offline-request', path, 'p1', '-']);
     expect(request.answers[0]).toMatchObject({ status: 'agent_outdated', error_code: -32601, message: 'the license agent needs an update: it does not know this request' });
-    const file = join(sockets.dir, 'doc.txt');
+    const file = join(dir(), 'doc.txt');
     writeFileSync(file, 'line');
     expect((await plc(bin, ['offline-import', path, file])).answers[0]).toMatchObject({ status: 'agent_outdated' });
-    expect(JSON.parse(fixture!.received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'offline_request', params: { project_id: 'p1' } });
+    expect(JSON.parse(fixture().received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'offline_request', params: { project_id: 'p1' } });
   });
 
   it('every call is bounded: an agent that never answers an activation, or closes in the middle of one', async () => {
     const silent = await serve(() => undefined);
     const stalled = await plc(bin, ['activate', silent, 'p1', 'CODE-1', '300']);
     expect(stalled.answers[0]).toMatchObject({ status: 'timeout' });
-    await fixture!.close();
     const closing = await serve((_line, s) => {
       s.write('{"jsonrpc":"2.0","id":1,"res');
       s.end();
     });
     expect((await plc(bin, ['deactivate', closing, 'p1', '2000'])).answers[0]).toMatchObject({ status: 'closed' });
-    await fixture!.close();
     const junk = await serve((_line, s) => s.write('this is not json\n'));
     expect((await plc(bin, ['refresh', junk, 'p1', '2000'])).answers[0]).toMatchObject({ status: 'protocol' });
   });
@@ -220,15 +172,15 @@ describe.skipIf(!hasCc)('plc calls against a stand-in agent', () => {
   it('sends a large document escaped exactly, in pieces, and refuses one over the limit before any I/O', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, source: 'offline' })));
     const document = `{"type": "offline_response",\n\t"note": "quote \\" backslash \\\\ é 🎵"}\n` + 'x'.repeat(50_000);
-    const file = join(sockets.dir, 'big.json');
+    const file = join(dir(), 'big.json');
     writeFileSync(file, document);
     const r = await plc(bin, ['offline-import', path, file]);
     expect(r.answers[0]).toMatchObject({ status: 'ok', source: 'offline' });
-    expect(JSON.parse(fixture!.received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'offline_import', params: { document } });
+    expect(JSON.parse(fixture().received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'offline_import', params: { document } });
 
     writeFileSync(file, '"'.repeat(30_001)); // 60,002 bytes once escaped
     expect((await plc(bin, ['offline-import', path, file])).answers[0]).toMatchObject({ status: 'invalid_argument' });
-    expect(fixture!.received).toHaveLength(1);
+    expect(fixture().received).toHaveLength(1);
   });
 
   it('an offline request line longer than its buffer is too_large, never cut', async () => {
@@ -257,13 +209,13 @@ describe.skipIf(!hasCc)('plc calls against a stand-in agent', () => {
       ['ok', true, null],
       ['protocol', undefined, undefined],
     ]);
-    expect(JSON.parse(fixture!.received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'subscribe', params: { project_id: 'p1' } });
+    expect(JSON.parse(fixture().received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'subscribe', params: { project_id: 'p1' } });
   });
 
   it('a subscription to every project sends no project id; a quiet agent is a time-out, not an error', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { subscribed: true })));
     const r = await plc(bin, ['watch', path, '-', '1', '100']);
     expect(r.answers).toEqual([{ event: 'subscribed' }, expect.objectContaining({ status: 'timeout' })]);
-    expect(JSON.parse(fixture!.received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'subscribe', params: {} });
+    expect(JSON.parse(fixture().received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'subscribe', params: {} });
   });
 });

@@ -1,4 +1,6 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
+import { useSocketDir } from './toolchain.js';
 
 /**
  * A stand-in agent on a real Unix socket, for the answers a real agent never gives (silence,
@@ -12,7 +14,9 @@ export interface FixtureServer {
   close(): Promise<void>;
 }
 
-export async function startFixtureServer(path: string, onLine: (line: string, socket: Socket) => void): Promise<FixtureServer> {
+export type LineHandler = (line: string, socket: Socket) => void;
+
+export async function startFixtureServer(path: string, onLine: LineHandler): Promise<FixtureServer> {
   const sockets = new Set<Socket>();
   const state: FixtureServer = { path, received: [], connections: 0, close };
   const server: Server = createServer((socket) => {
@@ -42,6 +46,32 @@ export async function startFixtureServer(path: string, onLine: (line: string, so
     return new Promise((resolve) => server.close(() => resolve()));
   }
   return state;
+}
+
+/**
+ * The stand-in agent of a test file: `serve(onLine)` starts one on a fresh socket of the file's own
+ * folder (closing the one before) and returns its path; `current()` is the one serving. Each is
+ * closed after its test, the folder after the file.
+ */
+export function useFixtureServer(): { serve(onLine: LineHandler): Promise<string>; current(): FixtureServer; dir(): string } {
+  const sockets = useSocketDir();
+  let fixture: FixtureServer | undefined;
+  afterEach(async () => {
+    await fixture?.close();
+    fixture = undefined;
+  });
+  return {
+    async serve(onLine) {
+      await fixture?.close();
+      fixture = await startFixtureServer(sockets.path(`f${Math.random().toString(36).slice(2, 8)}.sock`), onLine);
+      return fixture.path;
+    },
+    current() {
+      if (fixture === undefined) throw new Error('useFixtureServer: nothing is served (call serve first)');
+      return fixture;
+    },
+    dir: () => sockets.dir,
+  };
 }
 
 /** The request's id, for answers that must match it. */

@@ -4,16 +4,16 @@
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { encodeTicket, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateCode, rpc } from './helpers/agent.js';
-import { run, spawnLines, until, type LineProcess } from './helpers/run.js';
-import { C_FLAGS, compile, CXX_FLAGS, hasCc, hasCxx, PLC_C } from './helpers/toolchain.js';
+import { run, spawnLines, WAIT, type LineProcess } from './helpers/run.js';
+import { C_FLAGS, compile, CXX_FLAGS, hasCc, hasCxx, PLC_C, ROOT } from './helpers/toolchain.js';
 
-const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '../../../packages/cli/bin/plugin-license.js');
+const CLI = join(ROOT, 'packages', 'cli', 'bin', 'plugin-license.js');
 const linux = process.platform === 'linux';
 
 type Line = Record<string, unknown>;
@@ -42,9 +42,22 @@ function agentPids(app: string): number[] {
   return pids;
 }
 
-/** The first line printed from index `from` on that matches, parsed; bounded. */
+/** The first line printed from index `from` on that matches, parsed. */
 function lineAfter(p: LineProcess, from: number, match: (l: Line) => boolean, what: string): Promise<Line> {
-  return until(() => p.lines.slice(from).map((l) => JSON.parse(l) as Line).find(match), what);
+  return vi.waitFor(() => {
+    const line = p.lines.slice(from).map((l) => JSON.parse(l) as Line).find(match);
+    if (line === undefined) throw new Error(`no line yet: ${what}`);
+    return line;
+  }, WAIT);
+}
+
+/** The agents of namespace `app` once there is exactly one. */
+function oneAgent(app: string): Promise<number[]> {
+  return vi.waitFor(() => {
+    const pids = agentPids(app);
+    expect(pids).toHaveLength(1);
+    return pids;
+  }, WAIT);
 }
 
 describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, the agent on demand', () => {
@@ -58,7 +71,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'plc-monitor-'));
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
-    compile('c++', [...CXX_FLAGS, '-pthread', 'monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe')]);
+    compile('c++', [...CXX_FLAGS, '-pthread', 'tools/monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe')]);
     probe = join(dir, 'monitor-probe');
     emulator = await startEmulator();
   });
@@ -180,7 +193,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     await lineAfter(host, from, (l) => l.origin === 'ticket' && l.state === 'valid', 'the ticket governing');
     await lineAfter(host, from, (l) => l.origin === 'agent' && l.starts === 1, 'the agent the host started');
     expect(s.starts()).toBe(1);
-    const [second] = await until(() => (agentPids(s.app).length === 1 ? agentPids(s.app) : undefined), 'one agent');
+    const [second] = await oneAgent(s.app);
 
     from = host.lines.length;
     const heldBefore = JSON.parse(host.lines.at(-1)!).held_back as number;
@@ -212,17 +225,16 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     };
     const host = follow();
     await host.waitFor(/"origin":"agent".*"starts":1/, 'the agent the host started');
-    const [pid] = await until(() => (agentPids(s.app).length === 1 ? agentPids(s.app) : undefined), 'one agent');
+    const [pid] = await oneAgent(s.app);
     // Connected (subscribed) for more than twice the idle time: the agent stays (a lower bound on
     // how long it is watched, not a window it must hit).
-    const since = Date.now();
-    await until(() => (Date.now() - since >= 1_500 ? true : undefined), 'twice the idle time');
+    await delay(1_500);
     expect(agentPids(s.app)).toEqual([pid]);
     expect(existsSync(socket)).toBe(true);
     expect(await host.stop('SIGTERM')).toBe(0);
     expect(JSON.parse(host.lines.at(-1)!)).toMatchObject({ event: 'done', unlicensed: 0 });
     // Gone by itself after the last client left: no process, no socket, no pending intent.
-    await until(() => (agentPids(s.app).length === 0 && !existsSync(socket) ? true : undefined), 'the idle exit');
+    await expect.poll(() => ({ agents: agentPids(s.app), socket: existsSync(socket) }), { message: 'the idle exit' }).toEqual({ agents: [], socket: false });
     const intents = join(s.home, 'data', 'licenses', 'intents');
     expect(existsSync(intents) ? readdirSync(intents) : []).toEqual([]);
     // The next plugin load starts it again, licensed from its first read.
@@ -232,7 +244,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     expect(s.starts()).toBe(2);
     expect(await again.stop('SIGTERM')).toBe(0);
     expect(JSON.parse(again.lines.at(-1)!)).toMatchObject({ event: 'done', unlicensed: 0 });
-    await until(() => (agentPids(s.app).length === 0 ? true : undefined), 'the second idle exit');
+    await expect.poll(() => agentPids(s.app), { message: 'the second idle exit' }).toEqual([]);
   });
 
   it('five hosts at once with no agent running end with one agent', async () => {
@@ -241,7 +253,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     const hosts = Array.from({ length: 5 }, () => spawnLines(probe, ['follow', emulator.projectId, '10', '120000'], { ...s.env, PLUGIN_LICENSE_EXECUTABLE: s.exe }));
     children.push(...hosts);
     for (const h of hosts) await h.waitFor(/"origin":"agent"/, 'an agent answer');
-    const pids = await until(() => (agentPids(s.app).length === 1 ? agentPids(s.app) : undefined), 'exactly one agent left');
+    const pids = await oneAgent(s.app);
     expect(pids).toHaveLength(1);
     expect(s.starts()).toBeGreaterThanOrEqual(1);
     expect(s.starts()).toBeLessThanOrEqual(5);

@@ -5,9 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answer, requestId, SAMPLE_STATE, startFixtureServer, type FixtureServer } from './helpers/fixture-server.js';
-import { run, spawnLines, type LineProcess } from './helpers/run.js';
-import { buildAll, hasCc, hasTool, socketDir, type Binaries } from './helpers/toolchain.js';
+import { answer, requestId, SAMPLE_STATE, useFixtureServer } from './helpers/fixture-server.js';
+import { plc as plcOf, spawnLines, type LineProcess } from './helpers/run.js';
+import { hasCc, hasTool, useBinaries, useSocketDir } from './helpers/toolchain.js';
 
 type Answer = Record<string, unknown>;
 const NOBODY = 65534;
@@ -15,33 +15,21 @@ const isRoot = process.getuid?.() === 0;
 const hasSetpriv = hasTool('setpriv');
 const hasMkfifo = hasTool('mkfifo');
 const otherUserReason = !isRoot ? 'not root: setpriv cannot run a listener as another user' : !hasSetpriv ? 'no setpriv (util-linux) on PATH' : '';
-if (hasCc && otherUserReason) console.log(`plugin-host-c: skipping the other-user tests: ${otherUserReason}`);
-
-const lines = (stdout: string): Answer[] =>
-  stdout
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as Answer);
+if (hasCc && otherUserReason) console.log(`plc: skipping the other-user tests: ${otherUserReason}`);
 
 describe.skipIf(!hasCc)('plc against hostile local parts', () => {
-  let bin: Binaries;
-  let sockets: ReturnType<typeof socketDir>;
+  const bin = useBinaries();
+  const sockets = useSocketDir();
   const servers: LineProcess[] = [];
   const cleanups: Array<() => void> = [];
 
   beforeAll(() => {
-    bin = buildAll();
     // Another user runs plc-flood from here.
     chmodSync(bin.dir, 0o755);
-    sockets = socketDir();
   });
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.stop('SIGKILL');
     for (const c of cleanups.splice(0)) c();
-  });
-  afterAll(() => {
-    bin?.cleanup();
-    sockets?.cleanup();
   });
 
   async function serve(path: string, mode: string, asUser?: number): Promise<LineProcess> {
@@ -53,10 +41,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
     return server;
   }
 
-  async function plc(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; answers: Answer[] }> {
-    const r = await run(bin.plcCheck, args, env, 30_000);
-    return { code: r.code, answers: lines(r.stdout) };
-  }
+  const plc = (args: string[], env: NodeJS.ProcessEnv = {}) => plcOf(bin, args, env);
 
   describe.skipIf(otherUserReason !== '')('only the user\'s own agent: who holds the path is checked before a byte is sent', () => {
     /** A folder in /tmp owned by `uid` with `mode`, as another user would have made it first. */
@@ -189,11 +174,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
   });
 
   describe('ids are exact integers: only the token we sent is our answer', () => {
-    let fixture: FixtureServer | undefined;
-    afterEach(async () => {
-      await fixture?.close();
-      fixture = undefined;
-    });
+    const { serve } = useFixtureServer();
     const RIGHT = { ...SAMPLE_STATE, code_hint: 'RIGHT' };
     const wrong = (token: string) => `{"jsonrpc":"2.0","id":${token},"result":${JSON.stringify({ ...SAMPLE_STATE, code_hint: 'WRONG' })}}\n`;
 
@@ -201,8 +182,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
       ['1.9'], ['1e0'], ['1E0'], ['1e5'], ['1.0'], ['1.00'], ['-1'], ['-0'], ['0'], ['10'], ['11'],
       ['18446744073709551617'], ['1' + '0'.repeat(400)], ['"1"'], ['" 1"'], ['[1]'], ['{"id":1}'], ['true'],
     ])('id %s is another request\'s answer: skipped, and the answer with id 1 is taken', async (token) => {
-      const path = sockets.path(`id${Math.random().toString(36).slice(2, 8)}.sock`);
-      fixture = await startFixtureServer(path, (line, s) => {
+      const path = await serve((line, s) => {
         expect(requestId(line)).toBe(1);
         s.write(wrong(token) + answer(1, RIGHT));
       });
@@ -213,8 +193,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
     it.each([['01'], ['+1'], ['1x'], ['1 x'], ['1.'], ['.5'], ['--1'], ['1e'], ['0x1'], ['1,,']])(
       'id %s is not JSON: a protocol error, never taken as ours',
       async (token) => {
-        const path = sockets.path(`id${Math.random().toString(36).slice(2, 8)}.sock`);
-        fixture = await startFixtureServer(path, (_line, s) => s.write(wrong(token) + answer(1, RIGHT)));
+        const path = await serve((_line, s) => s.write(wrong(token) + answer(1, RIGHT)));
         const r = await plc([path, 'p1', '5000']);
         expect(r.answers[0]).toMatchObject({ status: 'protocol' });
       },

@@ -9,7 +9,7 @@
  * sanitizers, any out-of-bounds read, overflow or undefined behaviour stops it:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -I../../plugin/plugin_license/plc fuzz/ticket-fuzz.c -o ticket-fuzz
+ *     fuzz/ticket-fuzz.c -o ticket-fuzz               (from plc's folder)
  *   cp -r fuzz/ticket-corpus /tmp/tc
  *   ./ticket-fuzz -max_len=8192 -max_total_time=300 /tmp/tc    (libFuzzer adds what it finds to /tmp/tc)
  *
@@ -17,7 +17,7 @@
  * differential test (ticket-diff.test.ts) holds the library's judge to the same answers.
  * It includes plc.c to reach its static functions; nothing here is part of the library.
  */
-#include "../../../plugin/plugin_license/plc/plc.c"
+#include "../plc.c"
 #include "ticket-shapes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

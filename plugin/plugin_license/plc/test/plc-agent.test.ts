@@ -1,87 +1,73 @@
 // The C client, the example host and the C++ wrapper against the real agent (agent/bin/plugin-license-agent.js)
 // backed by the real emulator, over real Unix sockets.
-import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, createOfflineRequest, importOfflineResponse } from '@plugin-license/licensing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { codeHint, generateCode, rpc, startAgent, type RunningAgent } from './helpers/agent.js';
-import { plcCheck, run, spawnLines, type LineProcess } from './helpers/run.js';
-import { buildAll, hasCc, hasCxx, socketDir, type Binaries } from './helpers/toolchain.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { codeHint, generateCode, rpc, startAgent, useAgent, type RunningAgent } from './helpers/agent.js';
+import { plcCheck, run, spawnLines, WAIT, type LineProcess } from './helpers/run.js';
+import { hasCc, hasCxx, useBinaries } from './helpers/toolchain.js';
 
 describe.skipIf(!hasCc)('plc against the real agent', () => {
-  let bin: Binaries;
-  let sockets: ReturnType<typeof socketDir>;
-  let emulator: Emulator;
-  let agent: RunningAgent | undefined;
+  const bin = useBinaries();
+  const real = useAgent();
   const extra: { stop(): Promise<unknown> }[] = [];
-
-  beforeAll(async () => {
-    bin = buildAll();
-    sockets = socketDir();
-    emulator = await startEmulator();
-    agent = await startAgent({ socket: sockets.path('agent.sock'), baseUrl: emulator.baseUrl });
-  });
   afterAll(async () => {
     for (const p of extra) await p.stop().catch(() => undefined);
-    await agent?.stop();
-    await emulator?.close();
-    sockets?.cleanup();
-    bin?.cleanup();
   });
 
   it('reports a project with nothing stored as not activated', async () => {
-    const { code, answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId);
-    expect(answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'not_activated', reason_enum: 'not_activated', project_id: emulator.projectId });
+    const { code, answers } = await plcCheck(bin, real.agent.socket, real.emulator.projectId);
+    expect(answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'not_activated', reason_enum: 'not_activated', project_id: real.emulator.projectId });
     expect(code).toBe(1);
   });
 
   it('reports a valid license after an activation through the agent, with only the code hint', async () => {
-    const code = await generateCode(emulator);
-    const activated = await rpc(agent!.socket, 'activate', { project_id: emulator.projectId, code });
+    const code = await generateCode(real.emulator);
+    const activated = await rpc(real.agent.socket, 'activate', { project_id: real.emulator.projectId, code });
     expect(activated.error).toBeUndefined();
 
-    const r = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId);
+    const r = await plcCheck(bin, real.agent.socket, real.emulator.projectId);
     expect(r.code).toBe(0);
     const state = r.answers[0]!;
-    expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'online', code_hint: codeHint(code), project_id: emulator.projectId });
+    expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'online', code_hint: codeHint(code), project_id: real.emulator.projectId });
     expect(JSON.stringify(r.answers)).not.toContain(code);
     expect(state.validated_at_s).toBe(Math.floor(Date.parse(state.validated_at as string) / 1000));
     expect(state.grace_until_s as number).toBeGreaterThan(state.validated_at_s as number);
   });
 
   it('answers the same over one kept connection, many times', async () => {
-    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, emulator.projectId, { repeat: 50 });
+    const { answers } = await plcCheck(bin, real.agent.socket, real.emulator.projectId, { repeat: 50 });
     expect(answers).toHaveLength(50);
     expect(new Set(answers.map((a) => `${a.status}/${a.valid}`))).toEqual(new Set(['ok/true']));
   });
 
   it('passes on the agent\'s invalid-params error', async () => {
-    const { answers } = await plcCheck(bin.plcCheck, agent!.socket, ' ');
+    const { answers } = await plcCheck(bin, real.agent.socket, ' ');
     expect(answers[0]).toMatchObject({ status: 'agent_error', error_code: -32602 });
   });
 
   it.skipIf(!hasCxx)('gives the C++ wrapper the same answer, through Client and Monitor', async () => {
-    const r = await run(bin.wrapperExample!, [agent!.socket, emulator.projectId, '2000']);
+    const r = await run(bin.wrapperExample!, [real.agent.socket, real.emulator.projectId, '2000']);
     expect(r.stdout).toMatch(/^client state=valid reason=- code_hint=\S+…\S+$/m);
     expect(r.stdout).toMatch(/^monitor state=valid reason=- changes=[01] status=0$/m);
     expect(r.code).toBe(0);
   });
 
   it('runs the example host: unknown while the agent is down, then invalid, then valid, read by the audio thread', async () => {
-    const socket = sockets.path('host.sock');
+    const socket = real.sockets.path('host.sock');
     let host: LineProcess | undefined;
     let second: RunningAgent | undefined;
     try {
-      host = spawnLines(bin.hostExample, [socket, emulator.projectId, '600000', '20', '2000']);
+      host = spawnLines(bin.hostExample, [socket, real.emulator.projectId, '600000', '20', '2000']);
       extra.push(host);
       await host.waitFor(/^state unknown status=\d+ \(the agent is not running/, 'the unknown state');
       await host.waitFor(/^audio thread plays state=unknown$/, 'the audio thread on unknown');
 
-      second = await startAgent({ socket, baseUrl: emulator.baseUrl });
+      second = await startAgent({ socket, baseUrl: real.emulator.baseUrl });
       extra.push(second);
       await host.waitFor(/^state invalid reason=not_activated$/, 'the not-activated state');
 
-      const code = await generateCode(emulator);
-      expect((await rpc(socket, 'activate', { project_id: emulator.projectId, code })).error).toBeUndefined();
+      const code = await generateCode(real.emulator);
+      expect((await rpc(socket, 'activate', { project_id: real.emulator.projectId, code })).error).toBeUndefined();
       const valid = await host.waitFor(/^state valid /, 'the valid state');
       expect(valid).toContain(`code_hint=${codeHint(code)}`);
       expect(valid).toMatch(/grace_until=\d{4}-\d\d-\d\dT/);
@@ -102,31 +88,29 @@ describe.skipIf(!hasCc)('plc against the real agent', () => {
   });
 
   it('reports "not running" at once when the agent has stopped', async () => {
-    const socket = sockets.path('gone.sock');
-    const shortLived = await startAgent({ socket, baseUrl: emulator.baseUrl });
-    expect((await plcCheck(bin.plcCheck, socket, emulator.projectId)).answers[0]).toMatchObject({ status: 'ok' });
+    const socket = real.sockets.path('gone.sock');
+    const shortLived = await startAgent({ socket, baseUrl: real.emulator.baseUrl });
+    expect((await plcCheck(bin, socket, real.emulator.projectId)).answers[0]).toMatchObject({ status: 'ok' });
     expect(await shortLived.stop()).toBe(0);
     // A 60 s time-out: plc-check is killed after 15 s, so only an immediate answer passes.
-    const { code, answers } = await plcCheck(bin.plcCheck, socket, emulator.projectId, { timeoutMs: 60_000 });
+    const { code, answers } = await plcCheck(bin, socket, real.emulator.projectId, { timeoutMs: 60_000 });
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'not_running' });
   });
 
   it('reports source offline for a license imported offline while the agent runs (the studio never reaches the service)', async () => {
-    const studio = await startAgent({ socket: sockets.path('studio.sock'), baseUrl: 'http://127.0.0.1:9/functions/v1' });
+    const studio = await startAgent({ socket: real.sockets.path('studio.sock'), baseUrl: 'http://127.0.0.1:9/functions/v1' });
     try {
-      const code = await generateCode(emulator);
-      const request = await createOfflineRequest({ projectId: emulator.projectId, code, home: studio.home });
-      const response = await answerOfflineRequest(request, { baseUrl: emulator.baseUrl, validDays: 45 });
+      const code = await generateCode(real.emulator);
+      const request = await createOfflineRequest({ projectId: real.emulator.projectId, code, home: studio.home });
+      const response = await answerOfflineRequest(request, { baseUrl: real.emulator.baseUrl, validDays: 45 });
       await importOfflineResponse(response, { home: studio.home });
-      // The running agent reads the imported file within a second; bounded polling, no sleep on
-      // success. The bound is on failing only, with room for a loaded machine.
-      const deadline = Date.now() + 15_000;
-      let state = (await plcCheck(bin.plcCheck, studio.socket, emulator.projectId)).answers[0]!;
-      while (state.source !== 'offline' && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-        state = (await plcCheck(bin.plcCheck, studio.socket, emulator.projectId)).answers[0]!;
-      }
+      // The running agent reads the imported file within a second.
+      const state = await vi.waitFor(async () => {
+        const answer = (await plcCheck(bin, studio.socket, real.emulator.projectId)).answers[0]!;
+        expect(answer.source).toBe('offline');
+        return answer;
+      }, WAIT);
       expect(state).toMatchObject({ status: 'ok', valid: true, reason: null, source: 'offline', code_hint: codeHint(code) });
       expect(Date.parse(state.grace_until as string)).toBe(Date.parse(response.valid_until));
     } finally {

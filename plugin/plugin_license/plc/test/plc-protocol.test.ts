@@ -1,39 +1,20 @@
 // The C client against a stand-in agent on a real Unix socket: the answers a real agent never
 // gives (silence, oversized lines, malformed JSON, stray notifications) and the path rules.
 import { writeFileSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { answer, requestId, SAMPLE_STATE, startFixtureServer, type FixtureServer } from './helpers/fixture-server.js';
+import { describe, expect, it } from 'vitest';
+import { answer, requestId, SAMPLE_STATE, useFixtureServer } from './helpers/fixture-server.js';
 import { plcCheck, run } from './helpers/run.js';
-import { buildAll, hasCc, socketDir, type Binaries } from './helpers/toolchain.js';
+import { hasCc, useBinaries } from './helpers/toolchain.js';
 
 describe.skipIf(!hasCc)('plc against a fixture server', () => {
-  let bin: Binaries;
-  let sockets: ReturnType<typeof socketDir>;
-  let fixture: FixtureServer | undefined;
-
-  beforeAll(() => {
-    bin = buildAll();
-    sockets = socketDir();
-  });
-  afterEach(async () => {
-    await fixture?.close();
-    fixture = undefined;
-  });
-  afterAll(() => {
-    bin?.cleanup();
-    sockets?.cleanup();
-  });
-
-  async function serve(onLine: Parameters<typeof startFixtureServer>[1]): Promise<string> {
-    const path = sockets.path(`f${Math.random().toString(36).slice(2, 8)}.sock`);
-    fixture = await startFixtureServer(path, onLine);
-    return path;
-  }
+  const bin = useBinaries();
+  const { serve, current: fixture, dir } = useFixtureServer();
+  const socket = (name: string) => `${dir()}/${name}`;
 
   it('sends one JSON-RPC check line with the project id escaped, and reads the LicenseState', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, project_id: 'p "q" \\ é' })));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'p "q" \\ é');
-    expect(JSON.parse(fixture!.received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'check', params: { project_id: 'p "q" \\ é' } });
+    const { code, answers } = await plcCheck(bin, path, 'p "q" \\ é');
+    expect(JSON.parse(fixture().received[0]!)).toEqual({ jsonrpc: '2.0', id: 1, method: 'check', params: { project_id: 'p "q" \\ é' } });
     expect(code).toBe(0);
     expect(answers[0]).toMatchObject({
       status: 'ok',
@@ -63,7 +44,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
           `"grace_until":"2026-12-22T11:30:00.250+01:30","activations":null,"extra":"ignored"},"id":${id},"jsonrpc":"2.0"}\r\n`,
       );
     });
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { code, answers } = await plcCheck(bin, path, 'proj_1');
     expect(code).toBe(1);
     expect(answers[0]).toMatchObject({
       status: 'ok',
@@ -82,7 +63,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
 
   it('keeps a reason it does not know as text', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, valid: false, reason: 'suspended_by_vendor' })));
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { answers } = await plcCheck(bin, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'ok', valid: false, reason: 'suspended_by_vendor', reason_enum: 'other' });
   });
 
@@ -96,7 +77,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
         }) + '\n',
       ),
     );
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { code, answers } = await plcCheck(bin, path, 'proj_1');
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({
       status: 'agent_error',
@@ -108,7 +89,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
 
   it('takes a parse error with a null id as the answer to its request', async () => {
     const path = await serve((_line, s) => s.write(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } }) + '\n'));
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { answers } = await plcCheck(bin, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'agent_error', error_code: -32700, error_message: 'parse error' });
   });
 
@@ -121,7 +102,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
     ['nesting past the depth limit', `{"jsonrpc":"2.0","id":1,"x":${'['.repeat(100)}${']'.repeat(100)},"result":{"valid":true}}\n`],
   ])('refuses %s as a protocol error', async (_name, reply) => {
     const path = await serve((_line, s) => s.write(reply));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { code, answers } = await plcCheck(bin, path, 'proj_1');
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'protocol' });
   });
@@ -138,73 +119,73 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
       };
       step();
     });
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { answers } = await plcCheck(bin, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'ok', valid: true, code_hint: 'a1b2…7890' });
   });
 
   it('honours the time-out when the agent accepts but never answers', async () => {
     const path = await serve(() => {});
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { timeoutMs: 300 });
-    expect(fixture!.received).toHaveLength(1);
+    const { code, answers } = await plcCheck(bin, path, 'proj_1', { timeoutMs: 300 });
+    expect(fixture().received).toHaveLength(1);
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'timeout', message: 'the agent did not answer in time' });
   });
 
   it('refuses an answer line bigger than its buffer, without reading past it', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, padding: 'x'.repeat(10_000) })));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { code, answers } = await plcCheck(bin, path, 'proj_1');
     expect(code).toBe(2);
     expect(answers[0]).toMatchObject({ status: 'too_large' });
   });
 
   it('accepts a large unknown field that still fits its buffer', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), { ...SAMPLE_STATE, padding: 'x'.repeat(3_000) })));
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { answers } = await plcCheck(bin, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'ok', valid: true });
   });
 
   it('reports a connection closed before any answer', async () => {
     const path = await serve((_line, s) => s.destroy());
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1');
+    const { answers } = await plcCheck(bin, path, 'proj_1');
     expect(answers[0]).toMatchObject({ status: 'closed' });
   });
 
   it('reconnects once when a kept connection was closed by the agent, with no SIGPIPE', async () => {
     const path = await serve((line, s) => s.end(answer(requestId(line), SAMPLE_STATE)));
-    const { code, answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { repeat: 3 });
+    const { code, answers } = await plcCheck(bin, path, 'proj_1', { repeat: 3 });
     expect(code).toBe(0);
     expect(answers.map((a) => a.status)).toEqual(['ok', 'ok', 'ok']);
-    expect(fixture!.connections).toBe(3);
+    expect(fixture().connections).toBe(3);
   });
 
   it('keeps one connection across checks when the agent keeps it open', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), SAMPLE_STATE)));
-    const { answers } = await plcCheck(bin.plcCheck, path, 'proj_1', { repeat: 5 });
+    const { answers } = await plcCheck(bin, path, 'proj_1', { repeat: 5 });
     expect(answers.map((a) => a.status)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
-    expect(fixture!.connections).toBe(1);
-    expect(fixture!.received.map((l) => requestId(l))).toEqual([1, 2, 3, 4, 5]);
+    expect(fixture().connections).toBe(1);
+    expect(fixture().received.map((l) => requestId(l))).toEqual([1, 2, 3, 4, 5]);
   });
 
   it('reports "not running" without waiting out the time-out when no socket exists, or nothing accepts on the file', async () => {
     // A 60 s time-out: plc-check is killed after 15 s, so only an immediate answer passes.
-    const missing = await plcCheck(bin.plcCheck, sockets.path('missing.sock'), 'proj_1', { timeoutMs: 60_000 });
+    const missing = await plcCheck(bin, socket('missing.sock'), 'proj_1', { timeoutMs: 60_000 });
     expect(missing.code).toBe(2);
     expect(missing.answers[0]).toMatchObject({ status: 'not_running' });
-    const stale = sockets.path('stale.sock');
+    const stale = socket('stale.sock');
     writeFileSync(stale, '');
-    expect((await plcCheck(bin.plcCheck, stale, 'proj_1', { timeoutMs: 60_000 })).answers[0]).toMatchObject({ status: 'not_running' });
+    expect((await plcCheck(bin, stale, 'proj_1', { timeoutMs: 60_000 })).answers[0]).toMatchObject({ status: 'not_running' });
   });
 
   it('refuses an empty or over-long project id before any I/O', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), SAMPLE_STATE)));
-    expect((await plcCheck(bin.plcCheck, path, '')).answers[0]).toMatchObject({ status: 'invalid_argument' });
-    expect((await plcCheck(bin.plcCheck, path, 'p'.repeat(128))).answers[0]).toMatchObject({ status: 'invalid_argument' });
-    expect(fixture!.received).toHaveLength(0);
+    expect((await plcCheck(bin, path, '')).answers[0]).toMatchObject({ status: 'invalid_argument' });
+    expect((await plcCheck(bin, path, 'p'.repeat(128))).answers[0]).toMatchObject({ status: 'invalid_argument' });
+    expect(fixture().received).toHaveLength(0);
   });
 
   it('resolves "-" to PLUGIN_LICENSE_SOCKET', async () => {
     const path = await serve((line, s) => s.write(answer(requestId(line), SAMPLE_STATE)));
-    const { answers } = await plcCheck(bin.plcCheck, '-', 'proj_1', { env: { PLUGIN_LICENSE_SOCKET: path } });
+    const { answers } = await plcCheck(bin, '-', 'proj_1', { env: { PLUGIN_LICENSE_SOCKET: path } });
     expect(answers[0]).toMatchObject({ status: 'ok', valid: true });
   });
 
@@ -238,7 +219,7 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
       expect(await path({ PLUGIN_LICENSE_SOCKET: fits })).toMatchObject({ code: 0, path: fits });
       expect(await path({ PLUGIN_LICENSE_SOCKET: `${fits}b` })).toMatchObject({ code: 2, status: 'path_too_long', message: "the agent's socket path is longer than this platform allows (107 bytes); set a shorter PLUGIN_LICENSE_SOCKET (or XDG_RUNTIME_DIR)" });
       expect(await path({ XDG_RUNTIME_DIR: `/${'r'.repeat(100)}` })).toMatchObject({ code: 2, status: 'path_too_long' });
-      const check = await plcCheck(bin.plcCheck, `${fits}b`, 'proj_1');
+      const check = await plcCheck(bin, `${fits}b`, 'proj_1');
       expect(check.answers[0]).toMatchObject({ status: 'path_too_long' });
     });
   });

@@ -11,9 +11,9 @@
  *                                        ticket-shapes.h (project ID instead of its own): one JSON line
  *                                        a file, {"file","verdict","reason","problem"}, in name order
  */
-#include "../../../plugin/plugin_license/plc/plc.c"
+#include "../plc.c"
 #include "../fuzz/ticket-shapes.h"
-#include "../json-out.h"
+#include "../tools/json-out.h"
 
 #include <dirent.h>
 #include <stdio.h>

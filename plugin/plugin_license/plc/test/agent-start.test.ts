@@ -1,12 +1,12 @@
-// plc_start_agent and plc_default_executable, compiled with cc and run for real: the started
+// plc_start_agent, plc_start_program and plc_default_executable, compiled with cc and run for real: the started
 // program's descriptors, session, parent, working folder, environment and arguments read from
 // /proc, for executables at hostile paths; and what is refused, in words.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, until } from './helpers/run.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { run, WAIT } from './helpers/run.js';
 import { C_FLAGS, compile, CXX_FLAGS, hasCc, hasCxx, PLC_C } from './helpers/toolchain.js';
 
 const linux = process.platform === 'linux';
@@ -19,7 +19,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plc-start-'));
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
-    compile('c++', [...CXX_FLAGS, '-pthread', 'monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe')]);
+    compile('c++', [...CXX_FLAGS, '-pthread', 'tools/monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe')]);
     probe = join(dir, 'monitor-probe');
   });
   afterAll(() => {
@@ -45,6 +45,9 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     chmodSync(path, 0o755);
   }
 
+  /** The pid the stand-in agent recorded once it ran. */
+  const startedPid = (record: string): Promise<number> => vi.waitFor(() => Number(readFileSync(join(record, 'pid'), 'utf8').trim()), WAIT);
+
   const hostile = [
     'plain',
     'with space',
@@ -69,9 +72,9 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     const answer = JSON.parse(r.stdout) as { status: string; marker_fd: number; children: number; pid: number };
     expect(answer).toMatchObject({ status: 'ok', children: 0 });
     expect(answer.marker_fd).toBe(300);
-    const pid = Number(await until(() => (existsSync(join(record, 'pid')) ? readFileSync(join(record, 'pid'), 'utf8').trim() : undefined), 'the pid'));
+    const pid = await startedPid(record);
     started.push(pid);
-    await until(() => (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep' ? true : undefined), 'the exec of sleep');
+    await expect.poll(() => readFileSync(`/proc/${pid}/comm`, 'utf8').trim(), { message: 'the exec of sleep' }).toBe('sleep');
     expect(readFileSync(join(record, 'args'), 'utf8')).toBe('agent\nrun\n--app\nacme-audio\n');
     expect(readFileSync(join(record, 'cwd'), 'utf8')).toBe(`${home}\n`);
     expect(readFileSync(join(record, 'env'), 'utf8')).toBe(`mark ${name}\n`);
@@ -90,13 +93,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
             return `${fd} (closed)`;
           }
         });
-    let last: string[] = [];
-    await until(() => {
-      last = described();
-      return last.join('|') === '0 /dev/null|1 /dev/null|2 /dev/null' ? true : undefined;
-    }, 'only the standard streams on /dev/null').catch((e: unknown) => {
-      throw new Error(`${(e as Error).message}; the started program holds: ${last.join(', ')}`);
-    });
+    await expect.poll(described, { message: 'only the standard streams on /dev/null' }).toEqual(['0 /dev/null', '1 /dev/null', '2 /dev/null']);
     // Its own session and group, not the probe's; adopted (not a child of the probe, so never its zombie).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const [ppid, pgid, sid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(1, 4).map(Number);
@@ -116,7 +113,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
     fakeAgent(exe, record);
     const r = await run(probe, ['start', exe, 'acme-audio'], { HOME: join(dir, 'no such home') });
     expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok' });
-    started.push(Number(await until(() => (existsSync(join(record, 'pid')) ? readFileSync(join(record, 'pid'), 'utf8').trim() : undefined), 'the pid')));
+    started.push(await startedPid(record));
     expect(readFileSync(join(record, 'cwd'), 'utf8')).toBe('/\n');
   });
 
@@ -148,6 +145,25 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc_start_agent: detached, nothing
       expect(answer.status.length).toBeGreaterThan(5);
       expect(r.code).toBe(1);
     }
+  });
+
+  it('plc_start_program, the one launcher (the JUCE module starts the manager with it): the arguments as given, standard output a pipe to the caller, nothing else inherited, the start\'s errno in words', async () => {
+    const exe = join(dir, 'program that prints');
+    writeFileSync(exe, '#!/bin/sh\nprintf "%s|" "$@"; pwd; readlink /proc/$$/fd/0 /proc/$$/fd/2; [ -e /proc/$$/fd/300 ] && echo leak; echo to-stderr >&2\n');
+    chmodSync(exe, 0o755);
+    const home = join(dir, 'home for program');
+    mkdirSync(home);
+    const args = ['a b', 'q"x', '', 'new\nline', "it's", '$HOME *'];
+    const r = await run(probe, ['program', exe, ...args], { HOME: home });
+    expect(JSON.parse(r.stdout)).toEqual({ status: 'ok', code: 0, os_error: '', output: `${args.join('|')}|${home}\n/dev/null\n/dev/null\n`, marker_fd: 300, children: 0 });
+    expect(r.stderr).toBe('');
+    const plain = join(dir, 'program not executable');
+    writeFileSync(plain, '#!/bin/sh\n');
+    chmodSync(plain, 0o644);
+    const refused = async (path: string) => JSON.parse((await run(probe, ['program', path])).stdout) as Record<string, unknown>;
+    expect(await refused(plain)).toMatchObject({ code: 18, os_error: 'Permission denied', output: '', children: 0 });
+    expect(await refused(join(dir, 'no such program'))).toMatchObject({ code: 18, os_error: 'No such file or directory', children: 0 });
+    expect(await refused('relative/program')).toMatchObject({ code: 1, os_error: '', children: 0 });
   });
 
   it('plc_default_executable: PLUGIN_LICENSE_EXECUTABLE wins, else ~/.local/bin/NAME; the path even when absent; a name that is a path is refused', async () => {

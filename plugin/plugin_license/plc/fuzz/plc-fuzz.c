@@ -6,12 +6,12 @@
  * with the sanitizers, any out-of-bounds read, overflow or undefined behaviour stops it:
  *
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
- *     -I../../plugin/plugin_license/plc fuzz/plc-fuzz.c -o plc-fuzz
+ *     fuzz/plc-fuzz.c -o plc-fuzz                     (from plc's folder)
  *   ./plc-fuzz -max_total_time=60 fuzz/corpus       (a copy of it: libFuzzer adds what it finds)
  *
  * It includes plc.c to reach its static functions; nothing here is part of the library.
  */
-#include "../../../plugin/plugin_license/plc/plc.c"
+#include "../plc.c"
 
 #include <assert.h>
 #include <stdio.h>

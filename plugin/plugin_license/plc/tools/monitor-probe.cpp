@@ -15,6 +15,10 @@
 //   monitor-probe start EXECUTABLE APP
 //       plc_start_agent with a marked descriptor open (no close-on-exec): {"status":...,"marker_fd":N,
 //       "children":N} (children: processes of this one left after the call).
+//   monitor-probe program EXECUTABLE [ARG...]
+//       plc_start_program with its standard output a pipe (POSIX), read to its end (20 s at most), with
+//       the marked descriptor open: {"status":...,"code":N,"os_error":"...","output":"...","marker_fd":N,
+//       "children":N} (os_error: strerror of the start's errno, "" when none).
 //   monitor-probe default-executable VENDOR NAME
 //       plc_default_executable: {"status":...,"path":...}.
 //
@@ -37,6 +41,7 @@
 #ifndef _WIN32
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 #endif
 
@@ -222,15 +227,21 @@ int children() {
 }
 #endif
 
+// A descriptor as a DAW leaves them: no close-on-exec, a high number (-1 on Windows).
+int markedDescriptor() {
+#ifndef _WIN32
+  const int raw = open("/dev/null", O_RDONLY);
+  const int marker = raw < 0 ? -1 : fcntl(raw, F_DUPFD, 300);
+  if (raw >= 0) close(raw);
+  return marker;
+#else
+  return -1;
+#endif
+}
+
 int start(int argc, char **argv) {
   if (argc != 4) return 64;
-  int marker = -1;
-#ifndef _WIN32
-  // A descriptor as a DAW leaves them: no close-on-exec, a high number.
-  const int raw = open("/dev/null", O_RDONLY);
-  marker = raw < 0 ? -1 : fcntl(raw, F_DUPFD, 300);
-  if (raw >= 0) close(raw);
-#endif
+  const int marker = markedDescriptor();
   const plc_status st = plc_start_agent(argv[2], argv[3]);
   int kids = 0;
 #ifndef _WIN32
@@ -238,6 +249,40 @@ int start(int argc, char **argv) {
 #endif
   std::printf("{\"status\":%s,\"code\":%d,\"marker_fd\":%d,\"children\":%d,\"pid\":%d}\n", json(plc_strerror(st)).c_str(), static_cast<int>(st), marker,
               kids, static_cast<int>(getpid()));
+  return st == PLC_OK ? 0 : 1;
+}
+
+int program(int argc, char **argv) {
+  if (argc < 3) return 64;
+  const int marker = markedDescriptor();
+  std::vector<const char *> args(argv + 2, argv + argc);
+  args.push_back(nullptr);
+  int error = 0;
+  std::string output;
+  int kids = 0;
+#ifndef _WIN32
+  intptr_t out = -1;
+  const plc_status st = plc_start_program(args.data(), &out, &error);
+  if (st == PLC_OK) {
+    // Until the program closes its standard output (it exits), bounded.
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now()).count();
+      pollfd pfd{static_cast<int>(out), POLLIN, 0};
+      if (left <= 0 || poll(&pfd, 1, static_cast<int>(left)) <= 0) break;
+      char buf[512];
+      const ssize_t got = read(static_cast<int>(out), buf, sizeof buf);
+      if (got <= 0) break;
+      output.append(buf, static_cast<std::size_t>(got));
+    }
+    close(static_cast<int>(out));
+  }
+  kids = children();
+#else
+  const plc_status st = plc_start_program(args.data(), nullptr, &error);
+#endif
+  std::printf("{\"status\":%s,\"code\":%d,\"os_error\":%s,\"output\":%s,\"marker_fd\":%d,\"children\":%d}\n", json(plc_strerror(st)).c_str(),
+              static_cast<int>(st), json(error != 0 ? std::strerror(error) : "").c_str(), json(output).c_str(), marker, kids);
   return st == PLC_OK ? 0 : 1;
 }
 
@@ -260,12 +305,13 @@ int main(int argc, char **argv) {
   else if (mode == "follow") code = follow(argc, argv);
   else if (mode == "policy") code = policy();
   else if (mode == "start") code = start(argc, argv);
+  else if (mode == "program") code = program(argc, argv);
   else if (mode == "default-executable") code = defaultExecutable(argc, argv);
   if (code == 64) {
     std::fprintf(stderr,
                  "usage: %s load PROJECT_ID INSTANCES [--policy keep|SECONDS] [--no-start] [--executable PATH] [--vendor NAME]\n"
                  "       %s follow PROJECT_ID INSTANCES DURATION_MS [options]\n"
-                 "       %s policy | start EXECUTABLE APP | default-executable VENDOR NAME\n",
+                 "       %s policy | start EXECUTABLE APP | program EXECUTABLE [ARG...] | default-executable VENDOR NAME\n",
                  argv[0], argv[0], argv[0]);
   }
   return code;
