@@ -22,17 +22,20 @@ static int valid_component(const char *s) {
 
 plc_status plc_default_executable(const char *vendor, const char *name, char *out, size_t out_size) {
   char path[PLC_DATA_CAP];
-  size_t pos = 0;
-  plc_status st;
+  int variable;
   if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
   out[0] = '\0';
   path[0] = '\0';
   if (name == NULL || name[0] == '\0') name = PLC_DEFAULT_EXECUTABLE_NAME;
   if (!valid_component(name) || (vendor != NULL && vendor[0] != '\0' && !valid_component(vendor))) return PLC_ERR_INVALID_ARGUMENT;
-  st = executable_place(vendor, name, path, sizeof path, &pos);
-  if (st != PLC_OK) return st;
-  if (pos + 1 > out_size) return PLC_ERR_PATH_TOO_LONG;
-  memcpy(out, path, pos + 1);
+  /* PLUGIN_LICENSE_EXECUTABLE wins; else the installers' place. */
+  variable = executable_variable(path, sizeof path);
+  if (variable < 0) return PLC_ERR_PATH_TOO_LONG;
+  if (variable == 0) {
+    plc_status st = executable_place(vendor, name, path, sizeof path);
+    if (st != PLC_OK) return st;
+  }
+  if (fit_data(path, out, out_size) != PLC_OK) return PLC_ERR_PATH_TOO_LONG;
   /* The path stays in out when nothing is there: the caller names it in its message. */
   return is_program(out) ? PLC_OK : PLC_ERR_NO_FILE;
 }

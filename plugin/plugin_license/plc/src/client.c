@@ -14,6 +14,14 @@ static plc_status fit_path(const char *path, size_t len, char *out, size_t out_s
   return PLC_OK;
 }
 
+/* A socket path made of parts (the OS's places.c), then fit as plc_default_socket_path says. */
+static plc_status socket_path_of(const char *const *parts, size_t count, char *out, size_t out_size) {
+  char path[PLC_DATA_CAP];
+  path[0] = '\0';
+  if (join_parts(path, sizeof path, parts, count) != 0) return PLC_ERR_PATH_TOO_LONG;
+  return fit_path(path, strlen(path), out, out_size);
+}
+
 /* PLUGIN_LICENSE_SOCKET wins (1, its status in *st); else 0 with *app the namespace in effect: the
  * argument, else PLUGIN_LICENSE_APP, else "plugin-license". */
 static int socket_from_env(const char **app, char *out, size_t out_size, plc_status *st) {

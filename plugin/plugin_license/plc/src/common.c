@@ -93,6 +93,32 @@ PLC_SHARED int js_blank(const char *text) {
   return i == n;
 }
 
+/* The bounded read of an open file (read_small_file's, on every OS): at most cap - 1 bytes into buf,
+ * NUL-terminated, and one byte more asked for, to see a file that grew since it was measured
+ * (PLC_ERR_FILE_TOO_LARGE). Nothing is kept after an error. */
+PLC_SHARED plc_status read_bounded(plc_file f, char *buf, size_t cap, size_t *len) {
+  size_t got = 0;
+  plc_status st = PLC_OK;
+  for (;;) {
+    char extra;
+    long r = got < cap - 1 ? file_read(f, buf + got, cap - 1 - got) : file_read(f, &extra, 1);
+    if (r < 0) {
+      st = PLC_ERR_FILE_UNREADABLE;
+      break;
+    }
+    if (r == 0) break;
+    if (got == cap - 1) {
+      st = PLC_ERR_FILE_TOO_LARGE;
+      break;
+    }
+    got += (size_t)r;
+  }
+  if (st != PLC_OK) got = 0;
+  buf[got] = '\0';
+  *len = got;
+  return st;
+}
+
 /* Milliseconds left until a deadline of now_ms(), 0 once it passed. */
 PLC_SHARED int remaining_ms(int64_t deadline) {
   int64_t left = deadline - now_ms();

@@ -145,6 +145,13 @@ typedef enum found_kind { FOUND_FILE = 0, FOUND_LINK, FOUND_FIFO, FOUND_DEVICE, 
 
 typedef enum folder_state { FOLDER_OK = 0, FOLDER_MISSING, FOLDER_BAD } folder_state;
 
+/* An open file. */
+#ifdef _WIN32
+typedef HANDLE plc_file;
+#else
+typedef int plc_file;
+#endif
+
 /* Once per process. */
 #ifdef _WIN32
 typedef INIT_ONCE plc_once;
@@ -168,6 +175,8 @@ PLC_SHARED void run_once(plc_once *once, void (*fn)(void));
  * PLC_ERR_FILE_TOO_LARGE). Without READ_FOLLOW_LINKS a link is PLC_ERR_NOT_A_FILE (O_NOFOLLOW;
  * Windows: a reparse point). *found says what was there when PLC_ERR_NOT_A_FILE. */
 PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found);
+/* files.c: up to n bytes of an open file into p: how many, 0 at its end, -1 on an error. */
+static long file_read(plc_file f, void *p, size_t n);
 
 #ifndef PLC_NO_AGENT_CLIENT
 /* transport.c: the agent's Unix socket or named pipe, whose holder is checked before a byte is
@@ -191,11 +200,13 @@ static plc_status group_socket_place(const char *group, const char *app, char *o
 #endif
 
 #ifndef PLC_NO_AGENT_START
-/* spawn.c: a regular file this user may execute (a link to one is followed). */
+/* spawn.c: a regular file this user may execute (a link to one is followed); the
+ * PLUGIN_LICENSE_EXECUTABLE variable into path (1, 0 when unset, -1 when it does not fit). */
 static int is_program(const char *path);
-/* places.c: the vendor's executable by the installers' rule (PLUGIN_LICENSE_EXECUTABLE first),
- * appended to path at *pos; vendor and name are valid file names. */
-static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap, size_t *pos);
+static int executable_variable(char *path, size_t cap);
+/* places.c: where the installers put the vendor's executable, into path (empty); vendor and name
+ * are valid file names. */
+static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap);
 #endif
 
 #ifndef PLC_NO_TICKET

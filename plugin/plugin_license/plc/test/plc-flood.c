@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tools/send-all.h"
+
 static long long monotonic_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -66,17 +68,6 @@ static void first_id(const char *line, size_t n, char *id, size_t cap) {
   p += 5;
   while (p < line + n && k + 1 < cap && *p >= '0' && *p <= '9') id[k++] = *p++;
   id[k] = '\0';
-}
-
-static int send_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
 }
 
 static void serve_connection(int fd, const char *mode) {

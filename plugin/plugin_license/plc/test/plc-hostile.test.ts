@@ -135,10 +135,11 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
       ['connect', 'stalled'],
     ];
 
-    it.each(cases)('%s against a %s peer returns the time-out at its deadline', async (verb, mode) => {
+    /** A `mode` peer and plc-flood's one `verb` call against it (time-out `timeoutMs`), the call begun. */
+    async function against(verb: string, mode: string, timeoutMs: number): Promise<{ server: LineProcess; client: LineProcess }> {
       const path = sockets.path(`w${Math.random().toString(36).slice(2, 8)}.sock`);
       const server = await serve(path, mode);
-      const client = spawnLines(bin.flood, ['call', verb, path, '300'], {}, { stdin: true });
+      const client = spawnLines(bin.flood, ['call', verb, path, String(timeoutMs)], {}, { stdin: true });
       servers.push(client);
       if (verb === 'wait-change') {
         // The flood queued up before the wait begins: every read finds bytes waiting.
@@ -146,6 +147,11 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
         await server.waitFor(/"event":"flooding"/, 'the flood');
         client.child.stdin!.write('go\n');
       }
+      return { server, client };
+    }
+
+    it.each(cases)('%s against a %s peer returns the time-out at its deadline', async (verb, mode) => {
+      const { server, client } = await against(verb, mode, 300);
       const result = JSON.parse(await client.waitFor(/"status"/, 'the call\'s end')) as Answer;
       expect(result).toMatchObject({ status: 'timeout' });
       expect(result!.elapsed_ms as number).toBeGreaterThanOrEqual(299);
@@ -154,15 +160,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
     });
 
     it.each(cases)('%s against a %s peer returns at once when interrupted from another thread', async (verb, mode) => {
-      const path = sockets.path(`i${Math.random().toString(36).slice(2, 8)}.sock`);
-      const server = await serve(path, mode);
-      const client = spawnLines(bin.flood, ['call', verb, path, '60000'], {}, { stdin: true });
-      servers.push(client);
-      if (verb === 'wait-change') {
-        await client.waitFor(/"event":"subscribed"/, 'the subscription');
-        await server.waitFor(/"event":"flooding"/, 'the flood');
-        client.child.stdin!.write('go\n');
-      }
+      const { server, client } = await against(verb, mode, 60_000);
       await client.waitFor(/"event":"calling"/, 'the call');
       // The control: the flood is flowing (1 MiB went out to the waiting call), then the interrupt.
       if (mode !== 'stalled') await server.waitFor(/"event":"flooding"/, 'the flood');

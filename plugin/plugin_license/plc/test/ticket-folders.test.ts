@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { encodeTicket, isLicenseError, judgeTicket, License, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,26 @@ describe.skipIf(!hasCc || !linux)('the folder rule: plc and the library alike', 
   const fifo = (path: string): void => {
     expect(spawnSync('mkfifo', [path]).status).toBe(0);
   };
+  /** `folder` (and all in it) replaced by what `make` puts at its path: a file, a FIFO. */
+  const replaced = (folder: string, make: (path: string) => void): void => {
+    rmSync(folder, { recursive: true });
+    make(folder);
+  };
+  const file = (content: string, mode?: number) => (path: string) => writeFileSync(path, content, mode === undefined ? {} : { mode });
+  /** `folder` moved to `real` and a link left in its place. */
+  const linked = (folder: string, real: string): void => {
+    renameSync(folder, real);
+    symlinkSync(real, folder);
+  };
+  /** `folder` replaced by a link to a new 0777 folder that holds what `inside` held (the ticket, or tickets/). */
+  const linkedToOpen = (h: Layout, folder: string, inside: string): void => {
+    const open = join(h.home, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    renameSync(inside, join(open, basename(inside)));
+    rmSync(folder, { recursive: true });
+    symlinkSync(open, folder);
+  };
   // [what, how the home is changed, the verdict both give, words both say (a pattern)]
   const cases: Array<[string, (h: Layout) => void, 'valid' | 'tampered' | 'none', RegExp | null]> = [
     ['as the library makes them (0700 folders, a 0600 ticket)', () => undefined, 'valid', null],
@@ -78,53 +98,16 @@ describe.skipIf(!hasCc || !linux)('the folder rule: plc and the library alike', 
     ['DATA 0775', (h) => chmodSync(h.data, 0o775), 'tampered', /^the data folder .*writable by others \(mode 775\)/],
     ['a 0666 ticket', (h) => chmodSync(h.file, 0o666), 'tampered', /writable by others/],
     ['a 0620 ticket: its group may write', (h) => chmodSync(h.file, 0o620), 'tampered', /writable by others/],
-    ['tickets/ a link to a private folder of the user (links resolved)', (h) => {
-      const real = join(h.home, 'real-tickets');
-      renameSync(h.tickets, real);
-      symlinkSync(real, h.tickets);
-    }, 'valid', null],
-    ['tickets/ a link to a 0777 folder', (h) => {
-      const open = join(h.home, 'open');
-      mkdirSync(open);
-      chmodSync(open, 0o777);
-      renameSync(h.file, join(open, `${PROJECT}.ticket`));
-      rmSync(h.tickets, { recursive: true });
-      symlinkSync(open, h.tickets);
-    }, 'tampered', /^the tickets folder .*writable by others \(mode 777\)/],
-    ['DATA a link to a private folder of the user', (h) => {
-      const real = join(h.home, 'real-data');
-      renameSync(h.data, real);
-      symlinkSync(real, h.data);
-    }, 'valid', null],
-    ['DATA a link to a 0777 folder holding a private tickets/', (h) => {
-      const open = join(h.home, 'open');
-      mkdirSync(open);
-      chmodSync(open, 0o777);
-      renameSync(h.tickets, join(open, 'tickets'));
-      rmSync(h.data, { recursive: true });
-      symlinkSync(open, h.data);
-    }, 'tampered', /^the data folder .*writable by others \(mode 777\)/],
+    ['tickets/ a link to a private folder of the user (links resolved)', (h) => linked(h.tickets, join(h.home, 'real-tickets')), 'valid', null],
+    ['tickets/ a link to a 0777 folder', (h) => linkedToOpen(h, h.tickets, h.file), 'tampered', /^the tickets folder .*writable by others \(mode 777\)/],
+    ['DATA a link to a private folder of the user', (h) => linked(h.data, join(h.home, 'real-data')), 'valid', null],
+    ['DATA a link to a 0777 folder holding a private tickets/', (h) => linkedToOpen(h, h.data, h.tickets), 'tampered', /^the data folder .*writable by others \(mode 777\)/],
     // A path component that is not a folder: there, so not "none" (only a missing ticket is).
-    ['DATA/tickets a regular file', (h) => {
-      rmSync(h.tickets, { recursive: true });
-      writeFileSync(h.tickets, ticketOf(), { mode: 0o600 });
-    }, 'tampered', /^the tickets folder .*a file, not a folder/],
-    ['DATA/tickets a FIFO', (h) => {
-      rmSync(h.tickets, { recursive: true });
-      fifo(h.tickets);
-    }, 'tampered', /^the tickets folder .*a FIFO, not a folder/],
-    ['DATA a regular file', (h) => {
-      rmSync(h.data, { recursive: true });
-      writeFileSync(h.data, 'x');
-    }, 'tampered', /^the data folder .*a file, not a folder/],
-    ['DATA a FIFO', (h) => {
-      rmSync(h.data, { recursive: true });
-      fifo(h.data);
-    }, 'tampered', /^the data folder .*a FIFO, not a folder/],
-    ['PLUGIN_LICENSE_HOME a regular file (DATA under a file)', (h) => {
-      rmSync(h.home, { recursive: true });
-      writeFileSync(h.home, 'x');
-    }, 'tampered', /^the data folder .*under a file, not a folder/],
+    ['DATA/tickets a regular file', (h) => replaced(h.tickets, file(ticketOf(), 0o600)), 'tampered', /^the tickets folder .*a file, not a folder/],
+    ['DATA/tickets a FIFO', (h) => replaced(h.tickets, fifo), 'tampered', /^the tickets folder .*a FIFO, not a folder/],
+    ['DATA a regular file', (h) => replaced(h.data, file('x')), 'tampered', /^the data folder .*a file, not a folder/],
+    ['DATA a FIFO', (h) => replaced(h.data, fifo), 'tampered', /^the data folder .*a FIFO, not a folder/],
+    ['PLUGIN_LICENSE_HOME a regular file (DATA under a file)', (h) => replaced(h.home, file('x')), 'tampered', /^the data folder .*under a file, not a folder/],
     ['no ticket', (h) => rmSync(h.file), 'none', null],
     ['no tickets/', (h) => rmSync(h.tickets, { recursive: true }), 'none', null],
     ['no DATA', (h) => rmSync(h.data, { recursive: true }), 'none', null],

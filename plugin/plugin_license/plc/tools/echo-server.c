@@ -21,6 +21,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "send-all.h"
+
 #define MAX_CLIENTS 64
 #define LINE_CAP 4096
 
@@ -43,17 +45,6 @@ struct conn {
   char buf[LINE_CAP];
 };
 static struct conn conns[MAX_CLIENTS];
-
-static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
 
 /* Answers every complete line held for c; -1 when the client must go. */
 static int answer_lines(struct conn *c) {
@@ -81,7 +72,7 @@ static int answer_lines(struct conn *c) {
     pos += id_len;
     memcpy(out + pos, answer_tail, sizeof answer_tail - 1);
     pos += sizeof answer_tail - 1;
-    if (write_all(c->fd, out, pos) != 0) return -1;
+    if (send_all(c->fd, out, pos) != 0) return -1;
     memmove(c->buf, nl + 1, c->len - line - 1);
     c->len -= line + 1;
   }

@@ -9,32 +9,25 @@
 
 /* ~/Library/Application Support/APP/agent.sock; with PLUGIN_LICENSE_APP_GROUP, the app-group form. */
 static plc_status socket_place(const char *app, char *out, size_t out_size) {
-  char path[PLC_DATA_CAP], pwbuf[1024];
-  size_t pos = 0;
+  char pwbuf[1024];
   const char *home = getenv("HOME");
   const char *group = getenv("PLUGIN_LICENSE_APP_GROUP");
   if (group != NULL && group[0] != '\0') return plc_app_group_socket_path(group, app, out, out_size);
   if (home == NULL || home[0] == '\0') home = account_home(pwbuf, sizeof pwbuf);
   if (home == NULL) return PLC_ERR_NO_PATH;
-  path[0] = '\0';
-  if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/Library/Application Support/") != 0 ||
-      append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return fit_path(path, pos, out, out_size);
+  {
+    const char *const parts[] = {home, "/Library/Application Support/", app, "/agent.sock"};
+    return socket_path_of(parts, 4, out, out_size);
+  }
 }
 
 /* ~/Library/Group Containers/GROUP/APP/agent.sock, from the real home. */
 static plc_status group_socket_place(const char *group, const char *app, char *out, size_t out_size) {
-  char path[PLC_DATA_CAP], pwbuf[1024];
-  size_t pos = 0;
+  char pwbuf[1024];
   const char *home = account_home(pwbuf, sizeof pwbuf);
+  const char *const parts[] = {home, "/Library/Group Containers/", group, "/", app, "/agent.sock"};
   if (home == NULL) return PLC_ERR_NO_PATH;
-  path[0] = '\0';
-  if (append(path, sizeof path, &pos, home) != 0 || append(path, sizeof path, &pos, "/Library/Group Containers/") != 0 ||
-      append(path, sizeof path, &pos, group) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
-      append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return fit_path(path, pos, out, out_size);
+  return socket_path_of(parts, 6, out, out_size);
 }
 
 #endif
@@ -66,18 +59,14 @@ static plc_status data_place(const char *app, const char *group, char *path, siz
 
 #ifndef PLC_NO_AGENT_START
 
-/* PLUGIN_LICENSE_EXECUTABLE, else ~/Library/Application Support/VENDOR/NAME (a vendor is needed). */
-static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap, size_t *pos) {
+/* ~/Library/Application Support/VENDOR/NAME (a vendor is needed). */
+static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap) {
   char pwbuf[1024];
-  const char *env = getenv("PLUGIN_LICENSE_EXECUTABLE"), *home;
-  if (env != NULL && env[0] != '\0') return append(path, cap, pos, env) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
-  home = home_folder(pwbuf, sizeof pwbuf);
+  const char *home = home_folder(pwbuf, sizeof pwbuf);
+  const char *const parts[] = {home, "/Library/Application Support/", vendor, "/", name};
   if (home == NULL) return PLC_ERR_NO_PATH;
   if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
-  if (append(path, cap, pos, home) != 0 || append(path, cap, pos, "/Library/Application Support/") != 0 ||
-      append(path, cap, pos, vendor) != 0 || append(path, cap, pos, "/") != 0 || append(path, cap, pos, name) != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return PLC_OK;
+  return join_parts(path, cap, parts, 5) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
 }
 
 #endif

@@ -11,6 +11,13 @@
  */
 static int own_entry(const struct stat *st) { return st->st_uid == geteuid() && (st->st_mode & (S_IWGRP | S_IWOTH)) == 0; }
 
+static long file_read(plc_file f, void *p, size_t n) {
+  for (;;) {
+    ssize_t r = read(f, p, n);
+    if (r >= 0 || errno != EINTR) return (long)r;
+  }
+}
+
 static found_kind found_of(mode_t mode) {
   if (S_ISLNK(mode)) return FOUND_LINK;
   if (S_ISFIFO(mode)) return FOUND_FIFO;
@@ -25,8 +32,7 @@ static found_kind found_of(mode_t mode) {
 PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
   const int follow_links = (flags & READ_FOLLOW_LINKS) != 0;
   struct stat st;
-  size_t got = 0;
-  plc_status result = PLC_OK;
+  plc_status result;
   int fd;
   *found = FOUND_FILE;
   *len = 0;
@@ -60,26 +66,8 @@ PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, si
     close(fd);
     return PLC_ERR_FILE_TOO_LARGE;
   }
-  /* Bounded by cap; one byte more is asked for, to see a file that grew since. */
-  for (;;) {
-    char extra;
-    ssize_t r = got < cap - 1 ? read(fd, buf + got, cap - 1 - got) : read(fd, &extra, 1);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      result = PLC_ERR_FILE_UNREADABLE;
-      break;
-    }
-    if (r == 0) break;
-    if (got == cap - 1) {
-      result = PLC_ERR_FILE_TOO_LARGE;
-      break;
-    }
-    got += (size_t)r;
-  }
+  result = read_bounded(fd, buf, cap, len);
   close(fd);
-  if (result != PLC_OK) got = 0;
-  buf[got] = '\0';
-  *len = got;
   return result;
 }
 

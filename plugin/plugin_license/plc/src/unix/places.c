@@ -8,21 +8,19 @@
 
 /* $XDG_RUNTIME_DIR/APP/agent.sock, or /tmp/APP-UID/agent.sock without XDG_RUNTIME_DIR. */
 static plc_status socket_place(const char *app, char *out, size_t out_size) {
-  char path[PLC_DATA_CAP];
-  size_t pos = 0;
+  char uid[24];
+  size_t n = 0;
   const char *runtime = getenv("XDG_RUNTIME_DIR");
-  path[0] = '\0';
   if (runtime != NULL && runtime[0] != '\0') {
-    if (append(path, sizeof path, &pos, runtime) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
-        append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
-      return PLC_ERR_PATH_TOO_LONG;
-  } else {
-    if (append(path, sizeof path, &pos, "/tmp/") != 0 || append(path, sizeof path, &pos, app) != 0 ||
-        append(path, sizeof path, &pos, "-") != 0 || append_ulong(path, sizeof path, &pos, (unsigned long)getuid()) != 0 ||
-        append(path, sizeof path, &pos, "/agent.sock") != 0)
-      return PLC_ERR_PATH_TOO_LONG;
+    const char *const parts[] = {runtime, "/", app, "/agent.sock"};
+    return socket_path_of(parts, 4, out, out_size);
   }
-  return fit_path(path, pos, out, out_size);
+  uid[0] = '\0';
+  append_ulong(uid, sizeof uid, &n, (unsigned long)getuid());
+  {
+    const char *const parts[] = {"/tmp/", app, "-", uid, "/agent.sock"};
+    return socket_path_of(parts, 5, out, out_size);
+  }
 }
 
 /* App groups are macOS's: elsewhere the default path. */
@@ -56,17 +54,14 @@ static plc_status data_place(const char *app, const char *group, char *path, siz
 
 #ifndef PLC_NO_AGENT_START
 
-/* PLUGIN_LICENSE_EXECUTABLE, else ~/.local/bin/NAME. */
-static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap, size_t *pos) {
+/* ~/.local/bin/NAME. */
+static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap) {
   char pwbuf[1024];
-  const char *env = getenv("PLUGIN_LICENSE_EXECUTABLE"), *home;
+  const char *home = home_folder(pwbuf, sizeof pwbuf);
+  const char *const parts[] = {home, "/.local/bin/", name};
   (void)vendor;
-  if (env != NULL && env[0] != '\0') return append(path, cap, pos, env) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
-  home = home_folder(pwbuf, sizeof pwbuf);
   if (home == NULL) return PLC_ERR_NO_PATH;
-  if (append(path, cap, pos, home) != 0 || append(path, cap, pos, "/.local/bin/") != 0 || append(path, cap, pos, name) != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return PLC_OK;
+  return join_parts(path, cap, parts, 3) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
 }
 
 #endif

@@ -31,6 +31,14 @@ static int program_error(const char *path) {
 
 static int is_program(const char *path) { return program_error(path) == 0; }
 
+/* PLUGIN_LICENSE_EXECUTABLE into path: 1, 0 when unset or empty, -1 when it does not fit. */
+static int executable_variable(char *path, size_t cap) {
+  const char *env = getenv("PLUGIN_LICENSE_EXECUTABLE");
+  size_t pos = 0;
+  if (env == NULL || env[0] == '\0') return 0;
+  return append(path, cap, &pos, env) == 0 ? 1 : -1;
+}
+
 /* The environment a started program gets: this process's. macOS: a plugin is a bundle, so
  * `environ` is the host executable's alone; _NSGetEnviron is the process's. */
 #if defined(__APPLE__)

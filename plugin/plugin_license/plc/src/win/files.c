@@ -4,6 +4,13 @@
  * converted for the wide API.
  */
 
+/* At most 64 KB a call. */
+static long file_read(plc_file f, void *p, size_t n) {
+  DWORD done = 0;
+  if (!ReadFile(f, p, (DWORD)(n > 65536 ? 65536 : n), &done, NULL)) return -1;
+  return (long)done;
+}
+
 /* A folder or a link is looked at before anything is opened (CreateFile opens devices and pipes as
  * well as files), then GetFileType must say a disk file. */
 PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, size_t cap, size_t *len, found_kind *found) {
@@ -13,8 +20,7 @@ PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, si
   DWORD attributes, type;
   BY_HANDLE_FILE_INFORMATION info;
   unsigned long long size;
-  size_t got = 0;
-  plc_status st = PLC_OK;
+  plc_status st;
   *found = FOUND_FILE;
   *len = 0;
   buf[0] = '\0';
@@ -53,25 +59,8 @@ PLC_SHARED plc_status read_small_file(const char *path, int flags, char *buf, si
     CloseHandle(h);
     return PLC_ERR_FILE_TOO_LARGE;
   }
-  /* Bounded by cap; one byte more is asked for, to see a file that grew since. */
-  for (;;) {
-    DWORD want = (DWORD)(got < cap - 1 ? (cap - 1 - got > 65536 ? 65536 : cap - 1 - got) : 1), done = 0;
-    char extra;
-    if (!ReadFile(h, got < cap - 1 ? buf + got : &extra, want, &done, NULL)) {
-      st = PLC_ERR_FILE_UNREADABLE;
-      break;
-    }
-    if (done == 0) break;
-    if (got == cap - 1) {
-      st = PLC_ERR_FILE_TOO_LARGE;
-      break;
-    }
-    got += done;
-  }
+  st = read_bounded(h, buf, cap, len);
   CloseHandle(h);
-  if (st != PLC_OK) got = 0;
-  buf[got] = '\0';
-  *len = got;
   return st;
 }
 

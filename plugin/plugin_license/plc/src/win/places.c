@@ -8,18 +8,16 @@
 
 /* \\.\pipe\APP-agent-USERNAME. */
 static plc_status socket_place(const char *app, char *out, size_t out_size) {
-  char path[PLC_DATA_CAP], user[256];
-  size_t pos = 0;
+  char user[256];
   DWORD n = GetEnvironmentVariableA("USERNAME", user, (DWORD)sizeof user);
-  path[0] = '\0';
   if (n == 0 || n >= sizeof user) {
     DWORD size = (DWORD)sizeof user;
     if (!GetUserNameA(user, &size)) return PLC_ERR_NO_PATH;
   }
-  if (append(path, sizeof path, &pos, "\\\\.\\pipe\\") != 0 || append(path, sizeof path, &pos, app) != 0 ||
-      append(path, sizeof path, &pos, "-agent-") != 0 || append(path, sizeof path, &pos, user) != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return fit_path(path, pos, out, out_size);
+  {
+    const char *const parts[] = {"\\\\.\\pipe\\", app, "-agent-", user};
+    return socket_path_of(parts, 4, out, out_size);
+  }
 }
 
 /* App groups are macOS's: elsewhere the default path. */
@@ -58,19 +56,13 @@ static plc_status data_place(const char *app, const char *group, char *out, size
 
 #ifndef PLC_NO_AGENT_START
 
-/* PLUGIN_LICENSE_EXECUTABLE, else %LOCALAPPDATA%\Programs\VENDOR\NAME.exe (a vendor is needed). */
-static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap, size_t *pos) {
+/* %LOCALAPPDATA%\Programs\VENDOR\NAME.exe (a vendor is needed). */
+static plc_status executable_place(const char *vendor, const char *name, char *path, size_t cap) {
   char local[PLC_DATA_CAP];
-  if (env_utf8(L"PLUGIN_LICENSE_EXECUTABLE", path, cap)) {
-    *pos = strlen(path);
-    return PLC_OK;
-  }
+  const char *const parts[] = {local, "\\Programs\\", vendor, "\\", name, ".exe"};
   if (vendor == NULL || vendor[0] == '\0') return PLC_ERR_INVALID_ARGUMENT;
   if (!env_utf8(L"LOCALAPPDATA", local, sizeof local)) return PLC_ERR_NO_PATH;
-  if (append(path, cap, pos, local) != 0 || append(path, cap, pos, "\\Programs\\") != 0 || append(path, cap, pos, vendor) != 0 ||
-      append(path, cap, pos, "\\") != 0 || append(path, cap, pos, name) != 0 || append(path, cap, pos, ".exe") != 0)
-    return PLC_ERR_PATH_TOO_LONG;
-  return PLC_OK;
+  return join_parts(path, cap, parts, 6) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
 }
 
 #endif

@@ -26,6 +26,10 @@ static int is_program(const char *path) {
   return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
 }
 
+/* PLUGIN_LICENSE_EXECUTABLE into path (the wide environment, as UTF-8): 1, 0 when unset, empty or
+ * too long for plc's buffers. */
+static int executable_variable(char *path, size_t cap) { return env_utf8(L"PLUGIN_LICENSE_EXECUTABLE", path, cap); }
+
 /* The one quoting of a Windows command line, by the rules the C run-time (and CommandLineToArgvW)
  * read it back with: an argument with a space, a tab, a newline or a quote (or an empty one) goes
  * in quotes; inside, each quote is preceded by a backslash, and the backslashes right before a

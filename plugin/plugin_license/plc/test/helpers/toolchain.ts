@@ -84,15 +84,18 @@ export function buildAll(): Binaries {
   };
 }
 
-/** Everything built once for the test file (beforeAll), removed after it: use its fields inside tests. */
-export function useBinaries(): Binaries {
-  const bin = {} as Binaries;
+/** `make()` once for the test file (beforeAll), its `cleanup()` after it (afterAll): use the fields inside tests. */
+function useForFile<T extends { cleanup(): void }>(make: () => T): T {
+  const made = {} as T;
   beforeAll(() => {
-    Object.assign(bin, buildAll());
+    Object.assign(made, make());
   });
-  afterAll(() => bin.cleanup?.());
-  return bin;
+  afterAll(() => made.cleanup?.());
+  return made;
 }
+
+/** Everything built once for the test file, removed after it. */
+export const useBinaries = (): Binaries => useForFile(buildAll);
 
 export interface SocketDir {
   dir: string;
@@ -110,12 +113,5 @@ export function socketDir(): SocketDir {
   };
 }
 
-/** The test file's socket folder, made before its tests (beforeAll) and removed after them. */
-export function useSocketDir(): SocketDir {
-  const sockets = {} as SocketDir;
-  beforeAll(() => {
-    Object.assign(sockets, socketDir());
-  });
-  afterAll(() => sockets.cleanup?.());
-  return sockets;
-}
+/** The test file's socket folder, made before its tests and removed after them. */
+export const useSocketDir = (): SocketDir => useForFile(socketDir);
