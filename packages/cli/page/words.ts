@@ -1,26 +1,5 @@
-// What the page says about a license: its state, its source, its dates, its plugin's name.
+// What the page says about a license: its source, its dates, its plugin's name (its state: reason-words.ts).
 import type { License, Product } from './api.js';
-
-export function reasonWords(reason: string | null): string {
-  switch (reason) {
-    case 'not_activated':
-      return 'Not activated on this computer.';
-    case 'code_revoked':
-      return 'This license was revoked. Contact the vendor for a new code.';
-    case 'code_not_found':
-      return 'The license service does not know this code. Check it, or contact the vendor.';
-    case 'deactivated':
-      return 'Released from this computer (moved to another one). Activate again to use it here.';
-    case 'grace_expired':
-      return 'It could not be checked online for too long. Connect this computer to the internet, then press Check now.';
-    case 'clock_tampered':
-      return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
-    case 'cache_invalid':
-      return 'The license stored on this computer is damaged, or was copied from another computer. Activate again.';
-    default:
-      return `Not licensed (${reason ?? 'no reason given'}).`;
-  }
-}
 
 export const SOURCE_WORDS: Record<License['source'], string> = {
   online: 'checked online',

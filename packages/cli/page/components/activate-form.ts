@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { post, type License, type Product, type Snapshot } from '../api.js';
-import { productName, reasonWords } from '../words.js';
+import { productName } from '../words.js';
+import { reasonWords } from '../reason-words.js';
 import { Message, useAction } from './action.js';
 import { html } from './html.js';
 

@@ -1,7 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
 import { post, type License, type Snapshot } from '../api.js';
 import { download } from '../files.js';
-import { dateFormat, fromNow, productName, reasonWords, SOURCE_WORDS } from '../words.js';
+import { dateFormat, fromNow, productName, SOURCE_WORDS } from '../words.js';
+import { reasonWords } from '../reason-words.js';
 import { Message, useAction } from './action.js';
 import { html } from './html.js';
 

@@ -1,7 +1,8 @@
 import { useRef, useState } from 'preact/hooks';
 import { post, type License, type Snapshot } from '../api.js';
 import { download, readSmallFile } from '../files.js';
-import { dateFormat, productName, reasonWords } from '../words.js';
+import { dateFormat, productName } from '../words.js';
+import { reasonWords } from '../reason-words.js';
 import { ProjectField } from './activate-form.js';
 import { Message, useAction } from './action.js';
 import { html } from './html.js';
