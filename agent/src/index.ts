@@ -1,7 +1,9 @@
 export { startAgent } from './agent.js';
 export type { AgentOptions, AgentStats, RunningAgent } from './agent.js';
-export { AgentClient, Subscription } from './client.js';
-export type { AgentClientOptions, ReconnectOptions } from './client.js';
+export { AgentClient } from './client.js';
+export type { AgentClientOptions } from './client.js';
+export type { ReconnectOptions } from './client-connection.js';
+export { Subscription } from './client-subscription.js';
 export { AgentError, isAgentError } from './errors.js';
 export type { AgentErrorCode, AgentErrorFields, SocketHolder } from './errors.js';
 export { fromWireState, toWireState, LicenseStateWire } from './license-state.js';

@@ -9,7 +9,7 @@ import { AgentLink } from '../manager/agent-link.js';
 import { openInBrowser, writeRedirectFile } from '../manager/open.js';
 import { ManagerServer, type ManagerBackend, type PageError } from '../manager/server.js';
 import { Output } from '../output.js';
-import { doctorCommand } from './doctor.js';
+import { doctorCommand } from './doctor/index.js';
 import { machineOptions, releaseFacts, responseFacts } from './offline.js';
 
 export interface ManagerOptions {
