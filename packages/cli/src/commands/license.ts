@@ -1,8 +1,7 @@
 import type { LicenseState } from '@plugin-license/agent';
 import { codeHint } from '@plugin-license/api';
 import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
-import { productName } from '@plugin-license/licensing/executable';
-import { nameField, pluginField, projectLabel } from '../plugin-names.js';
+import { nameField, packagedFolder, pluginField, productName, projectLabel } from '../plugin-names.js';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -148,7 +147,8 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
  * else the library). What an uninstaller runs before it removes anything. A license activated
  * offline is left for `offline deactivate`. Every project is tried; exit 0 when none failed.
  */
-export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
+export async function deactivateAllCommand(ctx: Context, o: { productId?: string } = {}): Promise<ExitCode> {
+  const keptFor = await licensesOfOtherProducts(o.productId);
   const agent = await ctx.agent();
   const { readCachedStatus } = await import('@plugin-license/licensing');
   const held = agent
@@ -164,6 +164,11 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
       continue;
     }
     if (reason === 'not_activated') continue;
+    const other = keptFor(projectId);
+    if (other !== undefined) {
+      skipped.push({ project_id: projectId, why: other });
+      continue;
+    }
     try {
       await ctx.out.spin(`deactivating ${projectId}`, () => (agent ? ctx.deadline.bound(agent.deactivate(projectId), THROUGH_AGENT) : ctx.license(projectId).deactivate({ signal: ctx.signal })));
       released.push(projectId);
@@ -194,6 +199,34 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
     for (const f of failed) ctx.out.line(`could not release ${projectLabel(f.project_id)}: ${f.message}`);
   }
   return failed[0]?.exit ?? EXIT.ok;
+}
+
+/**
+ * With `--product-id` (a product's uninstaller): which licenses belong to the vendor's other
+ * products still installed here, which stay. While another product is installed (its record
+ * beside this packaged program), only the projects this product brought (its `--project` names)
+ * and no other product brought too are released; once it is the last, every license goes.
+ * Returns why a project is kept, or undefined when it is released.
+ */
+async function licensesOfOtherProducts(productId: string | undefined): Promise<(projectId: string) => string | undefined> {
+  if (productId === undefined) return () => undefined;
+  const { productIdProblem } = await import('@plugin-license/licensing');
+  const problem = productIdProblem(productId);
+  if (problem !== undefined) throw usageError(`--product-id ${JSON.stringify(productId)}: ${problem}`);
+  const folder = packagedFolder();
+  const { installedProducts } = await import('../plugins/engine.js');
+  const products = folder === undefined ? [] : installedProducts(folder);
+  const others = products.filter((r) => r.product_id !== productId);
+  if (others.length === 0) return () => undefined;
+  const mine = new Set(products.find((r) => r.product_id === productId)?.projects.map((p) => p.projectId) ?? []);
+  const { productWords } = await import('../plugins/record.js');
+  return (projectId) => {
+    const id = projectId.toLowerCase();
+    const users = others.filter((r) => r.projects.some((p) => p.projectId === id));
+    if (users.length > 0) return `${users.map(productWords).join(' and ')}, another product of this vendor installed here, uses it`;
+    if (!mine.has(id)) return `not one of this product's plugins, and other products of this vendor are still installed here (${others.map(productWords).join(', ')})`;
+    return undefined;
+  };
 }
 
 /** `machine-id`: this machine's id as the service sees it, and where it comes from. */
