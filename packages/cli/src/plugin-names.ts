@@ -1,9 +1,11 @@
 // How the CLI names a plugin wherever it shows a project: by the one naming rule of the library
-// (`productNames`), over every name known here: those each installed product of the vendor
-// brought (its record beside the program, `installed-plugins/<id>.json`: the program is shared
-// by the vendor's products and replaced by each one's installer, so its own baked names are only
-// the last installed product's), then this executable's baked ones (`pnpm package --project
-// ID=NAME`). Human output gains the name beside the id; JSON gains a `name` key only when one is known.
+// (`productNames`), over the names of what is installed: those each installed product of the
+// vendor brought (its record beside the program, `installed-plugins/<id>.json`; the program is
+// shared by the vendor's products and replaced by each one's installer, so its own baked names
+// are only the last installed product's, which may have been uninstalled since). Where no product
+// is recorded (a program run where no installer put it), this executable's baked ones (`pnpm
+// package --project ID=NAME`). Human output gains the name beside the id; JSON gains a `name` key
+// only when one is known.
 import { dirname } from 'node:path';
 import { executableInfo, productNames, projectNameError, type GivenProject, type NamedProject } from '@plugin-license/licensing/executable';
 import type { Context } from './context.js';
@@ -16,35 +18,38 @@ export function packagedFolder(): string | undefined {
   return sea?.isSea() === true ? dirname(process.execPath) : undefined;
 }
 
-let installed: NamedProject[] | undefined;
+let installed: { names: NamedProject[] } | null | undefined;
 
 /**
  * The plugin names the vendor's installed products brought (their records beside this packaged
- * executable), read once per process; none under plain Node or when the records cannot be read
- * (names are a courtesy: a damaged record never stops a command).
+ * executable), read once per process; undefined when no product is recorded there, under plain
+ * Node, or when the records cannot be read (names are a courtesy: a damaged record never stops a
+ * command).
  */
-export function installedNames(folder: string | undefined = packagedFolder()): NamedProject[] {
-  if (folder === undefined) return [];
-  if (installed !== undefined && folder === packagedFolder()) return installed;
-  let names: NamedProject[] = [];
+export function installedNames(folder: string | undefined = packagedFolder()): NamedProject[] | undefined {
+  if (folder === undefined) return undefined;
+  const cache = folder === packagedFolder();
+  if (cache && installed !== undefined) return installed?.names;
+  let found: { names: NamedProject[] } | null;
   try {
-    names = installedProducts(folder).flatMap((r) => r.projects);
+    const products = installedProducts(folder);
+    found = products.length > 0 ? { names: products.flatMap((r) => r.projects) } : null;
   } catch {
-    names = [];
+    found = null;
   }
-  if (folder === packagedFolder()) installed = names;
-  return names;
+  if (cache) installed = found;
+  return found?.names;
 }
 
 /**
- * Every plugin known here, by the one rule: the installed products' names, this executable's
- * baked ones over them, the caller's (`manager --project ID[=NAME]`) over both.
+ * Every plugin known here, by the one rule: the installed products' names (else this
+ * executable's baked ones), the caller's (`manager --project ID[=NAME]`) over them.
  *
  * @example
  * knownProducts([]); // [{ projectId: '2bfd…', name: 'Acme Gain' }, { projectId: '9c1e…', name: 'Acme Reverb' }]
  */
 export function knownProducts(given: readonly GivenProject[] = []): GivenProject[] {
-  return productNames(given, [...installedNames(), ...(executableInfo()?.projects ?? [])]);
+  return productNames(given, installedNames() ?? executableInfo()?.projects ?? []);
 }
 
 /** The name of one plugin by {@link knownProducts}, or undefined when nothing names it. */
