@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { desktopEntry, desktopExec, desktopExecArgument, desktopFileName, desktopString } from '../src/plugins/desktop-entry.js';
 import { loadableFiles } from '../src/plugins/loadable.js';
 import { pluginPlaces } from '../src/plugins/places.js';
-import { isInsideRel, isOwnScratch } from '../src/plugins/record.js';
+import { isInsideRel, isOwnScratch, type ProductRecord } from '../src/plugins/record.js';
+import { licenseKeptFor } from '../src/plugins/engine.js';
 import { rescanLine } from '../src/plugins/rescan.js';
 import { itemNameProblem } from '../src/plugins/staged.js';
 import { fileDigest, linkDigest, treeDigest, TreeDigestError } from '../src/plugins/tree-digest.js';
@@ -353,6 +354,24 @@ describe("the temporary names a record may ask to remove (isOwnScratch)", () => 
     ['.vst3/.k.old-1', false],
     ['', false],
   ] as const)('%j: %s', (path, ok) => expect(isOwnScratch(places, path)).toBe(ok));
+});
+
+describe("which licenses a product's uninstaller gives back (licenseKeptFor)", () => {
+  const P = { gain: '11111111-1111-4111-8111-111111111111', reverb: '22222222-2222-4222-8222-222222222222', shared: '33333333-3333-4333-8333-333333333333', stray: '44444444-4444-4444-8444-444444444444' };
+  const record = (id: string, name: string | null, projects: string[]): ProductRecord => ({ version: 2, product_id: id, product: name, projects: projects.map((projectId) => ({ projectId, name: id })), items: [], scratch: [] });
+  const gain = record('acme-gain', 'Acme Gain', [P.gain, P.shared]);
+  const reverb = record('acme-reverb', 'Acme Reverb', [P.reverb, P.shared]);
+  it.each([
+    ['the last product: every license', [gain], 'acme-gain', P.stray, undefined],
+    ['the last product, its own', [gain], 'acme-gain', P.gain, undefined],
+    ['no product recorded (plain Node): every license', [], 'acme-gain', P.reverb, undefined],
+    ['another product remains: its own, not shared', [gain, reverb], 'acme-gain', P.gain, undefined],
+    ['another product remains: the other one\'s', [gain, reverb], 'acme-gain', P.reverb, 'Acme Reverb, another product of this vendor installed here, uses it'],
+    ['another product remains: one both name', [gain, reverb], 'acme-gain', P.shared.toUpperCase(), 'Acme Reverb, another product of this vendor installed here, uses it'],
+    ['another product remains: one no product names', [gain, reverb], 'acme-gain', P.stray, "not one of this product's plugins, and other products of this vendor are still installed here (Acme Reverb)"],
+    ['a product not recorded, others are', [reverb], 'acme-gain', P.gain, "not one of this product's plugins, and other products of this vendor are still installed here (Acme Reverb)"],
+    ['the earlier installer\'s plugins keep the program too', [gain, record('earlier-installer', null, [])], 'acme-gain', P.gain, undefined],
+  ] as const)('%s', (_what, products, productId, projectId, kept) => expect(licenseKeptFor(products, productId, projectId)).toBe(kept));
 });
 
 describe('the rescan line (rescanLine)', () => {

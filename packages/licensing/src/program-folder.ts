@@ -92,7 +92,7 @@ function reservedNames(platform: InstallerPlatform, program: string): Reserved[]
   const unix: Reserved[] = [
     ...records,
     { exactly: 'install.sh', why: 'the installer' },
-    { exactly: 'uninstall.sh', why: "the uninstaller (an earlier release's, and the one in the download)" },
+    { exactly: 'uninstall.sh', why: "the uninstaller in the download, and an earlier release's" },
     { starts: 'uninstall-', ends: '.sh', why: "a product's uninstaller" },
     { exactly: 'plugins', why: "the download's folder of plugins" },
   ];

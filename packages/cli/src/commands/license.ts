@@ -202,11 +202,8 @@ export async function deactivateAllCommand(ctx: Context, o: { productId?: string
 }
 
 /**
- * With `--product-id` (a product's uninstaller): which licenses belong to the vendor's other
- * products still installed here, which stay. While another product is installed (its record
- * beside this packaged program), only the projects this product brought (its `--project` names)
- * and no other product brought too are released; once it is the last, every license goes.
- * Returns why a project is kept, or undefined when it is released.
+ * With `--product-id` (a product's uninstaller): the rule of `licenseKeptFor` over the products
+ * recorded beside this packaged program (none under plain Node: every license is released).
  */
 async function licensesOfOtherProducts(productId: string | undefined): Promise<(projectId: string) => string | undefined> {
   if (productId === undefined) return () => undefined;
@@ -214,19 +211,9 @@ async function licensesOfOtherProducts(productId: string | undefined): Promise<(
   const problem = productIdProblem(productId);
   if (problem !== undefined) throw usageError(`--product-id ${JSON.stringify(productId)}: ${problem}`);
   const folder = packagedFolder();
-  const { installedProducts } = await import('../plugins/engine.js');
+  const { installedProducts, licenseKeptFor } = await import('../plugins/engine.js');
   const products = folder === undefined ? [] : installedProducts(folder);
-  const others = products.filter((r) => r.product_id !== productId);
-  if (others.length === 0) return () => undefined;
-  const mine = new Set(products.find((r) => r.product_id === productId)?.projects.map((p) => p.projectId) ?? []);
-  const { productWords } = await import('../plugins/record.js');
-  return (projectId) => {
-    const id = projectId.toLowerCase();
-    const users = others.filter((r) => r.projects.some((p) => p.projectId === id));
-    if (users.length > 0) return `${users.map(productWords).join(' and ')}, another product of this vendor installed here, uses it`;
-    if (!mine.has(id)) return `not one of this product's plugins, and other products of this vendor are still installed here (${others.map(productWords).join(', ')})`;
-    return undefined;
-  };
+  return (projectId) => licenseKeptFor(products, productId, projectId);
 }
 
 /** `machine-id`: this machine's id as the service sees it, and where it comes from. */

@@ -678,3 +678,24 @@ export function installedProducts(folder: string): ProductRecord[] {
   if (legacy !== undefined && legacy.items.length > 0 && !installed.some((r) => r.product_id === EARLIER_PRODUCT_ID)) installed.push({ ...emptyRecord(EARLIER_PRODUCT_ID, null), items: legacy.items });
   return installed;
 }
+
+/**
+ * The one rule of which licenses a product's uninstaller gives back (`deactivate --all
+ * --product-id`): while other products of the vendor are installed (`products`, from
+ * `installedProducts`), only the projects this product's record names and no other product's;
+ * once it is the last, every license. Returns why `projectId`'s license is kept, or undefined when
+ * it is released.
+ *
+ * @example
+ * licenseKeptFor(installedProducts(folder), 'acme-gain', '2bfd7a59-…'); // 'Acme Reverb, another product of this vendor installed here, uses it'
+ */
+export function licenseKeptFor(products: readonly ProductRecord[], productId: string, projectId: string): string | undefined {
+  const others = products.filter((r) => r.product_id !== productId);
+  if (others.length === 0) return undefined;
+  const id = projectId.toLowerCase();
+  const users = others.filter((r) => r.projects.some((p) => p.projectId === id));
+  if (users.length > 0) return `${users.map(productWords).join(' and ')}, another product of this vendor installed here, uses it`;
+  const mine = products.find((r) => r.product_id === productId);
+  if (mine === undefined || !mine.projects.some((p) => p.projectId === id)) return `not one of this product's plugins, and other products of this vendor are still installed here (${others.map(productWords).join(', ')})`;
+  return undefined;
+}
