@@ -25,5 +25,6 @@ export { agentStatus, formatStatus } from './status.js';
 export type { AgentStatusReport } from './status.js';
 export { AGENT_VERSION } from './version.js';
 export { selfCommand } from './self.js';
+export { processGone } from './stop.js';
 export { startAgentDetached, waitForStartedAgent, AGENT_START_INTERVAL_MS } from './autostart.js';
 export type { DetachedAgentStart, StartedAgentWait } from './autostart.js';

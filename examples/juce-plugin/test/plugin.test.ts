@@ -725,13 +725,21 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const dir = tempDir('plnobrowser-');
       const a = await agent();
       const CLI_BIN = join(import.meta.dirname, '..', '..', '..', 'packages', 'cli', 'bin', 'plugin-license.js');
-      // The CLI's built binary, through a wrapper that keeps its pid (exec) so the test can stop it.
+      // The CLI's built binary, through a wrapper that keeps each manager's pid (exec) so the test
+      // stops every one it started (each click starts one), even when it fails.
       const pidFile = join(dir, 'manager.pid');
       const wrapper = join(dir, 'plugin-license');
-      writeFileSync(wrapper, `#!/bin/sh\necho $$ > '${pidFile}'\nexec '${process.execPath}' '${CLI_BIN}' "$@"\n`, { mode: 0o755 });
-      stops.push(async () => {
-        if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
-      });
+      writeFileSync(wrapper, `#!/bin/sh\necho $$ >> '${pidFile}'\nexec '${process.execPath}' '${CLI_BIN}' "$@"\n`, { mode: 0o755 });
+      const stopManagers = (): void => {
+        for (const pid of existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : []) {
+          try {
+            process.kill(pid, 'SIGTERM');
+          } catch {
+            // Already gone.
+          }
+        }
+      };
+      stops.push(async () => stopManagers());
       // No browser: the opener fails, as xdg-open does with none installed (status 3).
       const noBrowser = join(dir, 'no-browser');
       writeFileSync(noBrowser, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
@@ -763,7 +771,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await e.send('click manage');
       const opened = await panel(e, { message: /^The license manager opens in your web browser\.$/, busy: false }, 'the manager opened');
       expect(opened.address).toBe('');
-      process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+      expect(readFileSync(pidFile, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+      stopManagers();
     });
 
     it('takes a vendor\'s strings and colours, has its documented size, and calls back on activation, deactivation and state changes', { timeout: 90_000 }, async () => {
