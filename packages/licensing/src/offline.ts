@@ -8,7 +8,7 @@ import { DEFAULT_OFFLINE_MAX_DAYS, requireBaseUrl, resolveConfig } from './confi
 import { LicenseError } from './errors.js';
 import { normalizeCode } from './input.js';
 import type { LicenseStatus } from './license-status.js';
-import { openProjectStore, type LicenseStore } from './license-store.js';
+import { openProjectStore, type LicenseStore, type WriteStep } from './license-store.js';
 import { normalizeCallerMachineId, resolveIdentity, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import {
   OfflineResponse as OfflineResponseSchema,
@@ -58,6 +58,8 @@ export interface OfflineMachineOptions {
   rawMachineIdProvider?: RawMachineIdProvider;
   /** Overrides of the licensing policy (the lock's stale time, the revalidation period). */
   policy?: Partial<LicensePolicy>;
+  /** A test hook, as `License`'s `onStep`: called after each durable step of a write. Leave it unset. */
+  onStep?: (step: WriteStep) => void;
 }
 
 /** Options of {@link createOfflineRequest}. */
@@ -303,9 +305,13 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
 }
 
 /**
- * Release, on the offline machine: forgets the license first (the proof is recorded durably
- * before the state is removed), then returns the release proof to confirm online. Asked again
- * after that, it returns the same proof, so a lost file can be made again.
+ * Release, on the offline machine: the ticket says "not licensed" first (the proof is what frees
+ * the slot once confirmed online, so no ticket may grant it once a proof exists), then the proof
+ * is recorded durably, then the state is removed; all under the cache's lock. It returns the
+ * release proof to confirm online. Asked again after that, it returns the same proof, so a lost
+ * file can be made again. Killed after the ticket and before the proof, the license is still
+ * stored and no proof exists: the ticket stays "not licensed" until the state is written again
+ * or the release is run again (a plugin is silent meanwhile; nothing is lost).
  *
  * @example
  * const proof = await releaseOffline({ projectId });
@@ -330,8 +336,11 @@ export async function releaseOffline(options: OfflineMachineOptions & { projectI
       nonce: randomBytes(16).toString('base64url'),
       released_at: new Date(m.now()).toISOString(),
     };
-    // The proof first: if the state removal then fails, the proof exists and the next release returns it.
+    // The ticket first (the one "before releasing" rule of the store), then the proof: if the
+    // state removal then fails, the proof exists and the next release returns it.
+    await m.store.ticketForReleaseHeld(read.license.code);
     await writeFileAtomic(m.releaseFile, `${JSON.stringify(proof)}\n`);
+    m.store.step('release-proof-written');
     const { ticketError } = await m.store.updateHeld(() => null);
     if (ticketError) throw ticketError;
     return proof;
@@ -424,7 +433,7 @@ async function machine(options: OfflineMachineOptions, projectId: string): Promi
   const policy = resolvePolicy(options.policy);
   const now = options.now ?? Date.now;
   // The ticket is written with the state (an import is verified against the keys before it is stored).
-  const store = openProjectStore(id, identity, where, policy.lockStaleMs, () => ({ now: now(), policy }));
+  const store = openProjectStore(id, identity, where, policy.lockStaleMs, () => ({ now: now(), policy }), options.onStep);
   const dir = offlineDir(where);
   return { projectId: id, identity, store, policy, now, pendingFile: join(dir, `${id}.pending.json`), releaseFile: join(dir, `${id}.release.json`) };
 }

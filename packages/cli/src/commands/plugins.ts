@@ -9,26 +9,12 @@ import { pluginPlaces, type PluginPlatform } from '../plugins/places.js';
 import { RECORD_NAME } from '../plugins/record.js';
 import { rescanLine } from '../plugins/rescan.js';
 import { formatName, readStaged } from '../plugins/staged.js';
+import { killAtStep } from '../test-hook.js';
 
 /** The folder of the running executable when it is a packaged one (`pnpm package`); undefined under plain Node. */
 function packagedFolder(): string | undefined {
   const sea = process.getBuiltinModule?.('node:sea') as { isSea(): boolean } | undefined;
   return sea?.isSea() === true ? dirname(process.execPath) : undefined;
-}
-
-/**
- * A test's kill at a chosen step (PLUGIN_LICENSE_TEST_KILL_AT=LABEL or LABEL#N, the Nth time):
- * a real SIGKILL at a controlled point, so the next run's settling is tested against what a
- * power cut leaves.
- */
-function stepHook(env: Context['env']): (label: string) => void {
-  const at = env.PLUGIN_LICENSE_TEST_KILL_AT;
-  if (at === undefined || at === '') return () => undefined;
-  const [label, nth] = at.split('#');
-  let seen = 0;
-  return (step) => {
-    if (step === label && ++seen === Number(nth ?? '1')) process.kill(process.pid, 'SIGKILL');
-  };
 }
 
 /** Where this run works: the record (beside the executable, or --record) and this user's places. */
@@ -39,7 +25,7 @@ function settingFor(ctx: Context, o: { record?: string }): PluginsSetting {
   }
   const record = o.record !== undefined ? resolve(o.record) : join(packaged!, RECORD_NAME);
   const places = pluginPlaces({ platform: process.platform, env: ctx.env, exeFolder: packaged ?? dirname(record) });
-  return { places, record, vendor: chooseNamespace(ctx.options.app, ctx.env).value, step: stepHook(ctx.env), now: () => new Date() };
+  return { places, record, vendor: chooseNamespace(ctx.options.app, ctx.env).value, step: killAtStep(ctx.env) ?? (() => undefined), now: () => new Date() };
 }
 
 /** Plugins go into the home of the user running this: a home owned by another user (sudo kept HOME) is refused before anything is written. */
