@@ -77,6 +77,12 @@ export interface UpdateOptions {
    * again from the state (a release that did not happen gives the ticket back its grant).
    */
   settles?: Intent;
+  /**
+   * Every pending release of this code is settled by this update, as `settles` is: the offline
+   * release once its proof exists and the state is gone; an offline import, a grant for this
+   * machine newer than any release it had left unfinished.
+   */
+  settlesReleasesOf?: string;
 }
 
 /**
@@ -174,10 +180,15 @@ export class LicenseStore {
 
   /** {@link update} for a caller that already holds the lock ({@link locked}). */
   async updateHeld(mutator: Mutator, options: UpdateOptions = {}): Promise<StoreUpdate> {
-    const settles = options.settles;
+    const intents = await this.#intentsHeld();
+    const machineId = this.#identity.machineId;
+    const settled = intents.filter(
+      (i) => i.file === options.settles?.file || (i.op === 'deactivate' && i.machineId === machineId && i.code === options.settlesReleasesOf),
+    );
+    if (options.settles !== undefined && !settled.some((i) => i.file === options.settles?.file)) settled.push(options.settles);
     const releasing = releasesAmong(
-      (await this.#intentsHeld()).filter((i) => i.file !== settles?.file),
-      this.#identity.machineId,
+      intents.filter((i) => !settled.includes(i)),
+      machineId,
     );
     const read = await readCache(this.file, this.#identity);
     let current: StoredLicense | null = null;
@@ -215,11 +226,11 @@ export class LicenseStore {
         () => undefined,
         (e: unknown) => this.#ticketError(e),
       );
-    } else if (settles !== undefined && current !== null && this.#ticket) {
+    } else if (settled.length > 0 && current !== null && this.#ticket) {
       // Nothing changes in the state, but the release it settles no longer holds the ticket back.
       ticketError = await this.#putTicket(ticketOf(whileReleasing(current, releasing), this.#ticket.context()));
     }
-    if (settles !== undefined) await this.clearIntent(settles);
+    for (const intent of settled) await this.clearIntent(intent);
     return { license, releasing, ...(invalid ? { invalid } : {}), ...(ticketError ? { ticketError } : {}) };
   }
 
@@ -239,17 +250,21 @@ export class LicenseStore {
    * released.
    */
   async beforeRelease(code: string, at: number, options: { record?: boolean } = {}): Promise<{ intent?: Intent; update: StoreUpdate }> {
+    return this.locked(() => this.beforeReleaseHeld(code, at, options));
+  }
+
+  /** {@link beforeRelease} for a caller that holds the lock (the offline release, whose proof is written under it). */
+  async beforeReleaseHeld(code: string, at: number, options: { record?: boolean } = {}): Promise<{ intent?: Intent; update: StoreUpdate }> {
     const intent = options.record === false ? undefined : await this.recordIntent('deactivate', code, at);
     try {
-      return { ...(intent ? { intent } : {}), update: await this.locked(() => this.ticketForReleaseHeld(code)) };
+      return { ...(intent ? { intent } : {}), update: await this.#ticketBeforeRelease(code) };
     } catch (e) {
       if (intent) await this.clearIntent(intent);
       throw e;
     }
   }
 
-  /** {@link beforeRelease}'s ticket, for a caller that holds the lock (the offline release, whose proof is recorded under it). */
-  async ticketForReleaseHeld(code: string): Promise<StoreUpdate> {
+  async #ticketBeforeRelease(code: string): Promise<StoreUpdate> {
     const releasing = releasesAmong(await this.#intentsHeld(), this.#identity.machineId);
     let read: CacheRead;
     try {

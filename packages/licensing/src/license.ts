@@ -392,7 +392,6 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const identity = await this.#load();
       throwIfAborted(options.signal);
       await this.#settlePending(options.signal);
-      const store = this.#store as LicenseStore;
       const state = this.#state;
       if (state === null) {
         throw new LicenseError(
