@@ -5,10 +5,10 @@
 // closed in the middle of an activation), with a screenshot of every state.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, DEFAULT_NAMESPACE, encodeTicket, judgeTicket, offlineText, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
-import { AGENT_CLI, agentRpc, control, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
+import { AGENT_CLI, agentRpc, asOtherUser, control, generateCode, otherUserUnavailable, run, shareWithOtherUser, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
 
@@ -19,10 +19,9 @@ const missing = missingForBuild() as string[];
 const canBuild = process.platform === 'linux' && missing.length === 0;
 const hasXvfb = hasTool('Xvfb', ['-help']);
 const hasFaketime = hasTool('faketime', ['-f', '+0', 'true']);
-const isRoot = process.getuid?.() === 0;
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
 
-if (canBuild && !isRoot) console.log('juce-plugin: skipping the other-user ticket test: it runs the host as another user with setpriv, which needs root');
+if (canBuild && otherUserUnavailable() !== undefined) console.log(`juce-plugin: skipping the other-user ticket test: it ${otherUserUnavailable()}`);
 if (canBuild && !hasFaketime) console.log('juce-plugin: skipping the faketime test: faketime is missing (Debian: apt-get install faketime)');
 if (!canBuild) console.log(`juce-plugin: skipping the plugin tests: missing ${missing.join(', ') || 'Linux'} (Debian: apt-get install cmake g++ juce-modules-source juce-tools xvfb)`);
 
@@ -246,10 +245,10 @@ describe.skipIf(!canBuild)('the example plugin', () => {
     // the generous bound a run's length is held to: 20 blocks take 200 ms of audio.
     const HOST_DEADLINE_MS = 60_000;
     /** Runs the host for `blocks` blocks to its end, under `prefix` (e.g. faketime) when given. */
-    const play = async (where: Where, instances: number, blocks: number, env: NodeJS.ProcessEnv = {}, prefix: string[] = []): Promise<Played> => {
-      const [file, ...before] = prefix.length > 0 ? [...prefix, paths.testHost] : [paths.testHost];
+    const play = async (where: Where, instances: number, blocks: number, env: NodeJS.ProcessEnv = {}, prefix: string[] = [], built: Pick<Paths, 'testHost' | 'vst3'> = paths): Promise<Played> => {
+      const [file, ...before] = prefix.length > 0 ? [...prefix, built.testHost] : [built.testHost];
       const started = Date.now();
-      const r = await run(file!, [...before, paths.vst3, String(instances), '600', '--blocks', String(blocks)], { ...plugged(where), ...env }, HOST_DEADLINE_MS);
+      const r = await run(file!, [...before, built.vst3, String(instances), '600', '--blocks', String(blocks)], { ...plugged(where), ...env }, HOST_DEADLINE_MS);
       const ms = Date.now() - started;
       const all = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
       const done = all.find((e) => e.event === 'done') as Done | undefined;
@@ -349,8 +348,13 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         expect(p.done).toMatchObject({ plays: 0, fade: 0, first_plays: -1 });
       });
 
-      it.skipIf(!isRoot)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
-        const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+      it.skipIf(otherUserUnavailable() !== undefined)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
+        const [setpriv, nobody] = asOtherUser([]);
+        const asNobody = [setpriv, ...nobody];
+        // Nobody plays a copy of the host and the plugin every user can read: the checkout may sit in a private home (root's, 0700).
+        const shared = shareWithOtherUser([paths.testHost, paths.vst3]);
+        stops.push(async () => shared.cleanup());
+        const built = { testHost: shared.path(basename(paths.testHost)), vst3: shared.path(basename(paths.vst3)) };
         const cases: Array<[string, (home: string) => void]> = [
           ['a ticket only its owner (root) can read', (home) => {
             writeFileSync(ticketFile(home), good, { mode: 0o600 });
@@ -363,7 +367,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
           make(home);
           // Everything above the tickets folder is open to nobody; the host's HOME too.
           for (const d of [home, join(home, 'data')]) chmodSync(d, 0o755);
-          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody);
+          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody, built);
           expect({ what, audio: p.audio, loud: p.done.first_plays }).toEqual({ what, audio: [['silent', 0]], loud: -1 });
         }
       });
