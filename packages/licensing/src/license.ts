@@ -379,9 +379,13 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   /**
-   * Releases this machine's slot (online), then forgets the stored license. When the service
-   * can't be reached it throws `unavailable` and keeps the state, so a slot is never lost
-   * locally while the service still counts it. Nothing stored: `not_activated`.
+   * Releases this machine's slot (online), then forgets the stored license. From before the
+   * service is asked until its answer is stored, the license is not used here (the ticket and
+   * the status say `deactivated`). When the service can't be reached it throws `unavailable` and
+   * keeps the state, so a slot is never lost locally while the service still counts it; since the
+   * request may have released it, the license stays unused until a later call hears the service
+   * (used again if the slot is still held). A refusal of the service uses it again at once.
+   * Nothing stored: `not_activated`.
    *
    * @example
    * await license.deactivate(); // before moving the plugin to another computer
