@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { AgentClient, NODE_RUNTIME_VARIABLES } from '@plugin-license/agent';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { startService, type TestService } from '@plugin-license/test-utils';
+import { asOtherUser, startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { packageRelease, parseOptions } from '../src/build.mjs';
@@ -457,7 +457,7 @@ describe('the Linux installer with hostile homes, other users, full disks and le
       expect(refused.stderr).toMatch(/this runs as user 0, but the home folder .* belongs to user 65534 \(sudo keeps HOME\)\. .*run this as that user, without sudo\. Nothing was changed\./);
       expect(readdirSync(home)).toEqual(['run']);
     }
-    const asUser = (script: string, args: string[]) => runFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'sh', script, ...args], env);
+    const asUser = (script: string, args: string[]) => runFile(...asOtherUser(['sh', script, ...args]), env);
     const install = await asUser(join(kit, 'install.sh'), []);
     expect(install.code, install.stderr).toBe(0);
     expect(statSync(join(lib(home), 'acme-license')).uid).toBe(65534);

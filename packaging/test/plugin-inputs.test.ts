@@ -6,6 +6,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { asOtherUser, OTHER_UID, otherUserUnavailable, readableByOtherUser } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { binaryKind, inspectPlugin } from '../src/plugins.mjs';
@@ -75,7 +76,7 @@ afterAll(() => {
 });
 
 async function pkg(args: string[], user?: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [file, argv] = user === undefined ? [process.execPath, [MAIN, ...args]] : ['setpriv', [`--reuid=${user}`, `--regid=${user}`, '--clear-groups', process.execPath, MAIN, ...args]];
+  const [file, argv] = user === undefined ? [process.execPath, [MAIN, ...args]] : asOtherUser([process.execPath, MAIN, ...args], user);
   try {
     const { stdout, stderr } = await promisify(execFile)(file, argv, { timeout: 60_000 });
     return { code: 0, stdout, stderr };
@@ -212,15 +213,19 @@ describe('pnpm package --plugin / --project: bad input', () => {
     releaseUntouched();
   });
 
-  const root = process.getuid?.() === 0;
-  it.skipIf(!root)('a file of the bundle another user cannot read: said, with what to do', async () => {
+  // pnpm package runs from the checkout with its node_modules (no copy of that is small): in a
+  // checkout another user cannot read (a private home, /root at 0700), this case cannot run as them.
+  const noOtherUser =
+    otherUserUnavailable() ??
+    (readableByOtherUser(MAIN) ? undefined : `the checkout is not readable by uid ${OTHER_UID} (it sits in a private home), and pnpm package runs from it with its node_modules; clone it in a folder every user can read to run this case`);
+  it.skipIf(noOtherUser !== undefined)('a file of the bundle another user cannot read: said, with what to do', async () => {
     const base = mkdtempSync(join('/tmp', 'plc-unreadable-'));
     try {
       chmodSync(base, 0o755);
       const path = bundle(join(base, 'Locked.vst3'), { 'Contents/x86_64-linux/l.so': readFileSync(so) });
       chmodSync(join(path, 'Contents', 'x86_64-linux', 'l.so'), 0o600);
       const out = join(base, 'release');
-      const r = await pkg(['--plugin', path, '--out', out], 65534);
+      const r = await pkg(['--plugin', path, '--out', out], OTHER_UID);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toBe('pnpm package: --plugin: Locked.vst3/Contents/x86_64-linux/l.so cannot be read (permission denied); make it readable (chmod a+r) and run again\n');
       expect(existsSync(out)).toBe(false);
@@ -228,7 +233,7 @@ describe('pnpm package --plugin / --project: bad input', () => {
       rmSync(base, { recursive: true, force: true });
     }
   });
-  if (!root) console.warn('skipping the unreadable-file test: it runs pnpm package as another user with setpriv, which needs root');
+  if (noOtherUser !== undefined) console.warn(`skipping the unreadable-file test (pnpm package as another user): ${noOtherUser}`);
 });
 
 describe('inspectPlugin: what a plugin is built for, from its binaries', () => {

@@ -9,9 +9,9 @@ import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtemp
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { otherUserUnavailable, OTHER_UID } from '@plugin-license/test-utils';
+import { asOtherUser, otherUserUnavailable, OTHER_UID, shareWithOtherUser, type SharedCopy } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BUILT, CLI, cli, jsonOf, type Run } from './helpers.js';
+import { BUILT, cli, jsonOf, type Run } from './helpers.js';
 
 const VST3_NAME = 'Acme "Gain" $HOME *.vst3';
 const CLAP_NAME = "it's a \\ Ünïcødé.clap";
@@ -652,9 +652,17 @@ describe('bad input: a clear error, said once, exit 2, nothing placed', () => {
 
 const unavailable = otherUserUnavailable();
 describe.skipIf(unavailable !== undefined)(`another user (uid ${OTHER_UID}, by setpriv)`, () => {
+  // That user runs the CLI's one-file build from a copy every user can read: the checkout may sit
+  // in a private home (root's, 0700), closed to it.
+  let shared: SharedCopy;
+  beforeAll(() => {
+    shared = shareWithOtherUser([dirname(BUILT)]);
+  });
+  afterAll(() => shared?.cleanup());
   const asOther = (args: string[], extra: Record<string, string> = {}): Promise<Run> =>
     new Promise((resolve) => {
-      const child = spawn('setpriv', [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, '--clear-groups', process.execPath, CLI, 'plugins', ...args, ...productArgs(args), '--folder', app], { env: env(extra) });
+      const [file, argv] = asOtherUser([process.execPath, shared.path('bin', 'cli.cjs'), 'plugins', ...args, ...productArgs(args), '--folder', app]);
+      const child = spawn(file, argv, { env: env(extra) });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

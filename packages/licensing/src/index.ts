@@ -14,7 +14,7 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState, LoadCheckState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { resolvePaths, userHome, xdgDir, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';

@@ -99,6 +99,19 @@ static void socket_folder(const char *path, char *dir) {
 #define PLC_SUN_PATH_MAX (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 #endif
 
+#ifndef _WIN32
+/* The user's home, by the library's one rule (paths.ts userHome): HOME when set, else the password
+ * database's; NULL when it is empty or not absolute (a folder relative to the working one is no
+ * home: an agent started in / would write /.local/share/APP) or there is none. */
+static const char *home_folder(char *pwbuf, size_t cap) {
+  const char *home = getenv("HOME");
+  struct passwd pw, *found = NULL;
+  if (home != NULL) return home[0] == '/' ? home : NULL;
+  if (getpwuid_r(getuid(), &pw, pwbuf, cap, &found) != 0 || found == NULL || found->pw_dir == NULL || found->pw_dir[0] != '/') return NULL;
+  return found->pw_dir;
+}
+#endif
+
 static plc_status fit_path(const char *path, size_t len, char *out, size_t out_size) {
 #ifndef _WIN32
   if (len > PLC_SUN_PATH_MAX) return PLC_ERR_PATH_TOO_LONG;
@@ -136,15 +149,12 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size) 
   }
 #elif defined(__APPLE__)
   {
-    const char *home = getenv("HOME");
     const char *group = getenv("PLUGIN_LICENSE_APP_GROUP");
     char pwbuf[1024];
-    struct passwd pw, *found = NULL;
+    const char *home;
     if (group != NULL && group[0] != '\0') return plc_app_group_socket_path(group, app, out, out_size);
-    if (home == NULL || home[0] == '\0') {
-      if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
-      home = found->pw_dir;
-    }
+    home = home_folder(pwbuf, sizeof pwbuf);
+    if (home == NULL) return PLC_ERR_NO_PATH;
     if (append(path, sizeof path, &pos, home) != 0 ||
         append(path, sizeof path, &pos, "/Library/Application Support/") != 0 ||
         append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
@@ -153,7 +163,8 @@ plc_status plc_default_socket_path(const char *app, char *out, size_t out_size) 
 #else
   {
     const char *runtime = getenv("XDG_RUNTIME_DIR");
-    if (runtime != NULL && runtime[0] != '\0') {
+    /* A relative XDG_RUNTIME_DIR is ignored, as the XDG Base Directory specification says. */
+    if (runtime != NULL && runtime[0] == '/') {
       if (append(path, sizeof path, &pos, runtime) != 0 || append(path, sizeof path, &pos, "/") != 0 ||
           append(path, sizeof path, &pos, app) != 0 || append(path, sizeof path, &pos, "/agent.sock") != 0)
         return PLC_ERR_PATH_TOO_LONG;
@@ -1862,15 +1873,6 @@ static int is_program(const char *path) {
 
 #else
 
-/* The user's home: HOME, else the password database; NULL without one. */
-static const char *home_folder(char *pwbuf, size_t cap) {
-  const char *home = getenv("HOME");
-  struct passwd pw, *found = NULL;
-  if (home != NULL && home[0] != '\0') return home;
-  if (getpwuid_r(getuid(), &pw, pwbuf, cap, &found) != 0 || found == NULL || found->pw_dir == NULL || found->pw_dir[0] == '\0') return NULL;
-  return found->pw_dir;
-}
-
 /* A regular file this user may execute (a link to one is followed). */
 static int is_program(const char *path) {
   struct stat st;
@@ -2559,7 +2561,7 @@ static int join_parts(char *out, size_t cap, const char *const *parts, size_t co
 
 /* The namespace's data folder by the library's one rule (paths.ts resolvePaths, env-paths 4), UTF-8:
  * PLUGIN_LICENSE_HOME/data (a relative one against the working folder, as path.resolve); else Linux
- * $XDG_DATA_HOME/APP (any non-empty value, as env-paths) or HOME/.local/share/APP, macOS
+ * $XDG_DATA_HOME/APP (an absolute one) or HOME/.local/share/APP (HOME by home_folder), macOS
  * HOME/Library/Application Support/APP or, with an app group, the real home's
  * Library/Group Containers/GROUP/APP, Windows %LOCALAPPDATA%\APP\Data. app is resolved and valid. */
 static plc_status data_folder(const char *app, const char *group, char *out, size_t cap) {
@@ -2606,7 +2608,6 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
   char path[PLC_DATA_CAP];
   const char *env = getenv("PLUGIN_LICENSE_HOME");
   char pwbuf[1024];
-  struct passwd pw, *found = NULL;
   path[0] = '\0';
   if (env != NULL && !js_blank(env)) {
     const char *const parts[] = {"/", env, "/data"};
@@ -2614,10 +2615,13 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
     if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
   } else {
     const char *home = getenv("HOME");
+    /* A HOME set but empty or relative is refused whatever else is set (paths.ts resolvePaths). */
+    if (home != NULL && home[0] != '/') return PLC_ERR_NO_PATH;
 #if defined(__APPLE__)
     if (group == NULL || group[0] == '\0') group = getenv("PLUGIN_LICENSE_APP_GROUP");
     if (group != NULL && group[0] != '\0') {
       const char *parts[] = {"", "/Library/Group Containers/", group, "/", app};
+      struct passwd pw, *found = NULL;
       if (!valid_group(group)) return PLC_ERR_INVALID_ARGUMENT;
       /* In a sandbox HOME is the container's; the group container is under the real home. */
       if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
@@ -2629,19 +2633,17 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
 #else
     const char *xdg = getenv("XDG_DATA_HOME");
     (void)group;
-    if (xdg != NULL && xdg[0] != '\0') {
+    /* A relative XDG_DATA_HOME is ignored, as the XDG Base Directory specification says (paths.ts xdgDir). */
+    if (xdg != NULL && xdg[0] == '/') {
       const char *const parts[] = {xdg, "/", app};
       if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
       posix_normalize(path);
       return fit_data(path, out, cap);
     }
 #endif
-    if (home == NULL) {
-      if (getpwuid_r(getuid(), &pw, pwbuf, sizeof pwbuf, &found) != 0 || found == NULL) return PLC_ERR_NO_PATH;
-      home = found->pw_dir;
-    }
-    /* An empty HOME would make a folder relative to the working one (os.homedir() is then ""): refused. */
-    if (home == NULL || home[0] == '\0') return PLC_ERR_NO_PATH;
+    /* An empty or relative HOME would make a folder relative to the working one: refused. */
+    home = home_folder(pwbuf, sizeof pwbuf);
+    if (home == NULL) return PLC_ERR_NO_PATH;
     {
 #if defined(__APPLE__)
       const char *const parts[] = {home, "/Library/Application Support/", app};

@@ -120,6 +120,11 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
   if (o.code !== undefined || o.machineId !== undefined) {
     // Another machine's slot (a dead or stolen computer): nothing local changes.
     const { code, machineId } = pair(ctx, o);
+    if (machineId === (await thisMachineId(ctx)) && ctx.license(projectId).check().codeHint !== null) {
+      // This computer's own slot of a license stored here goes the one way a release goes (its
+      // ticket says "not licensed" first, the state follows), never around it.
+      throw usageError(`machine id ${machineId} is this computer's, and it holds a license of ${projectLabel(projectId)}: give it back with deactivate --project ${projectId} (without --code and --machine-id)`);
+    }
     const r = await ctx.out.spin('releasing the slot', () => ctx.client(false).activation.deactivate({ code, machine_id: machineId, plugin_id: projectId }));
     // The service answers success false when that machine holds no slot (a mistyped id): nothing was released.
     const exit = r.success ? EXIT.ok : EXIT.negative;

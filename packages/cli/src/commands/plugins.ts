@@ -10,21 +10,7 @@ import { pluginPlaces, type PluginPlatform } from '../plugins/places.js';
 import { productWords, RECORDS_FOLDER } from '../plugins/record.js';
 import { rescanLine } from '../plugins/rescan.js';
 import { formatName, readStaged } from '../plugins/staged.js';
-
-/**
- * A test's kill at a chosen step (PLUGIN_LICENSE_TEST_KILL_AT=LABEL or LABEL#N, the Nth time):
- * a real SIGKILL at a controlled point, so the next run's settling is tested against what a
- * power cut leaves.
- */
-function stepHook(env: Context['env']): (label: string) => void {
-  const at = env.PLUGIN_LICENSE_TEST_KILL_AT;
-  if (at === undefined || at === '') return () => undefined;
-  const [label, nth] = at.split('#');
-  let seen = 0;
-  return (step) => {
-    if (step === label && ++seen === Number(nth ?? '1')) process.kill(process.pid, 'SIGKILL');
-  };
-}
+import { killAtStep } from '../test-hook.js';
 
 /** The program's folder: the packaged executable's, or --folder. */
 function folderOf(o: { folder?: string }): string {
@@ -46,7 +32,7 @@ function settingFor(ctx: Context, o: { folder?: string }): PluginsSetting {
     vendor: chooseNamespace(ctx.options.app, ctx.env).value,
     // The program's own file name beside the Standalones: a packaged executable's.
     ...(packaged !== undefined && packaged === folder ? { program: basename(process.execPath) } : {}),
-    step: stepHook(ctx.env),
+    step: killAtStep(ctx.env) ?? (() => undefined),
     now: () => new Date(),
   };
 }

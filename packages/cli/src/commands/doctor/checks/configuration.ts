@@ -16,14 +16,18 @@ export function doctorConfig(ctx: Context, add: Add): ResolvedConfig | undefined
   try {
     config = resolveConfig(flags, ctx.env, { fileProblems: 'report' });
   } catch (err) {
-    add({ section, name: 'value', level: 'failed', detail: classify(err).message, fix: 'correct the value named above' });
+    const first = classify(err).message;
     const { PLUGIN_LICENSE_BASE_URL: _b, PLUGIN_LICENSE_TOKEN: _t, ...env } = ctx.env;
     try {
       config = resolveConfig({ app: flags.app, home: flags.home }, env, { fileProblems: 'report' });
     } catch (again) {
-      add({ section, name: 'folders', level: 'failed', detail: classify(again).message, fix: 'correct the namespace or home named above' });
+      // The folders fail too: said once (an unusable HOME fails both the same way).
+      const second = classify(again).message;
+      if (second !== first) add({ section, name: 'value', level: 'failed', detail: first, fix: 'correct the value named above' });
+      add({ section, name: 'folders', level: 'failed', detail: second, fix: 'correct the namespace or home named above' });
       return undefined;
     }
+    add({ section, name: 'value', level: 'failed', detail: first, fix: 'correct the value named above' });
   }
   if (config.fileProblem !== undefined) {
     add({ section, name: 'config file', level: 'failed', detail: `${config.fileProblem}; the rest of this report goes on without it`, fix: `fix or remove ${config.configFile}` });
