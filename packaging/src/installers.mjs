@@ -144,10 +144,11 @@ export async function buildInstallers({ work, scratch, options, version, targets
 }
 
 /**
- * An installer's file name (and the Linux download's folder): the product's, since a vendor
- * publishes one installer per product beside the others (`acme-gain-0.1.0-linux-x64`).
+ * An installer's file name (and the Linux download's folder), as the shipping contract names it:
+ * the program's name, the version and the target (`acme-license-0.1.0-linux-x64`). A vendor with
+ * several products runs `pnpm package` once per product, each with its own `--out`.
  */
-export const installerBase = (values, suffix) => `${values.PRODUCT_ID}-${values.VERSION}-${suffix}`;
+export const installerBase = (values, suffix) => `${values.NAME}-${values.VERSION}-${suffix}`;
 
 async function linuxTarball({ work, scratch, values, exe, name, plugins }) {
   const base = installerBase(values, 'linux-x64');

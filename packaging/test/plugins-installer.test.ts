@@ -93,7 +93,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
 
   const tarball = (): string => join(release, manifest.installers[0]!.file);
   // The installer is the product's (--product "Acme Audio": acme-audio).
-  const base = (): string => `acme-audio-${manifest.version}-linux-x64`;
+  const base = (): string => `acme-license-${manifest.version}-linux-x64`;
   const unpack = (): string => {
     const into = mkdtempSync(join(dir, 'tar-'));
     execFileSync('tar', ['-xzf', tarball(), '-C', into]);
@@ -267,7 +267,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
           kit: () => {
             const into = mkdtempSync(join(dir, 'tar-'));
             execFileSync('tar', ['-xzf', join(out, m.installers[0]!.file), '-C', into]);
-            return join(into, `${m.product_id}-${m.version}-linux-x64`);
+            return join(into, `acme-license-${m.version}-linux-x64`);
           },
         };
       }
@@ -426,7 +426,7 @@ describe('pnpm package --plugin: the Windows installer', () => {
       writeFileSync(exe, pe);
       const out = join(dir, 'release');
       const m = (await packageRelease(parseOptions(['--targets', 'win-x64', '--name', 'acme-license', '--product', 'Acme Gain', '--plugin', vst3, '--plugin', exe, '--project', `${PROJECT_ID}=Acme "Gain" $INSTDIR`, '--out', out]), { log: () => {} })) as Manifest;
-      const setup = `acme-gain-${m.version}-win-x64-setup.exe`;
+      const setup = `acme-license-${m.version}-win-x64-setup.exe`;
       expect(m.installers.map((i) => i.file)).toEqual([setup]);
       expect(m.plugins.map((p) => p.installers)).toEqual([[setup], [setup]]);
     } finally {

@@ -666,7 +666,7 @@ await check('shipping: pnpm package builds the Windows executable and its instal
   const manifest = JSON.parse(readFileSync(join(release, 'manifest.json'), 'utf8'));
   exeFile = join(release, manifest.targets[0].file);
   setup = join(release, manifest.installers[0].file);
-  expectThat(manifest.installers[0].file === `${PRODUCT_ID}-${manifest.version}-win-x64-setup.exe`, JSON.stringify(manifest.installers));
+  expectThat(manifest.installers[0].file === `acme-license-${manifest.version}-win-x64-setup.exe`, JSON.stringify(manifest.installers));
   const version = (await exe(['--version'], exeFile)).stdout.trim();
   expectThat(version === `${manifest.version} (node 22.23.2, win-x64, namespace acme-audio)`, version);
   const dry = await exe(['agent', 'install', '--dry-run'], exeFile);
