@@ -20,6 +20,12 @@ export default tseslint.config(
           selector: "ImportDeclaration[source.value='zod'] > ImportSpecifier[imported.name='z']",
           message: "use import * as z from 'zod': with the named form the bundler keeps all of zod (every locale) in the agent and the CLI",
         },
+        {
+          // One privacy style for classes (docs/architecture.md): ECMAScript private members, which
+          // are private at run time too. A private constructor has no # form and stays allowed.
+          selector: ":matches(PropertyDefinition, MethodDefinition[kind!='constructor'], AccessorProperty, TSParameterProperty, TSAbstractPropertyDefinition, TSAbstractMethodDefinition)[accessibility='private']",
+          message: 'use an ECMAScript private member (#name), not the private keyword: # is private at run time too, and is the one style of this code',
+        },
       ],
     },
   },

@@ -21,7 +21,7 @@
 const { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { createRequire, Module } = require('node:module');
 const { homedir } = require('node:os');
-const { basename, dirname, join } = require('node:path');
+const { basename, dirname, isAbsolute, join } = require('node:path');
 const vm = require('node:vm');
 
 /**
@@ -106,8 +106,13 @@ function cacheRoot() {
   if (home) return join(home, 'cache', 'compile');
   const env = process.env;
   if (process.platform === 'win32') return join(env.LOCALAPPDATA || join(homedir(), 'AppData', 'Local'), 'plugin-license-compile', 'Cache');
+  // The library's rule (licensing's userHome and xdgDir, which this loader cannot load before
+  // itself): an empty or relative HOME is no home, so no cache (the program runs without one and
+  // says why once it resolves its folders); a relative XDG_CACHE_HOME is ignored.
+  if (env.HOME !== undefined && !isAbsolute(env.HOME)) return undefined;
   if (process.platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'plugin-license-compile');
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'plugin-license-compile');
+  const xdg = env.XDG_CACHE_HOME;
+  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.cache'), 'plugin-license-compile');
 }
 
 function sha256(data) {

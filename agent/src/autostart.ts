@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import os from 'node:os';
+import { userHome } from '@plugin-license/licensing';
 import { withoutNodeRuntimeVariables } from './node-environment.js';
 
 /** How often one process starts the agent of one namespace and socket at most. */
@@ -42,9 +42,9 @@ export function startAgentDetached(o: DetachedAgentStart): number | undefined {
   if (program === undefined) return undefined;
   let cwd = '/';
   try {
-    cwd = os.homedir() || cwd;
+    cwd = userHome(o.env ?? process.env);
   } catch {
-    // no home (some containers): the root
+    // no usable home (none, empty, relative): the root; the agent then refuses such a HOME in words
   }
   try {
     const child = spawn(program, [...args, 'run', '--app', o.namespace], {

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { appArgument, resolveConfig, resolvePaths, versionLine, type ConfigValue } from '@plugin-license/licensing';
+import { appArgument, resolveConfig, resolvePaths, userHome, versionLine, xdgDir, type ConfigValue } from '@plugin-license/licensing';
 import { startAgent, type RunningAgent } from './agent.js';
 import { LOG_LEVELS, parseIdleExitMinutes, resolveAgentConfig, type AgentConfig, type AgentFlags } from './config.js';
 import { AgentError } from './errors.js';
@@ -292,8 +292,8 @@ function serviceSpec(flags: AgentFlags, prefix: string[]): ServiceSpec {
     namespace: config.namespace,
     command: [...selfCommand(), ...prefix],
     runArgs,
-    homedir: os.homedir(),
-    ...(process.env.XDG_CONFIG_HOME ? { xdgConfigHome: process.env.XDG_CONFIG_HOME } : {}),
+    homedir: userHome(),
+    ...(xdgDir(process.env, 'XDG_CONFIG_HOME') === undefined ? {} : { xdgConfigHome: xdgDir(process.env, 'XDG_CONFIG_HOME') }),
     dataDir: paths.data,
     logDir: paths.log,
     uid,

@@ -7,14 +7,18 @@ const NEWLINE = 0x0a;
  * same text as decoding the stream whole, and the limit stays one of bytes.
  */
 export class LineSplitter {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
 
-  constructor(private readonly maxLineBytes: number) {}
+  readonly #maxLineBytes: number;
+
+  constructor(maxLineBytes: number) {
+    this.#maxLineBytes = maxLineBytes;
+  }
 
   /** Bytes held for the current unfinished line. */
   get buffered(): number {
-    return this.pendingBytes;
+    return this.#pendingBytes;
   }
 
   /**
@@ -27,18 +31,18 @@ export class LineSplitter {
     for (;;) {
       const nl = chunk.indexOf(NEWLINE, start);
       if (nl === -1) break;
-      if (this.pendingBytes + (nl - start) + 1 > this.maxLineBytes) {
+      if (this.#pendingBytes + (nl - start) + 1 > this.#maxLineBytes) {
         this.reset();
         return true;
       }
       // Decoding a range of the chunk makes no intermediate Buffer (the common case: a request
       // arrives whole in one chunk).
       let line: string;
-      if (this.pendingBytes === 0) {
+      if (this.#pendingBytes === 0) {
         line = chunk.toString('utf8', start, nl);
       } else {
-        this.pending.push(chunk.subarray(start, nl));
-        line = Buffer.concat(this.pending, this.pendingBytes + (nl - start)).toString('utf8');
+        this.#pending.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.#pending, this.#pendingBytes + (nl - start)).toString('utf8');
         this.reset();
       }
       start = nl + 1;
@@ -46,19 +50,19 @@ export class LineSplitter {
     }
     const rest = chunk.length - start;
     if (rest > 0) {
-      if (this.pendingBytes + rest + 1 > this.maxLineBytes) {
+      if (this.#pendingBytes + rest + 1 > this.#maxLineBytes) {
         this.reset();
         return true;
       }
       // Copy: the caller's chunk may be a slice of a larger pooled buffer.
-      this.pending.push(Buffer.from(chunk.subarray(start)));
-      this.pendingBytes += rest;
+      this.#pending.push(Buffer.from(chunk.subarray(start)));
+      this.#pendingBytes += rest;
     }
     return false;
   }
 
   reset(): void {
-    this.pending = [];
-    this.pendingBytes = 0;
+    this.#pending = [];
+    this.#pendingBytes = 0;
   }
 }

@@ -17,14 +17,17 @@ export interface IdleExitOptions {
  * fires early (touched meanwhile) it is armed for the rest.
  */
 export class IdleExit {
-  private timer: TimerHandle | undefined;
-  private lastActiveAt: number;
-  private done = false;
-  private readonly delayMs: number;
+  #timer: TimerHandle | undefined;
+  #lastActiveAt: number;
+  #done = false;
+  readonly #delayMs: number;
 
-  constructor(private readonly o: IdleExitOptions) {
-    this.delayMs = o.minutes * 60_000;
-    this.lastActiveAt = o.scheduler.now();
+  readonly #o: IdleExitOptions;
+
+  constructor(o: IdleExitOptions) {
+    this.#o = o;
+    this.#delayMs = o.minutes * 60_000;
+    this.#lastActiveAt = o.scheduler.now();
   }
 
   /** Starts counting (after the socket listens). */
@@ -34,28 +37,28 @@ export class IdleExit {
 
   /** Something ended (a connection, a request, a service call): idleness counts from now. */
   touch(): void {
-    if (this.done || this.delayMs <= 0) return;
-    this.lastActiveAt = this.o.scheduler.now();
-    if (this.timer === undefined) this.arm(this.delayMs);
+    if (this.#done || this.#delayMs <= 0) return;
+    this.#lastActiveAt = this.#o.scheduler.now();
+    if (this.#timer === undefined) this.#arm(this.#delayMs);
   }
 
   stop(): void {
-    this.done = true;
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.#done = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
   }
 
-  private arm(ms: number): void {
-    this.timer = this.o.scheduler.setTimer(ms, () => {
-      this.timer = undefined;
-      if (this.done || this.o.busy()) return;
-      const left = this.lastActiveAt + this.delayMs - this.o.scheduler.now();
+  #arm(ms: number): void {
+    this.#timer = this.#o.scheduler.setTimer(ms, () => {
+      this.#timer = undefined;
+      if (this.#done || this.#o.busy()) return;
+      const left = this.#lastActiveAt + this.#delayMs - this.#o.scheduler.now();
       if (left > 0) {
-        this.arm(left);
+        this.#arm(left);
         return;
       }
-      this.done = true;
-      this.o.exit();
+      this.#done = true;
+      this.#o.exit();
     });
   }
 }

@@ -1,7 +1,9 @@
 export { startAgent } from './agent.js';
 export type { AgentOptions, AgentStats, RunningAgent } from './agent.js';
-export { AgentClient, Subscription } from './client.js';
-export type { AgentClientOptions, ReconnectOptions } from './client.js';
+export { AgentClient } from './client.js';
+export type { AgentClientOptions } from './client.js';
+export type { ReconnectOptions } from './client-connection.js';
+export { Subscription } from './client-subscription.js';
 export { AgentError, isAgentError } from './errors.js';
 export type { AgentErrorCode, AgentErrorFields, SocketHolder } from './errors.js';
 export { fromWireState, toWireState, LicenseStateWire } from './license-state.js';
@@ -23,5 +25,6 @@ export { agentStatus, formatStatus } from './status.js';
 export type { AgentStatusReport } from './status.js';
 export { AGENT_VERSION } from './version.js';
 export { selfCommand } from './self.js';
+export { processGone } from './stop.js';
 export { startAgentDetached, waitForStartedAgent, AGENT_START_INTERVAL_MS } from './autostart.js';
 export type { DetachedAgentStart, StartedAgentWait } from './autostart.js';

@@ -32,20 +32,20 @@ const DEFAULT_MAX_PROJECTS = 1024;
  * follows these) and `changed` with the wire state when what subscribers act on changed.
  */
 export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, status: LicenseStatus]; changed: [LicenseStateWire]; released: [projectId: string]; quiet: [] }> {
-  private readonly entries = new Map<string, Entry>();
+  readonly #entries = new Map<string, Entry>();
   /** Projects something is working on (a service call, a reload of the cache file), and how many: never let go. */
-  private readonly busy = new Map<string, number>();
+  readonly #busy = new Map<string, number>();
   /** Service calls in flight (requests, intents being settled, revalidations): what keeps the agent from its idle exit. */
-  private serviceCalls = 0;
-  private options: RegistryOptions;
+  #serviceCalls = 0;
+  #options: RegistryOptions;
 
   constructor(options: RegistryOptions) {
     super();
-    this.options = options;
+    this.#options = options;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.#entries.size;
   }
 
   /**
@@ -54,27 +54,27 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
    * not one: it pins its project but neither keeps the agent from its idle exit nor restarts it.
    */
   get inUse(): boolean {
-    return this.serviceCalls > 0;
+    return this.#serviceCalls > 0;
   }
 
   projectIds(): string[] {
-    return [...this.entries.keys()].sort();
+    return [...this.#entries.keys()].sort();
   }
 
   /** The license of a project, created on first use from its cache (no network). */
   license(projectId: string): License {
-    return this.entry(projectId).license;
+    return this.#entry(projectId).license;
   }
 
   /** Current state from memory; pushes it first when it changed (e.g. grace just expired). */
   state(projectId: string): LicenseStateWire {
-    const entry = this.entry(projectId);
-    return this.publish(projectId, entry, entry.license.check());
+    const entry = this.#entry(projectId);
+    return this.#publish(projectId, entry, entry.license.check());
   }
 
   /** The wire state of a status a call just returned (published if new). */
   stateOf(projectId: string, status: LicenseStatus): LicenseStateWire {
-    return this.publish(projectId, this.entry(projectId), status);
+    return this.#publish(projectId, this.#entry(projectId), status);
   }
 
   /**
@@ -93,29 +93,29 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
    * not let go while its License is awaited. `quiet` is emitted when the last service call ends.
    */
   hold(projectId: string): () => void {
-    const unpin = this.pin(projectId);
-    this.serviceCalls += 1;
+    const unpin = this.#pin(projectId);
+    this.#serviceCalls += 1;
     let released = false;
     return () => {
       if (released) return;
       released = true;
       unpin();
-      this.serviceCalls -= 1;
-      if (this.serviceCalls === 0) this.emit('quiet');
+      this.#serviceCalls -= 1;
+      if (this.#serviceCalls === 0) this.emit('quiet');
     };
   }
 
   /** Keeps a project from being let go until the returned function is called. */
-  private pin(projectId: string): () => void {
+  #pin(projectId: string): () => void {
     const key = projectId.toLowerCase();
-    this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
+    this.#busy.set(key, (this.#busy.get(key) ?? 0) + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const n = (this.busy.get(key) ?? 1) - 1;
-      if (n <= 0) this.busy.delete(key);
-      else this.busy.set(key, n);
+      const n = (this.#busy.get(key) ?? 1) - 1;
+      if (n <= 0) this.#busy.delete(key);
+      else this.#busy.set(key, n);
     };
   }
 
@@ -126,7 +126,7 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
    */
   async reload(projectId: string): Promise<void> {
     const key = projectId.toLowerCase();
-    const entry = this.entries.get(key);
+    const entry = this.#entries.get(key);
     if (!entry) {
       // A project first seen now (imported while nobody asked about it): subscribers to all hear it.
       const wire = this.state(key);
@@ -134,7 +134,7 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
       return;
     }
     // A local read, not a service call: pinned so it is not let go, but not activity for the idle exit.
-    const unpin = this.pin(key);
+    const unpin = this.#pin(key);
     try {
       await entry.license.reload();
     } finally {
@@ -144,32 +144,32 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
 
   /** New service settings (SIGHUP): every license is re-created from its cache. */
   async reconfigure(licenseOptions: LicenseDefaults): Promise<void> {
-    this.options = { ...this.options, licenseOptions };
-    const old = [...this.entries.entries()];
-    this.entries.clear();
+    this.#options = { ...this.#options, licenseOptions };
+    const old = [...this.#entries.entries()];
+    this.#entries.clear();
     for (const [id, previous] of old) {
       previous.license.off('change', previous.listener);
-      const entry = this.create(id);
+      const entry = this.#create(id);
       entry.published = previous.published;
-      this.publish(id, entry, entry.license.check());
+      this.#publish(id, entry, entry.license.check());
     }
     await Promise.allSettled(old.map(([, e]) => e.license.close()));
   }
 
   async close(): Promise<void> {
-    const all = [...this.entries.values()];
-    this.entries.clear();
+    const all = [...this.#entries.values()];
+    this.#entries.clear();
     for (const e of all) e.license.off('change', e.listener);
     await Promise.allSettled(all.map((e) => e.license.close()));
   }
 
-  private entry(projectId: string): Entry {
+  #entry(projectId: string): Entry {
     const key = projectId.toLowerCase();
-    const existing = this.entries.get(key);
+    const existing = this.#entries.get(key);
     if (existing) return existing;
-    const entry = this.create(key);
-    this.publish(key, entry, entry.license.check());
-    this.trim(key);
+    const entry = this.#create(key);
+    this.#publish(key, entry, entry.license.check());
+    this.#trim(key);
     return entry;
   }
 
@@ -177,35 +177,35 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
    * Keeps memory bounded when clients ask about many distinct projects (any UUID is accepted):
    * the oldest projects with nothing stored are dropped; asked again, they are re-read from disk.
    */
-  private trim(keep: string): void {
-    const max = this.options.maxProjects ?? DEFAULT_MAX_PROJECTS;
-    if (this.entries.size <= max) return;
-    for (const [id, entry] of this.entries) {
-      if (this.entries.size <= max) break;
-      if (id === keep || this.busy.has(id) || !entry.published || entry.published.code_hint !== null) continue;
-      this.entries.delete(id);
+  #trim(keep: string): void {
+    const max = this.#options.maxProjects ?? DEFAULT_MAX_PROJECTS;
+    if (this.#entries.size <= max) return;
+    for (const [id, entry] of this.#entries) {
+      if (this.#entries.size <= max) break;
+      if (id === keep || this.#busy.has(id) || !entry.published || entry.published.code_hint !== null) continue;
+      this.#entries.delete(id);
       entry.license.off('change', entry.listener);
       this.emit('released', id);
       void entry.license.close().catch(() => undefined);
     }
   }
 
-  private create(projectId: string): Entry {
-    const license = new License({ ...this.options.licenseOptions, projectId });
+  #create(projectId: string): Entry {
+    const license = new License({ ...this.#options.licenseOptions, projectId });
     const entry: Entry = {
       license,
       published: undefined,
       builtFrom: undefined,
       listener: (status) => {
-        if (this.entries.get(projectId) === entry) this.publish(projectId, entry, status);
+        if (this.#entries.get(projectId) === entry) this.#publish(projectId, entry, status);
       },
     };
     license.on('change', entry.listener);
-    this.entries.set(projectId, entry);
+    this.#entries.set(projectId, entry);
     return entry;
   }
 
-  private publish(projectId: string, entry: Entry, status: LicenseStatus): LicenseStateWire {
+  #publish(projectId: string, entry: Entry, status: LicenseStatus): LicenseStateWire {
     // The hot path of `check`: the License hands back the same status object until it changes.
     if (status === entry.builtFrom && entry.published) return entry.published;
     const wire = toWireState(status);
@@ -214,7 +214,7 @@ export class LicenseRegistry extends EventEmitter<{ status: [projectId: string, 
     const previous = entry.published;
     entry.published = wire;
     if (stateChanged(previous, wire)) {
-      this.options.logger.info(
+      this.#options.logger.info(
         { projectId, valid: wire.valid, reason: wire.reason, source: wire.source, codeHint: wire.code_hint },
         previous === undefined ? 'license loaded' : 'license state changed',
       );

@@ -26,26 +26,29 @@ export interface LicenseServiceOptions {
  * drawn from the one agent-wide budget, and every answer's rate-limit headers pause it.
  */
 export class LicenseService {
-  private readonly refreshing = new Map<string, Promise<LicenseStateWire>>();
-  private readonly stopping = new AbortController();
+  readonly #refreshing = new Map<string, Promise<LicenseStateWire>>();
+  readonly #stopping = new AbortController();
 
-  constructor(private readonly o: LicenseServiceOptions) {
+  readonly #o: LicenseServiceOptions;
+
+  constructor(o: LicenseServiceOptions) {
+    this.#o = o;
     // Every service call listens on this one signal; many at once is normal here, not a leak.
-    setMaxListeners(0, this.stopping.signal);
+    setMaxListeners(0, this.#stopping.signal);
   }
 
   /** Aborts every call in flight (shutdown, after the grace for in-flight requests). */
   abort(): void {
-    this.stopping.abort();
+    this.#stopping.abort();
   }
 
   activate(projectId: string, code: string): Promise<LicenseStateWire> {
-    return this.userCall(projectId, 'activation', (l) => l.activate(code, { signal: this.stopping.signal }));
+    return this.#userCall(projectId, 'activation', (l) => l.activate(code, { signal: this.#stopping.signal }));
   }
 
   deactivate(projectId: string): Promise<LicenseStateWire> | LicenseStateWire {
-    if (this.o.registry.license(projectId).check().codeHint === null) return this.o.registry.state(projectId);
-    return this.userCall(projectId, 'deactivation', (l) => l.deactivate({ signal: this.stopping.signal }));
+    if (this.#o.registry.license(projectId).check().codeHint === null) return this.#o.registry.state(projectId);
+    return this.#userCall(projectId, 'deactivation', (l) => l.deactivate({ signal: this.#stopping.signal }));
   }
 
   /**
@@ -54,32 +57,32 @@ export class LicenseService {
    * service or the budget says wait, it answers from the cache.
    */
   refresh(projectId: string): Promise<LicenseStateWire> | LicenseStateWire {
-    if (this.o.registry.license(projectId).check().codeHint === null) return this.o.registry.state(projectId);
-    const running = this.refreshing.get(projectId);
+    if (this.#o.registry.license(projectId).check().codeHint === null) return this.#o.registry.state(projectId);
+    const running = this.#refreshing.get(projectId);
     if (running) return running;
-    const refresh = this.userCall(projectId, 'refresh', (l) => l.validate({ signal: this.stopping.signal, force: true }))
+    const refresh = this.#userCall(projectId, 'refresh', (l) => l.validate({ signal: this.#stopping.signal, force: true }))
       .catch((err: unknown) => {
-        if (isLicenseError(err) && err.code === 'unavailable') return this.o.registry.state(projectId);
-        if (err instanceof AgentError && (err.code === 'over_limit' || err.serviceCode === 'rate_limited')) return this.o.registry.state(projectId);
+        if (isLicenseError(err) && err.code === 'unavailable') return this.#o.registry.state(projectId);
+        if (err instanceof AgentError && (err.code === 'over_limit' || err.serviceCode === 'rate_limited')) return this.#o.registry.state(projectId);
         throw err;
       })
-      .finally(() => this.refreshing.delete(projectId));
-    this.refreshing.set(projectId, refresh);
+      .finally(() => this.#refreshing.delete(projectId));
+    this.#refreshing.set(projectId, refresh);
     return refresh;
   }
 
   /** One background validation (the budget was taken by the caller), planned or brought by a plugin load. Failures are logged, never thrown. */
   async background(projectId: string, why: CheckCause = 'schedule'): Promise<LicenseStatus | undefined> {
-    const release = this.o.registry.hold(projectId);
+    const release = this.#o.registry.hold(projectId);
     try {
-      const status = await this.o.registry.license(projectId).validate({ signal: this.stopping.signal });
-      this.o.logger.info({ projectId, why, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, 'background validation');
+      const status = await this.#o.registry.license(projectId).validate({ signal: this.#stopping.signal });
+      this.#o.logger.info({ projectId, why, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, 'background validation');
       return status;
     } catch (err) {
-      this.o.logger.warn({ projectId, why, err: describeError(err) }, 'background validation failed');
+      this.#o.logger.warn({ projectId, why, err: describeError(err) }, 'background validation failed');
       return undefined;
     } finally {
-      this.noteRateLimit();
+      this.#noteRateLimit();
       release();
     }
   }
@@ -91,39 +94,39 @@ export class LicenseService {
    */
   async settle(projectIds: string[], withinMs = 5_000): Promise<void> {
     // Bounded: a service that never answers must not keep plugins from the agent.
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(withinMs)]);
+    const signal = AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(withinMs)]);
     for (const projectId of projectIds) {
-      const release = this.o.registry.hold(projectId);
+      const release = this.#o.registry.hold(projectId);
       try {
-        const status = await this.o.registry.license(projectId).settle({ signal });
-        this.o.logger.info({ projectId, valid: status.valid, reason: status.reason, codeHint: status.codeHint }, 'settled an unfinished operation');
+        const status = await this.#o.registry.license(projectId).settle({ signal });
+        this.#o.logger.info({ projectId, valid: status.valid, reason: status.reason, codeHint: status.codeHint }, 'settled an unfinished operation');
       } catch (err) {
-        this.o.logger.warn({ projectId, err: describeError(err) }, 'could not settle an unfinished operation; it is tried again at the next call');
+        this.#o.logger.warn({ projectId, err: describeError(err) }, 'could not settle an unfinished operation; it is tried again at the next call');
       } finally {
-        this.noteRateLimit();
+        this.#noteRateLimit();
         release();
       }
     }
   }
 
-  private async userCall(projectId: string, what: string, call: (license: License) => Promise<LicenseStatus>): Promise<LicenseStateWire> {
-    this.takeBudget(projectId);
-    const release = this.o.registry.hold(projectId);
+  async #userCall(projectId: string, what: string, call: (license: License) => Promise<LicenseStatus>): Promise<LicenseStateWire> {
+    this.#takeBudget(projectId);
+    const release = this.#o.registry.hold(projectId);
     try {
-      const status = await call(this.o.registry.license(projectId));
-      this.o.logger.info({ projectId, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, what);
-      return this.o.registry.stateOf(projectId, status);
+      const status = await call(this.#o.registry.license(projectId));
+      this.#o.logger.info({ projectId, valid: status.valid, reason: status.reason, source: status.source, codeHint: status.codeHint }, what);
+      return this.#o.registry.stateOf(projectId, status);
     } catch (err) {
-      this.o.logger.warn({ projectId, err: describeError(err) }, `${what} failed`);
+      this.#o.logger.warn({ projectId, err: describeError(err) }, `${what} failed`);
       throw err;
     } finally {
-      this.noteRateLimit();
+      this.#noteRateLimit();
       release();
     }
   }
 
-  private takeBudget(projectId: string): void {
-    const { budget, scheduler } = this.o;
+  #takeBudget(projectId: string): void {
+    const { budget, scheduler } = this.#o;
     if (budget.take('user')) return;
     const at = new Date(budget.availableAt('user'));
     if (budget.pausedUntilTime > scheduler.now()) {
@@ -133,17 +136,17 @@ export class LicenseService {
         retryAt: at,
       });
     }
-    this.o.logger.warn({ projectId }, 'user request refused: agent-wide service budget used up');
-    throw new AgentError('over_limit', `the agent's budget of ${this.o.budgetPerMinute()} service requests a minute is used up; retry after ${at.toISOString()}`, {
+    this.#o.logger.warn({ projectId }, 'user request refused: agent-wide service budget used up');
+    throw new AgentError('over_limit', `the agent's budget of ${this.#o.budgetPerMinute()} service requests a minute is used up; retry after ${at.toISOString()}`, {
       limit: 'service_budget',
       retryAt: at,
     });
   }
 
   /** The service said nothing is left in this window: every request waits for its reset (relative, capped by the api). */
-  private noteRateLimit(): void {
-    const rl = this.o.client()?.rateLimit;
-    if (rl && rl.remaining <= 0) this.o.budget.pauseUntil(this.o.scheduler.now() + rl.resetInMs);
+  #noteRateLimit(): void {
+    const rl = this.#o.client()?.rateLimit;
+    if (rl && rl.remaining <= 0) this.#o.budget.pauseUntil(this.#o.scheduler.now() + rl.resetInMs);
   }
 }
 

@@ -26,71 +26,75 @@ export interface LicenseWatchOptions {
  * times and sizes every half second.
  */
 export class LicenseWatch {
-  private watcher: FSWatcher | undefined;
-  private poller: NodeJS.Timeout | undefined;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private seen = new Map<string, string>();
-  private primed = false;
-  private stopped = false;
+  #watcher: FSWatcher | undefined;
+  #poller: NodeJS.Timeout | undefined;
+  readonly #timers = new Map<string, NodeJS.Timeout>();
+  #seen = new Map<string, string>();
+  #primed = false;
+  #stopped = false;
 
-  constructor(private readonly o: LicenseWatchOptions) {}
+  readonly #o: LicenseWatchOptions;
+
+  constructor(o: LicenseWatchOptions) {
+    this.#o = o;
+  }
 
   /** Resolves once the watch is in place: when polling, once the first look has learnt what is there. */
   async start(): Promise<void> {
     try {
       // The folder exists from the start, so there is something to watch before the first license.
-      await mkdir(this.o.dir, { recursive: true, mode: 0o700 });
-      if (this.o.poll) throw new Error('polling was asked for');
-      this.watcher = watch(this.o.dir, { persistent: false }, (_event, name) => {
+      await mkdir(this.#o.dir, { recursive: true, mode: 0o700 });
+      if (this.#o.poll) throw new Error('polling was asked for');
+      this.#watcher = watch(this.#o.dir, { persistent: false }, (_event, name) => {
         const m = typeof name === 'string' ? CACHE_FILE.exec(name) : null;
-        if (m?.[1]) this.soon(m[1].toLowerCase());
+        if (m?.[1]) this.#soon(m[1].toLowerCase());
       });
-      this.watcher.on('error', (err) => void this.fallBack(err));
+      this.#watcher.on('error', (err) => void this.#fallBack(err));
     } catch (err) {
-      await this.fallBack(err);
+      await this.#fallBack(err);
     }
   }
 
   stop(): void {
-    this.stopped = true;
-    this.watcher?.close();
-    if (this.poller) clearInterval(this.poller);
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.#stopped = true;
+    this.#watcher?.close();
+    if (this.#poller) clearInterval(this.#poller);
+    for (const t of this.#timers.values()) clearTimeout(t);
+    this.#timers.clear();
   }
 
-  private soon(projectId: string): void {
-    if (this.stopped || this.timers.has(projectId)) return;
+  #soon(projectId: string): void {
+    if (this.#stopped || this.#timers.has(projectId)) return;
     const t = setTimeout(() => {
-      this.timers.delete(projectId);
-      if (!this.stopped) this.o.changed(projectId);
+      this.#timers.delete(projectId);
+      if (!this.#stopped) this.#o.changed(projectId);
     }, SETTLE_MS);
     t.unref();
-    this.timers.set(projectId, t);
+    this.#timers.set(projectId, t);
   }
 
   /** Polls from now on; resolves once the first look is done. */
-  private fallBack(err: unknown): Promise<void> {
-    if (this.stopped || this.poller) return Promise.resolve();
-    this.watcher?.close();
-    this.watcher = undefined;
-    this.o.logger.warn({ dir: this.o.dir, err: (err as Error)?.message ?? String(err) }, 'cannot watch the licenses folder; polling it every 500 ms');
+  #fallBack(err: unknown): Promise<void> {
+    if (this.#stopped || this.#poller) return Promise.resolve();
+    this.#watcher?.close();
+    this.#watcher = undefined;
+    this.#o.logger.warn({ dir: this.#o.dir, err: (err as Error)?.message ?? String(err) }, 'cannot watch the licenses folder; polling it every 500 ms');
     let polling: Promise<void> | undefined;
     const poll = (): Promise<void> => {
       // A slow folder: one look at a time.
-      polling ??= this.poll().finally(() => (polling = undefined));
+      polling ??= this.#poll().finally(() => (polling = undefined));
       return polling;
     };
     const first = poll();
-    this.poller = setInterval(() => void poll(), POLL_MS);
-    this.poller.unref();
+    this.#poller = setInterval(() => void poll(), POLL_MS);
+    this.#poller.unref();
     return first;
   }
 
-  private async poll(): Promise<void> {
+  async #poll(): Promise<void> {
     let names: string[] = [];
     try {
-      names = await readdir(this.o.dir);
+      names = await readdir(this.#o.dir);
     } catch {
       // missing for now: every file counts as removed
     }
@@ -98,15 +102,15 @@ export class LicenseWatch {
     for (const name of names) {
       const m = CACHE_FILE.exec(name);
       if (!m?.[1]) continue;
-      const st = await stat(join(this.o.dir, name)).catch(() => undefined);
+      const st = await stat(join(this.#o.dir, name)).catch(() => undefined);
       if (st) now.set(m[1].toLowerCase(), `${st.mtimeMs}:${st.size}:${st.ino}`);
     }
     // The first look only learns what is there: those files are loaded at start anyway.
-    if (this.primed) {
-      for (const [id, sig] of now) if (this.seen.get(id) !== sig) this.soon(id);
-      for (const id of this.seen.keys()) if (!now.has(id)) this.soon(id);
+    if (this.#primed) {
+      for (const [id, sig] of now) if (this.#seen.get(id) !== sig) this.#soon(id);
+      for (const id of this.#seen.keys()) if (!now.has(id)) this.#soon(id);
     }
-    this.primed = true;
-    this.seen = now;
+    this.#primed = true;
+    this.#seen = now;
   }
 }

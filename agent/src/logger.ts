@@ -25,19 +25,19 @@ export const REDACTED_PATHS = [
 
 /** Replaces every registered secret in a log line by its hint: a last guard against leaks in messages. */
 export class SecretScrubber {
-  private readonly secrets = new Map<string, string>();
+  readonly #secrets = new Map<string, string>();
 
   add(secret: string | undefined): void {
-    if (secret && secret.length >= 8 && !this.secrets.has(secret)) {
-      this.secrets.set(secret, hintOf(secret));
+    if (secret && secret.length >= 8 && !this.#secrets.has(secret)) {
+      this.#secrets.set(secret, hintOf(secret));
       // Bounded: codes are remembered only as long as they matter for recent lines.
-      if (this.secrets.size > 1000) this.secrets.delete(this.secrets.keys().next().value as string);
+      if (this.#secrets.size > 1000) this.#secrets.delete(this.#secrets.keys().next().value as string);
     }
   }
 
   scrub(line: string): string {
     let out = line;
-    for (const [secret, hint] of this.secrets) {
+    for (const [secret, hint] of this.#secrets) {
       if (out.includes(secret)) out = out.split(secret).join(hint);
     }
     return out;

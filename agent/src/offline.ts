@@ -21,37 +21,41 @@ export interface OfflineExchangeOptions {
  * of the namespace the agent serves, so the result is in memory and pushed to subscribers at once.
  */
 export class OfflineExchange {
-  constructor(private readonly o: OfflineExchangeOptions) {}
+  readonly #o: OfflineExchangeOptions;
+
+  constructor(o: OfflineExchangeOptions) {
+    this.#o = o;
+  }
 
   /** Step 1: a request whose nonce is stored as pending before it is returned. */
   async request(projectId: string, code: string | undefined): Promise<OfflineRequestResult> {
-    const { namespace, home } = this.o.paths();
+    const { namespace, home } = this.#o.paths();
     const request = await createOfflineRequest({
       projectId,
       namespace,
       ...(home === undefined ? {} : { home }),
       ...(code === undefined ? {} : { code }),
-      now: this.o.now,
+      now: this.#o.now,
     });
-    this.o.logger.info({ projectId, codeHint: code === undefined ? null : hintOf(code) }, 'offline request made');
+    this.#o.logger.info({ projectId, codeHint: code === undefined ? null : hintOf(code) }, 'offline request made');
     return { document: offlineText(request), file_name: offlineFileName(namespace, request) };
   }
 
   /** Step 3: checks and stores a response, then answers the project's state from memory. */
   async import(document: string): Promise<LicenseStateWire> {
-    const { namespace, home } = this.o.paths();
-    const rules = this.o.rules();
+    const { namespace, home } = this.#o.paths();
+    const rules = this.#o.rules();
     const status = await importOfflineResponse(document, {
       namespace,
       ...(home === undefined ? {} : { home }),
       offlinePublicKeys: rules.offlinePublicKeys,
       offlineMaxDays: rules.offlineMaxDays,
-      now: this.o.now,
+      now: this.#o.now,
     });
     const projectId = status.projectId.toLowerCase();
     // The License held in memory reads the file the import wrote (the watcher would, within a second).
-    await this.o.registry.reload(projectId);
-    this.o.logger.info({ projectId, valid: status.valid, source: status.source, codeHint: status.codeHint }, 'offline response imported');
-    return this.o.registry.state(projectId);
+    await this.#o.registry.reload(projectId);
+    this.#o.logger.info({ projectId, valid: status.valid, source: status.source, codeHint: status.codeHint }, 'offline response imported');
+    return this.#o.registry.state(projectId);
   }
 }

@@ -37,24 +37,27 @@ const RUN_GAP_MS = 1_000;
  * (`loaded`) may bring the planned check forward, when the library's rule says so.
  */
 export class BackgroundRevalidation {
-  private readonly plans = new Map<string, Plan>();
-  private readonly random: () => number;
-  private stopped = false;
+  readonly #plans = new Map<string, Plan>();
+  readonly #random: () => number;
+  #stopped = false;
 
-  constructor(private readonly o: BackgroundRevalidationOptions) {
-    this.random = o.random ?? Math.random;
-    o.registry.on('status', (projectId, status) => this.follow(projectId, status));
-    o.registry.on('released', (projectId) => this.forget(projectId));
+  readonly #o: BackgroundRevalidationOptions;
+
+  constructor(o: BackgroundRevalidationOptions) {
+    this.#o = o;
+    this.#random = o.random ?? Math.random;
+    o.registry.on('status', (projectId, status) => this.#follow(projectId, status));
+    o.registry.on('released', (projectId) => this.#forget(projectId));
   }
 
   /** Timers armed (tests and `status`). */
   get size(): number {
-    return this.plans.size;
+    return this.#plans.size;
   }
 
   stop(): void {
-    this.stopped = true;
-    for (const id of [...this.plans.keys()]) this.forget(id);
+    this.#stopped = true;
+    for (const id of [...this.#plans.keys()]) this.#forget(id);
   }
 
   /**
@@ -65,80 +68,80 @@ export class BackgroundRevalidation {
    * left as it is, while a check of the project runs or the budget is spent.
    */
   loaded(projectId: string): void {
-    if (this.stopped) return;
+    if (this.#stopped) return;
     const id = projectId.toLowerCase();
-    const plan = this.plans.get(id);
+    const plan = this.#plans.get(id);
     if (plan === undefined || plan.running || plan.timer === undefined) return;
-    if (!this.o.registry.license(id).dueOnLoad()) return;
-    if (!this.o.budget.take('background')) return;
-    this.clear(plan);
-    void this.run(id, plan, 'load');
+    if (!this.#o.registry.license(id).dueOnLoad()) return;
+    if (!this.#o.budget.take('background')) return;
+    this.#clear(plan);
+    void this.#run(id, plan, 'load');
   }
 
-  private follow(projectId: string, status: LicenseStatus): void {
-    if (this.stopped) return;
-    const plan = this.plans.get(projectId) ?? this.create(projectId);
-    this.armGrace(projectId, plan, status);
+  #follow(projectId: string, status: LicenseStatus): void {
+    if (this.#stopped) return;
+    const plan = this.#plans.get(projectId) ?? this.#create(projectId);
+    this.#armGrace(projectId, plan, status);
     if (plan.running) return; // the run re-plans from its result
     const due = status.codeHint === null ? null : (status.nextCheckAt?.getTime() ?? null);
     if (due === null) {
-      this.clear(plan);
-      if (plan.graceTimer === undefined) this.plans.delete(projectId);
+      this.#clear(plan);
+      if (plan.graceTimer === undefined) this.#plans.delete(projectId);
       return;
     }
     if (plan.timer !== undefined && plan.dueAt === due) return;
-    this.arm(projectId, plan, due);
+    this.#arm(projectId, plan, due);
   }
 
-  private create(projectId: string): Plan {
+  #create(projectId: string): Plan {
     const plan: Plan = { dueAt: null, timer: undefined, graceAt: null, graceTimer: undefined, running: false };
-    this.plans.set(projectId, plan);
+    this.#plans.set(projectId, plan);
     return plan;
   }
 
-  private arm(projectId: string, plan: Plan, at: number): void {
+  #arm(projectId: string, plan: Plan, at: number): void {
     plan.timer?.cancel();
     plan.dueAt = at;
-    plan.timer = this.o.scheduler.setTimer(at - this.o.scheduler.now(), () => void this.fire(projectId, plan));
+    plan.timer = this.#o.scheduler.setTimer(at - this.#o.scheduler.now(), () => void this.#fire(projectId, plan));
   }
 
-  private clear(plan: Plan): void {
+  #clear(plan: Plan): void {
     plan.timer?.cancel();
     plan.timer = undefined;
     plan.dueAt = null;
   }
 
-  private async fire(projectId: string, plan: Plan): Promise<void> {
-    if (this.stopped || this.plans.get(projectId) !== plan) return;
+  async #fire(projectId: string, plan: Plan): Promise<void> {
+    if (this.#stopped || this.#plans.get(projectId) !== plan) return;
     plan.timer = undefined;
-    if (!this.o.budget.take('background')) {
+    if (!this.#o.budget.take('background')) {
       // Over the agent-wide budget: wait for a request to be allowed, spread so projects don't bunch up.
-      this.arm(projectId, plan, this.o.budget.availableAt('background') + Math.round(this.random() * 2_000));
+      this.#arm(projectId, plan, this.#o.budget.availableAt('background') + Math.round(this.#random() * 2_000));
       return;
     }
-    await this.run(projectId, plan, 'schedule');
+    await this.#run(projectId, plan, 'schedule');
   }
 
   /** One check (the budget taken), then the plan again from its result. */
-  private async run(projectId: string, plan: Plan, why: CheckCause): Promise<void> {
+  async #run(projectId: string, plan: Plan, why: CheckCause): Promise<void> {
     plan.running = true;
     let status: LicenseStatus | undefined;
     try {
-      status = await this.o.validate(projectId, why);
+      status = await this.#o.validate(projectId, why);
     } finally {
       plan.running = false;
     }
-    if (this.stopped || this.plans.get(projectId) !== plan) return;
-    const after = status ?? this.o.registry.license(projectId).check();
+    if (this.#stopped || this.#plans.get(projectId) !== plan) return;
+    const after = status ?? this.#o.registry.license(projectId).check();
     const due = after.codeHint === null ? null : (after.nextCheckAt?.getTime() ?? null);
     if (due === null) {
-      this.follow(projectId, after);
+      this.#follow(projectId, after);
       return;
     }
-    this.arm(projectId, plan, Math.max(due, this.o.scheduler.now() + RUN_GAP_MS));
+    this.#arm(projectId, plan, Math.max(due, this.#o.scheduler.now() + RUN_GAP_MS));
   }
 
-  private armGrace(projectId: string, plan: Plan, status: LicenseStatus): void {
+  #armGrace(projectId: string, plan: Plan, status: LicenseStatus): void {
     const at = status.valid && status.graceUntil ? status.graceUntil.getTime() : null;
     if (at === plan.graceAt) return;
     plan.graceTimer?.cancel();
@@ -146,18 +149,18 @@ export class BackgroundRevalidation {
     plan.graceAt = at;
     if (at === null) return;
     // One millisecond past the deadline, so the status computed then is already expired.
-    plan.graceTimer = this.o.scheduler.setTimer(at - this.o.scheduler.now() + 1, () => {
+    plan.graceTimer = this.#o.scheduler.setTimer(at - this.#o.scheduler.now() + 1, () => {
       plan.graceAt = null;
       plan.graceTimer = undefined;
-      if (!this.stopped) this.o.registry.state(projectId);
+      if (!this.#stopped) this.#o.registry.state(projectId);
     });
   }
 
-  private forget(projectId: string): void {
-    const plan = this.plans.get(projectId);
+  #forget(projectId: string): void {
+    const plan = this.#plans.get(projectId);
     if (!plan) return;
-    this.clear(plan);
+    this.#clear(plan);
     plan.graceTimer?.cancel();
-    this.plans.delete(projectId);
+    this.#plans.delete(projectId);
   }
 }

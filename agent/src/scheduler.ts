@@ -63,21 +63,21 @@ interface ManualTimer {
  * await clock.advance(31 * 24 * 3600_000); // grace expiry is pushed to subscribers
  */
 export class ManualScheduler implements Scheduler {
-  private current: number;
-  private seq = 0;
-  private timers: ManualTimer[] = [];
+  #current: number;
+  #seq = 0;
+  #timers: ManualTimer[] = [];
 
   constructor(start: number = Date.now()) {
-    this.current = start;
+    this.#current = start;
   }
 
   now(): number {
-    return this.current;
+    return this.#current;
   }
 
   setTimer(delayMs: number, fn: () => void): TimerHandle {
-    const timer: ManualTimer = { at: this.current + Math.max(0, delayMs), seq: this.seq++, fn, cancelled: false };
-    this.timers.push(timer);
+    const timer: ManualTimer = { at: this.#current + Math.max(0, delayMs), seq: this.#seq++, fn, cancelled: false };
+    this.#timers.push(timer);
     return {
       cancel: () => {
         timer.cancelled = true;
@@ -87,12 +87,12 @@ export class ManualScheduler implements Scheduler {
 
   /** Number of timers still waiting. */
   get pending(): number {
-    return this.timers.filter((t) => !t.cancelled).length;
+    return this.#timers.filter((t) => !t.cancelled).length;
   }
 
   /** Due time of the earliest waiting timer, or undefined. */
   nextDue(): number | undefined {
-    const live = this.timers.filter((t) => !t.cancelled);
+    const live = this.#timers.filter((t) => !t.cancelled);
     return live.length === 0 ? undefined : Math.min(...live.map((t) => t.at));
   }
 
@@ -101,25 +101,25 @@ export class ManualScheduler implements Scheduler {
    * the event loop so I/O started by one timer (a revalidation) can settle before the next.
    */
   async advance(ms: number): Promise<void> {
-    const target = this.current + ms;
+    const target = this.#current + ms;
     for (let guard = 0; guard < 100_000; guard++) {
-      this.timers = this.timers.filter((t) => !t.cancelled);
-      const next = this.timers.reduce<ManualTimer | undefined>(
+      this.#timers = this.#timers.filter((t) => !t.cancelled);
+      const next = this.#timers.reduce<ManualTimer | undefined>(
         (best, t) => (t.at <= target && (!best || t.at < best.at || (t.at === best.at && t.seq < best.seq)) ? t : best),
         undefined,
       );
       if (!next) break;
-      this.current = Math.max(this.current, next.at);
+      this.#current = Math.max(this.#current, next.at);
       next.cancelled = true;
       next.fn();
       await new Promise((resolve) => setImmediate(resolve));
     }
-    this.current = target;
+    this.#current = target;
   }
 
   /** Sets the clock (forward or back) without running timers; then runs those already due. */
   async set(time: number): Promise<void> {
-    if (time >= this.current) return this.advance(time - this.current);
-    this.current = time;
+    if (time >= this.#current) return this.advance(time - this.#current);
+    this.#current = time;
   }
 }

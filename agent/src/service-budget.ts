@@ -17,44 +17,44 @@ export interface ServiceBudgetOptions {
  * reserve; background checks may not, which gives users priority while both count.
  */
 export class ServiceBudget {
-  private readonly bucket: TokenBucket;
-  private reserve: number;
-  private pausedUntil = 0;
-  private readonly now: () => number;
+  readonly #bucket: TokenBucket;
+  #reserve: number;
+  #pausedUntil = 0;
+  readonly #now: () => number;
 
   constructor(options: ServiceBudgetOptions) {
-    this.now = options.now;
+    this.#now = options.now;
     const capacity = burstOf(options.perMinute);
-    this.reserve = Math.min(options.reserve, capacity - 1);
-    this.bucket = new TokenBucket({ capacity, refillPerSecond: options.perMinute / 60, now: options.now });
+    this.#reserve = Math.min(options.reserve, capacity - 1);
+    this.#bucket = new TokenBucket({ capacity, refillPerSecond: options.perMinute / 60, now: options.now });
   }
 
   configure(perMinute: number, reserve: number): void {
     const capacity = burstOf(perMinute);
-    this.reserve = Math.min(reserve, capacity - 1);
-    this.bucket.configure(capacity, perMinute / 60);
+    this.#reserve = Math.min(reserve, capacity - 1);
+    this.#bucket.configure(capacity, perMinute / 60);
   }
 
   /** Takes a token for one request; false when over budget or paused. */
   take(priority: Priority): boolean {
-    if (this.now() < this.pausedUntil) return false;
-    return this.bucket.take(priority === 'background' ? this.reserve : 0);
+    if (this.#now() < this.#pausedUntil) return false;
+    return this.#bucket.take(priority === 'background' ? this.#reserve : 0);
   }
 
   /** Epoch ms when a request of that priority may be made. */
   availableAt(priority: Priority): number {
-    const now = this.now();
-    const wait = this.bucket.msUntil(priority === 'background' ? this.reserve : 0);
-    return Math.max(now + wait, this.pausedUntil);
+    const now = this.#now();
+    const wait = this.#bucket.msUntil(priority === 'background' ? this.#reserve : 0);
+    return Math.max(now + wait, this.#pausedUntil);
   }
 
   /** The service said "not before": every request waits until then. */
   pauseUntil(time: number): void {
-    this.pausedUntil = Math.max(this.pausedUntil, time);
+    this.#pausedUntil = Math.max(this.#pausedUntil, time);
   }
 
   get pausedUntilTime(): number {
-    return this.pausedUntil;
+    return this.#pausedUntil;
   }
 }
 

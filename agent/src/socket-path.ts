@@ -1,6 +1,6 @@
 import { posix, win32 } from 'node:path';
 import os from 'node:os';
-import type { ResolvedConfig } from '@plugin-license/licensing';
+import { userHome, xdgDir, type ResolvedConfig } from '@plugin-license/licensing';
 import { AgentError } from './errors.js';
 
 /** Default namespace when `PLUGIN_LICENSE_APP` is not set. */
@@ -22,7 +22,7 @@ export interface SocketPathInput {
 
 /**
  * The agent socket path (or Windows pipe name) per protocol 1: `PLUGIN_LICENSE_SOCKET` when set,
- * else `$XDG_RUNTIME_DIR/APP/agent.sock` or `/tmp/APP-UID/agent.sock` on Linux,
+ * else `$XDG_RUNTIME_DIR/APP/agent.sock` (an absolute one) or `/tmp/APP-UID/agent.sock` on Linux,
  * `~/Library/Application Support/APP/agent.sock` on macOS (with an app group, for sandboxed
  * plugins: `~/Library/Group Containers/GROUP/APP/agent.sock`), `\\.\pipe\APP-agent-USERNAME` on Windows.
  * Pure: every input can be given, so every OS's answer is testable anywhere.
@@ -56,14 +56,15 @@ function defaultPath(input: SocketPathInput, platform: NodeJS.Platform, env: Rec
     return `\\\\.\\pipe\\${app}-agent-${user}`;
   }
   if (platform === 'darwin') {
-    const home = input.homedir ?? os.homedir();
+    const home = input.homedir ?? userHome(env, platform);
     const group = input.appGroup ?? env.PLUGIN_LICENSE_APP_GROUP;
     // A sandboxed plugin may reach a socket only inside an app group container of its team.
     if (group) return posix.join(home, 'Library', 'Group Containers', group, app, 'agent.sock');
     return posix.join(home, 'Library', 'Application Support', app, 'agent.sock');
   }
-  const runtime = env.XDG_RUNTIME_DIR;
-  if (runtime && runtime.length > 0) return posix.join(runtime, app, 'agent.sock');
+  // A relative XDG_RUNTIME_DIR is ignored, as the XDG Base Directory specification says (and plc does).
+  const runtime = xdgDir(env, 'XDG_RUNTIME_DIR');
+  if (runtime !== undefined) return posix.join(runtime, app, 'agent.sock');
   const uid = input.uid ?? (typeof process.getuid === 'function' ? process.getuid() : safeUserInfo().uid);
   return posix.join('/tmp', `${app}-${uid}`, 'agent.sock');
 }

@@ -46,49 +46,52 @@ const LISTEN_BACKLOG = 2048;
  * path, connections with their limits, notifications to subscribers, and a draining shutdown.
  */
 export class SocketServer {
-  private readonly connections = new Set<Connection>();
-  private readonly inFlight = new Set<Promise<unknown>>();
-  private readonly server: Server;
-  private nextId = 1;
-  private closing = false;
-  private sweep: TimerHandle | undefined;
+  readonly #connections = new Set<Connection>();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #server: Server;
+  #nextId = 1;
+  #closing = false;
+  #sweep: TimerHandle | undefined;
   /** The socket file this server bound (device and inode): at close only that one is removed. */
-  private bound: { dev: number; ino: number } | undefined;
+  #bound: { dev: number; ino: number } | undefined;
 
-  constructor(private readonly o: SocketServerOptions) {
+  readonly #o: SocketServerOptions;
+
+  constructor(o: SocketServerOptions) {
+    this.#o = o;
     const host: ConnectionHost = {
       limits: o.limits,
       scheduler: o.scheduler,
       dispatch: o.dispatch,
       toError: o.toError,
       track: (promise) => {
-        this.inFlight.add(promise);
+        this.#inFlight.add(promise);
         void promise.finally(() => {
-          this.inFlight.delete(promise);
+          this.#inFlight.delete(promise);
           o.ended?.();
         });
       },
       closed: (connection) => {
-        this.connections.delete(connection);
+        this.#connections.delete(connection);
         o.ended?.();
-        if (o.logger.isLevelEnabled('debug')) o.logger.debug({ connection: connection.id, connections: this.connections.size }, 'connection closed');
+        if (o.logger.isLevelEnabled('debug')) o.logger.debug({ connection: connection.id, connections: this.#connections.size }, 'connection closed');
       },
     };
     // Half-open: a client that closes its sending side still gets every answer it asked for.
-    this.server = createServer({ allowHalfOpen: true, pauseOnConnect: false });
-    this.server.on('connection', (socket: Socket) => {
-      const connection = new Connection(this.nextId++, socket, host);
+    this.#server = createServer({ allowHalfOpen: true, pauseOnConnect: false });
+    this.#server.on('connection', (socket: Socket) => {
+      const connection = new Connection(this.#nextId++, socket, host);
       const max = o.limits().maxConnections;
-      if (this.closing || this.connections.size >= max) {
-        o.logger.warn({ connections: this.connections.size, max }, 'connection refused: over the connection limit');
-        connection.refuse('connections', this.closing ? 'the agent is shutting down; reconnect in a moment' : `the agent is at its limit of ${max} connections; close unused connections and retry`);
+      if (this.#closing || this.#connections.size >= max) {
+        o.logger.warn({ connections: this.#connections.size, max }, 'connection refused: over the connection limit');
+        connection.refuse('connections', this.#closing ? 'the agent is shutting down; reconnect in a moment' : `the agent is at its limit of ${max} connections; close unused connections and retry`);
         return;
       }
-      this.connections.add(connection);
-      this.armSweep();
-      if (o.logger.isLevelEnabled('debug')) o.logger.debug({ connection: connection.id, connections: this.connections.size }, 'connection accepted');
+      this.#connections.add(connection);
+      this.#armSweep();
+      if (o.logger.isLevelEnabled('debug')) o.logger.debug({ connection: connection.id, connections: this.#connections.size }, 'connection accepted');
     });
-    this.server.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'socket server error'));
+    this.#server.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'socket server error'));
   }
 
   /**
@@ -98,19 +101,19 @@ export class SocketServer {
    * lock and exit with `socket_in_use`.
    */
   async listen(): Promise<void> {
-    const { socketPath } = this.o;
+    const { socketPath } = this.#o;
     if (isPipePath(socketPath)) {
       // A pipe leaves nothing stale behind: the first server instance wins (libuv creates it with
       // FILE_FLAG_FIRST_PIPE_INSTANCE), and a second gets EADDRINUSE.
-      await this.claim();
+      await this.#claim();
       return;
     }
     prepareSocketDir(socketPath);
-    await withSocketLock(socketPath, () => this.claim());
+    await withSocketLock(socketPath, () => this.#claim());
   }
 
-  private async claim(): Promise<void> {
-    const { socketPath, namespace, logger } = this.o;
+  async #claim(): Promise<void> {
+    const { socketPath, namespace, logger } = this.#o;
     const probe = await probeSocket(socketPath);
     if (probe === 'live') {
       // On Windows anyone may create a pipe of this name first. Node cannot ask which process
@@ -126,10 +129,10 @@ export class SocketServer {
       removeSocketFile(socketPath);
     }
     try {
-      await listen(this.server, socketPath);
+      await listen(this.#server, socketPath);
       if (!isPipePath(socketPath)) {
         const st = lstatSync(socketPath);
-        this.bound = { dev: st.dev, ino: st.ino };
+        this.#bound = { dev: st.dev, ino: st.ino };
       }
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
@@ -145,28 +148,28 @@ export class SocketServer {
    * 1.1 time-outs after its last request. A timer per connection cost about a tenth of the
    * agent's work when a DAW connects its plugins all at once.
    */
-  private armSweep(): void {
-    if (this.sweep !== undefined || this.connections.size === 0 || this.closing) return;
-    const period = Math.max(100, Math.ceil(this.o.limits().idleTimeoutMs / 10));
-    this.sweep = this.o.scheduler.setTimer(period, () => {
-      this.sweep = undefined;
-      const now = this.o.scheduler.now();
-      const { idleTimeoutMs } = this.o.limits();
-      for (const c of this.connections) c.dropIfIdle(now, idleTimeoutMs);
-      this.armSweep();
+  #armSweep(): void {
+    if (this.#sweep !== undefined || this.#connections.size === 0 || this.#closing) return;
+    const period = Math.max(100, Math.ceil(this.#o.limits().idleTimeoutMs / 10));
+    this.#sweep = this.#o.scheduler.setTimer(period, () => {
+      this.#sweep = undefined;
+      const now = this.#o.scheduler.now();
+      const { idleTimeoutMs } = this.#o.limits();
+      for (const c of this.#connections) c.dropIfIdle(now, idleTimeoutMs);
+      this.#armSweep();
     });
   }
 
   /** Pushes a changed state to the connections subscribed to it. */
   notify(state: LicenseStateWire): void {
-    for (const c of this.connections) {
+    for (const c of this.#connections) {
       const sub = c.subscription;
       if (sub === '*' || (sub !== null && sub.has(state.project_id))) c.notify('changed', state);
     }
   }
 
   reconfigure(limits: AgentLimits): void {
-    for (const c of this.connections) c.reconfigure(limits);
+    for (const c of this.#connections) c.reconfigure(limits);
   }
 
   stats(): SocketStats {
@@ -175,14 +178,14 @@ export class SocketServer {
     let pendingReadBytes = 0;
     let pausedConnections = 0;
     let subscribers = 0;
-    for (const c of this.connections) {
+    for (const c of this.#connections) {
       pendingWriteBytes += c.pendingWriteBytes;
       maxPendingWriteBytes = Math.max(maxPendingWriteBytes, c.pendingWriteBytes);
       pendingReadBytes += c.pendingReadBytes;
       if (c.isPaused) pausedConnections += 1;
       if (c.subscription !== null) subscribers += 1;
     }
-    return { connections: this.connections.size, subscribers, inFlight: this.inFlight.size, pendingWriteBytes, maxPendingWriteBytes, pendingReadBytes, pausedConnections };
+    return { connections: this.#connections.size, subscribers, inFlight: this.#inFlight.size, pendingWriteBytes, maxPendingWriteBytes, pendingReadBytes, pausedConnections };
   }
 
   /**
@@ -190,41 +193,41 @@ export class SocketServer {
    * rest, ends every connection once its answers are written, and removes the socket file.
    */
   async close(graceMs: number, abort: () => void): Promise<void> {
-    this.closing = true;
-    this.sweep?.cancel();
-    this.sweep = undefined;
-    const serverClosed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    await Promise.race([Promise.allSettled([...this.inFlight]), delay(graceMs)]);
+    this.#closing = true;
+    this.#sweep?.cancel();
+    this.#sweep = undefined;
+    const serverClosed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    await Promise.race([Promise.allSettled([...this.#inFlight]), delay(graceMs)]);
     abort();
-    for (const c of this.connections) c.end();
+    for (const c of this.#connections) c.end();
     await Promise.race([serverClosed, delay(3_000)]);
-    for (const c of this.connections) c.socket.destroy();
+    for (const c of this.#connections) c.socket.destroy();
     try {
       // An agent started on demand may already listen on this path (this one stopped accepting
       // first): its socket file is not ours to remove. Checked and removed under the socket's
       // lock, so a starter's bind never falls between the check and the removal.
       const removeOurs = (): void => {
-        if (this.ownsSocketFile()) removeSocketFile(this.o.socketPath);
+        if (this.#ownsSocketFile()) removeSocketFile(this.#o.socketPath);
       };
-      if (isPipePath(this.o.socketPath)) removeOurs();
-      else await withSocketLock(this.o.socketPath, async () => removeOurs());
+      if (isPipePath(this.#o.socketPath)) removeOurs();
+      else await withSocketLock(this.#o.socketPath, async () => removeOurs());
     } catch (err) {
-      this.o.logger.warn({ err: { message: (err as Error).message } }, 'could not remove the socket file');
+      this.#o.logger.warn({ err: { message: (err as Error).message } }, 'could not remove the socket file');
     }
   }
 
-  private ownsSocketFile(): boolean {
-    if (this.bound === undefined) return !isPipePath(this.o.socketPath);
+  #ownsSocketFile(): boolean {
+    if (this.#bound === undefined) return !isPipePath(this.#o.socketPath);
     try {
-      const st = lstatSync(this.o.socketPath);
-      return st.dev === this.bound.dev && st.ino === this.bound.ino;
+      const st = lstatSync(this.#o.socketPath);
+      return st.dev === this.#bound.dev && st.ino === this.#bound.ino;
     } catch {
       return false;
     }
   }
 
   get inFlightCount(): number {
-    return this.inFlight.size;
+    return this.#inFlight.size;
   }
 }
 

@@ -69,7 +69,7 @@ export async function stopAgent(config: AgentConfig, options: StopOptions = {}):
     client.close();
   }
   const deadline = Date.now() + timeoutMs;
-  while (!gone(pid) || (await answers(config.socketPath))) {
+  while (!processGone(pid) || (await answers(config.socketPath))) {
     if (Date.now() >= deadline) {
       throw new AgentError('timeout', `the agent (process ${pid}) was asked to stop but is still running after ${timeoutMs} ms; it may be finishing a request: run this again, or end it with: kill ${pid}`);
     }
@@ -78,8 +78,11 @@ export async function stopAgent(config: AgentConfig, options: StopOptions = {}):
   return { was_running: true, ...base, pid, how };
 }
 
-/** True once the process has exited (a zombie waiting for its parent counts as gone). */
-function gone(pid: number): boolean {
+/**
+ * True once the process has exited (a zombie waiting for its parent counts as gone): the one wait
+ * for a process asked to stop (the agent here, a license manager by `manager stop`).
+ */
+export function processGone(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {

@@ -124,6 +124,37 @@ describe('AgentClient', () => {
     cleanups.push(() => client.close());
     expect(await rejection(client.subscribe('not-a-uuid'))).toMatchObject({ code: 'invalid_params' });
     expect(t.agent.stats().subscribers).toBe(0);
-    expect((client as unknown as { subscriptions: Set<unknown> }).subscriptions.size).toBe(0);
+  });
+
+  it('a refused subscribe is not renewed after a reconnect', async () => {
+    const d = shortDir();
+    cleanups.push(d.cleanup);
+    const path = join(d.dir, 'fixture.sock');
+    const peers: Socket[] = [];
+    let subscribes = 0;
+    let renewed: (why: string) => void = () => undefined;
+    const subscribedAgain = new Promise<string>((r) => (renewed = r));
+    const server: Server = createServer((s) => {
+      peers.push(s);
+      s.on('data', (chunk) => {
+        for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) {
+          const { id, method } = JSON.parse(line) as { id: number; method: string };
+          if (method === 'subscribe' && ++subscribes > 1) renewed('a subscribe was sent again');
+          s.write(`${JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: 'project_id is not a UUID' } })}\n`);
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(path, r));
+    cleanups.push(() => {
+      peers.forEach((p) => p.destroy());
+      return new Promise<void>((r) => server.close(() => r()));
+    });
+    const client = await AgentClient.connect({ socketPath: path, reconnect: { minDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 } });
+    cleanups.push(() => client.close());
+    expect(await rejection(client.subscribe('not-a-uuid'))).toMatchObject({ code: 'invalid_params' });
+    // The agent drops the connection and answers again at once.
+    const reconnected = new Promise<string>((r) => client.once('reconnected', () => r('reconnected')));
+    peers.forEach((p) => p.destroy());
+    expect(await Promise.race([reconnected, subscribedAgain])).toBe('reconnected');
   });
 });

@@ -77,27 +77,27 @@ export class RawClient {
   readonly lines: string[] = [];
   closed = false;
   error: NodeJS.ErrnoException | undefined;
-  private buffer = '';
-  private waiters: Array<() => void> = [];
+  #buffer = '';
+  #waiters: Array<() => void> = [];
 
   private constructor(socket: Socket) {
     this.socket = socket;
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => {
-      this.buffer += chunk;
+      this.#buffer += chunk;
       let nl: number;
-      while ((nl = this.buffer.indexOf('\n')) !== -1) {
-        this.lines.push(this.buffer.slice(0, nl));
-        this.buffer = this.buffer.slice(nl + 1);
+      while ((nl = this.#buffer.indexOf('\n')) !== -1) {
+        this.lines.push(this.#buffer.slice(0, nl));
+        this.#buffer = this.#buffer.slice(nl + 1);
       }
-      this.wake();
+      this.#wake();
     });
     socket.on('error', (err) => {
       this.error = err;
     });
     socket.on('close', () => {
       this.closed = true;
-      this.wake();
+      this.#wake();
     });
   }
 
@@ -123,7 +123,7 @@ export class RawClient {
   /** Waits until `count` lines arrived (or the socket closed); returns them parsed. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- protocol answers are inspected freely in tests
   async next(count = 1): Promise<Array<Record<string, any>>> {
-    while (this.lines.length < count && !this.closed) await new Promise<void>((r) => this.waiters.push(r));
+    while (this.lines.length < count && !this.closed) await new Promise<void>((r) => this.#waiters.push(r));
     if (this.lines.length < count) throw new Error(`socket closed after ${this.lines.length} of ${count} lines`);
     return this.lines.splice(0, count).map((l) => JSON.parse(l));
   }
@@ -139,8 +139,8 @@ export class RawClient {
     this.socket.destroy();
   }
 
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
+  #wake(): void {
+    for (const w of this.#waiters.splice(0)) w();
   }
 }
 

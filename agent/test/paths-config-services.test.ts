@@ -12,6 +12,16 @@ describe('socket path per protocol 1', () => {
   it('Linux: XDG_RUNTIME_DIR/APP/agent.sock, else /tmp/APP-UID/agent.sock', () => {
     expect(resolveSocketPath({ namespace: 'acme', platform: 'linux', env: { XDG_RUNTIME_DIR: '/run/user/1000' }, uid: 1000 })).toBe('/run/user/1000/acme/agent.sock');
     expect(resolveSocketPath({ namespace: 'acme', platform: 'linux', env: {}, uid: 1000 })).toBe('/tmp/acme-1000/agent.sock');
+    // A relative XDG_RUNTIME_DIR is ignored, as the XDG Base Directory specification says (plc too).
+    for (const relative of ['run/user/1000', '.', './r', ' /run/user/1000', '']) {
+      expect(resolveSocketPath({ namespace: 'acme', platform: 'linux', env: { XDG_RUNTIME_DIR: relative }, uid: 1000 })).toBe('/tmp/acme-1000/agent.sock');
+    }
+  });
+  it('macOS: an empty or relative HOME is refused, as for every folder of the user (licensing userHome)', () => {
+    for (const home of ['', 'Users/ann', '.']) {
+      expect(() => resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: { HOME: home } })).toThrow(/^HOME is .*nothing was written/);
+    }
+    expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: { HOME: '/Users/ann' } })).toBe('/Users/ann/Library/Application Support/acme/agent.sock');
   });
   it('macOS: ~/Library/Application Support/APP/agent.sock', () => {
     expect(resolveSocketPath({ namespace: 'acme', platform: 'darwin', env: {}, homedir: '/Users/ann' })).toBe('/Users/ann/Library/Application Support/acme/agent.sock');

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { XMLParser } from 'fast-xml-parser';
 import { parse as parsePlist } from 'plist';
+import { asOtherUser, otherUserUnavailable } from '@plugin-license/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serviceFile, type ServiceFile, type ServiceSpec } from '../src/index.js';
 import { installService, oneLine, serviceProblemSentence } from '../src/service-install.js';
@@ -65,11 +66,11 @@ afterAll(() => dirs.forEach((c) => c()));
 
 describe('systemd --user unit, read back by systemd 252', () => {
   const hasSystemd = spawnSync('systemd-analyze', ['--version']).status === 0;
-  const isRoot = process.getuid?.() === 0;
 
   it('refuses with words what systemd cannot start, and writes the rest so that systemd runs the exact program with the exact arguments', (ctx) => {
     if (!hasSystemd) return ctx.skip('systemd-analyze is not installed (apt package systemd)');
-    if (!isRoot) return ctx.skip('not root: the dump of systemd --test --user is read as another user (setpriv needs root)');
+    const noOtherUser = otherUserUnavailable();
+    if (noOtherUser !== undefined) return ctx.skip(`the dump of systemd --test --user is read as another user, which ${noOtherUser}`);
     const d = shortDir();
     dirs.push(d.cleanup);
     chmodSync(d.dir, 0o755);
@@ -116,8 +117,7 @@ describe('systemd --user unit, read back by systemd 252', () => {
 
     // The command line as systemd stored it (argv[0] first, after "@"), from its own dump.
     const dump = spawnSync(
-      'setpriv',
-      ['--reuid=65534', '--regid=65534', '--clear-groups', '/lib/systemd/systemd', '--test', '--user', '--unit=cases.target', '--no-pager', '--log-target=console'],
+      ...asOtherUser(['/lib/systemd/systemd', '--test', '--user', '--unit=cases.target', '--no-pager', '--log-target=console']),
       { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: d.dir, XDG_CONFIG_HOME: join(d.dir, 'cfg'), XDG_RUNTIME_DIR: join(d.dir, 'run') }, timeout: 60_000 },
     );
     expect(dump.status, dump.stderr).toBe(0);

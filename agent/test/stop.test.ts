@@ -8,6 +8,7 @@ import { createConnection } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { asOtherUser, otherUserUnavailable } from '@plugin-license/test-utils';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../src/index.js';
 import { shortDir, useTestService } from './helpers.js';
@@ -111,10 +112,10 @@ describe('agent stop', () => {
     expect(await answers(h.socket)).toBe(true);
   });
 
-  it.skipIf(process.getuid?.() !== 0)("never signals another user's process, even one that answers for this namespace (needs root for setpriv)", async () => {
+  it.skipIf(otherUserUnavailable() !== undefined)("never signals another user's process, even one that answers for this namespace (needs root for setpriv)", async () => {
     const h = home();
     chmodSync(join(h.dir, 'sock'), 0o777);
-    const theirs = await started('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '-e', OLD_AGENT, h.socket, 'stop-test'], h.env);
+    const theirs = await started(...asOtherUser([process.execPath, '-e', OLD_AGENT, h.socket, 'stop-test']), h.env);
     chmodSync(h.socket, 0o777);
     // The folder is open to others (so that user could bind in it): refused before anything is sent (exit 2), and
     // no process is looked for or signalled.

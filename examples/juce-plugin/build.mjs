@@ -1,9 +1,12 @@
 // pnpm build:plugin: configures and builds the example plugin (Release) with CMake and the JUCE
 // module plugin_license, and leaves the VST3 bundle and the Standalone under dist/plugin/.
 //
-//   pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
+//   pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 //
+// The root script runs it with --with-packages: the TypeScript packages are built first (pnpm
+// build), after the arguments were read, so --help answers at once. pnpm check builds them itself.
 // --tests also builds the test apps (the console VST3 host, the activation panel's driver);
+// --host-only builds the console VST3 host alone (to check the audio of one's own plugin);
 // --quiet shows the tools' output only when they fail; --if-available skips the build, saying why, where CMake, a compiler or JUCE is missing (pnpm
 // check uses it; PLUGIN_LICENSE_REQUIRE_JUCE=1 makes a missing one an error).
 // --project-id and --app set what is compiled in (PLUGIN_LICENSE_PROJECT_ID and
@@ -15,17 +18,29 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { assertProjectId, resolveNamespace } from '@plugin-license/licensing';
+// @plugin-license/licensing is loaded when the arguments are checked, after the packages are built.
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 export const PRODUCT = 'plugin-license example';
 
-export const USAGE = `Usage: pnpm build:plugin [--tests] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
+export const USAGE = `Usage: pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 
 Builds the example plugin (Release): dist/plugin/${PRODUCT}.vst3 and the Standalone
 dist/plugin/${PRODUCT}. Needs CMake 3.22+, a C++17 compiler and JUCE 7.0.5 or later
-(Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools; or --juce DIR).`;
+(Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools; or --juce DIR).
+
+  --tests          also the test apps: the console VST3 host and the activation panel's driver
+  --host-only      only the console VST3 host, to check the audio of your own plugin:
+                   plugin-license-test-host "path/to/Your Plugin.vst3" [INSTANCES] [SECONDS]
+                   (its path is printed at the end; --help on it says what it prints)
+  --project-id ID  the project id compiled into the example plugin
+  --app NAME       the namespace (vendor) compiled into the example plugin
+  --juce DIR       a JUCE source tree instead of an installed JUCE
+  --build-dir DIR  the CMake build folder (default dist/plugin/build, kept between builds)
+  --if-available   skip, saying why, when CMake, a compiler or JUCE is missing
+  --quiet          show the tools' output only when they fail
+  -h, --help       show this help`;
 
 class BuildError extends Error {}
 
@@ -41,7 +56,7 @@ export function paths(buildDir) {
     standalone: join(out, process.platform === 'win32' ? `${PRODUCT}.exe` : PRODUCT),
     builtVst3: join(artefacts, 'VST3', `${PRODUCT}.vst3`),
     builtStandalone: join(artefacts, 'Standalone', process.platform === 'win32' ? `${PRODUCT}.exe` : PRODUCT),
-    testHost: join(build, 'plugin-license-test-host_artefacts', 'Release', 'plugin-license-test-host'),
+    testHost: join(build, 'plugin-license-test-host_artefacts', 'Release', process.platform === 'win32' ? 'plugin-license-test-host.exe' : 'plugin-license-test-host'),
     uiDriver: join(build, 'plugin-license-ui-driver_artefacts', 'Release', 'plugin-license-ui-driver'),
   };
 }
@@ -81,9 +96,9 @@ export function missingForBuild(juceDir = undefined) {
 }
 
 /** Runs a tool: its output streams (unless quiet) and its end is kept, for the message if it fails. */
-function run(tool, args, { quiet }) {
+function run(tool, args, { quiet, cwd }) {
   return new Promise((done, fail) => {
-    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
     let kept = '';
     const keep = (stream) => (d) => {
       kept = (kept + d).slice(-20_000);
@@ -104,13 +119,14 @@ export async function buildPlugin(options = {}) {
   const p = paths(options.buildDir);
   const missing = missingForBuild(options.juce);
   if (missing.length > 0) throw new BuildError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed: install ${missing.length === 1 ? 'it' : 'them'} (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools), or pass --juce /path/to/JUCE`);
+  const { assertProjectId, resolveNamespace } = await import('@plugin-license/licensing');
   if (options.projectId !== undefined) assertProjectId(options.projectId);
   if (options.app !== undefined) resolveNamespace(options.app, {});
   mkdirSync(p.build, { recursive: true });
   const launcher = has('ccache') ? ['-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache'] : [];
   const configure = [
     '-S', here, '-B', p.build, '-DCMAKE_BUILD_TYPE=Release', ...launcher,
-    `-DPLUGIN_LICENSE_TESTS=${options.tests ? 'ON' : 'OFF'}`,
+    `-DPLUGIN_LICENSE_TESTS=${options.tests || options.hostOnly ? 'ON' : 'OFF'}`,
     ...(options.projectId ? [`-DPLUGIN_LICENSE_PROJECT_ID=${options.projectId.toLowerCase()}`] : []),
     ...(options.app ? [`-DPLUGIN_LICENSE_APP=${options.app}`] : []),
     ...(options.juce ? [`-DJUCE_SOURCE_DIR=${resolve(options.juce)}`] : []),
@@ -125,9 +141,12 @@ export async function buildPlugin(options = {}) {
     throw new BuildError(`CMake could not configure the plugin${options.quiet ? `:\n${output}` : ' (its messages are above)'}`);
   }
   const jobs = String(Math.max(1, availableParallelism()));
-  await run('cmake', ['--build', p.build, '--config', 'Release', '--parallel', jobs], { quiet: options.quiet }).catch((e) => {
-    throw new BuildError(`the plugin did not build${options.quiet ? `:\n${e.output ?? ''}` : ' (the compiler\'s messages are above)'}`);
+  // The host alone is its own target: it needs JUCE's hosting modules, not the example plugin.
+  const target = options.hostOnly ? ['--target', 'plugin-license-test-host'] : [];
+  await run('cmake', ['--build', p.build, '--config', 'Release', '--parallel', jobs, ...target], { quiet: options.quiet }).catch((e) => {
+    throw new BuildError(`the ${options.hostOnly ? 'console host' : 'plugin'} did not build${options.quiet ? `:\n${e.output ?? ''}` : ' (the compiler\'s messages are above)'}`);
   });
+  if (options.hostOnly) return p;
   rmSync(p.vst3, { recursive: true, force: true });
   cpSync(p.builtVst3, p.vst3, { recursive: true, verbatimSymlinks: true });
   if (existsSync(p.builtStandalone)) cpSync(p.builtStandalone, p.standalone);
@@ -140,6 +159,8 @@ async function main() {
     ({ values } = parseArgs({
       options: {
         tests: { type: 'boolean' },
+        'host-only': { type: 'boolean' },
+        'with-packages': { type: 'boolean' },
         'project-id': { type: 'string' },
         app: { type: 'string' },
         juce: { type: 'string' },
@@ -157,6 +178,21 @@ async function main() {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (values.tests && values['host-only']) {
+    process.stderr.write('pnpm build:plugin: --tests already builds the console host with the plugin; give --host-only alone for the host without the plugin\n');
+    return 2;
+  }
+  if (values['with-packages']) {
+    // What the root script adds: the TypeScript packages (this script's argument checks, the CLI
+    // and the agent the plugin starts) are built first.
+    try {
+      await run('pnpm', ['build'], { quiet: values.quiet, cwd: root });
+    } catch (e) {
+      process.stderr.write(`pnpm build:plugin: pnpm build failed${values.quiet ? `:\n${e.output ?? ''}` : ' (its messages are above)'}\n`);
+      return 1;
+    }
+  }
+  const { assertProjectId, resolveNamespace } = await import('@plugin-license/licensing');
   // The same rules as every tool's: the project id a UUID, the namespace a folder name.
   for (const [flag, check] of [
     ['--project-id', () => values['project-id'] !== undefined && assertProjectId(values['project-id'])],
@@ -175,9 +211,13 @@ async function main() {
     return 0;
   }
   try {
-    const p = await buildPlugin({ tests: values.tests, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'], quiet: values.quiet });
+    const hostOnly = values['host-only'] === true;
+    const p = await buildPlugin({ tests: values.tests, hostOnly, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'], quiet: values.quiet });
     const shown = (f) => relative(process.cwd(), f) || f;
-    process.stderr.write(`pnpm build:plugin: wrote ${shown(p.vst3)} and ${shown(p.standalone)}\n`);
+    if (!hostOnly) process.stderr.write(`pnpm build:plugin: wrote ${shown(p.vst3)} and ${shown(p.standalone)}\n`);
+    if (hostOnly || values.tests) {
+      process.stderr.write(`pnpm build:plugin: the console VST3 host is ${shown(p.testHost)}; check a plugin's audio with:\n  ${JSON.stringify(shown(p.testHost))} "path/to/Your Plugin.vst3" 1 5\n`);
+    }
     return 0;
   } catch (e) {
     if (!(e instanceof BuildError)) throw e;

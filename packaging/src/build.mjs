@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl, projectNameError } from '@plugin-license/licensing';
+import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl, productIdOf, productIdProblem, programFile, projectNameError, reservedNameConflict } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
 import { FORMATS, inspectPlugins } from './plugins.mjs';
 import { ROOT } from './root.mjs';
@@ -64,12 +64,18 @@ Options:
                       plugins and the program start the agent when they need it
   --name FILE_NAME    the executable's file name (default plugin-license), e.g. acme-license
   --targets LIST      comma-separated: linux-x64, win-x64, darwin-x64, darwin-arm64 (default: all)
-  --product TEXT      product name in the Windows version resource and the installer (default: the name)
+  --product TEXT      the installer's product (default: the name): its name in the Windows version
+                      resource, Settings > Apps and the installers; each product of a vendor has its
+                      own installer, which owns only its own plugins (needed with --plugin)
+  --product-id ID     what identifies the product across releases (default: from --product,
+                      "Acme Gain" gives acme-gain): its uninstaller, its record of plugins
   --company TEXT      company in the Windows version resource and the installer (default: the product)
   --plugin PATH       a plugin the installers place for the musician (repeatable): a .vst3 bundle
                       folder, a .clap, a macOS .component, or a Standalone (a Linux executable, a
                       Windows .exe, a macOS .app); each goes into the installers of the platforms
-                      it is built for, e.g. --plugin "build/Acme Gain_artefacts/Release/VST3/Acme Gain.vst3"
+                      it is built for, e.g. --plugin "build/AcmeGain_artefacts/Release/VST3/Acme Gain.vst3"
+                      (JUCE names the folder after the CMake target, AcmeGain, and the bundle after
+                      its PRODUCT_NAME)
   --project ID=NAME   a product's name, baked in (repeatable): the license manager and the CLI
                       show NAME for project ID, e.g. --project 123e4567-e89b-12d3-a456-426614174000="Acme Gain"
   --sign-cert FILE    sign the Windows executable and installer with this .pfx
@@ -97,6 +103,7 @@ export function parseOptions(argv, env = process.env) {
         name: { type: 'string' },
         targets: { type: 'string' },
         product: { type: 'string' },
+        'product-id': { type: 'string' },
         company: { type: 'string' },
         plugin: { type: 'string', multiple: true },
         project: { type: 'string', multiple: true },
@@ -155,9 +162,14 @@ export function parseOptions(argv, env = process.env) {
     }
   }
   const projects = parseProjects(values.project ?? []);
-  // Last: each plugin is checked against the targets (a bundle for none of them is refused).
-  const plugins = inspectPlugins(values.plugin ?? [], [...new Set(targets)]);
+  for (const platform of new Set(targets.map((t) => TARGETS[t].os))) {
+    const conflict = reservedNameConflict(platform, programFile(platform, name), programFile(platform, name), { asProgram: true });
+    if (conflict !== undefined) throw new PackageError(`--name '${name}' is taken in the ${OS_WORDS[platform]} installer by ${conflict}; choose another name`, { usage: true });
+  }
+  // Each plugin is checked against the targets (a bundle for none of them is refused), then whose product they are.
+  const plugins = inspectPlugins(values.plugin ?? [], [...new Set(targets)], name);
   const product = values.product ?? name;
+  const productId = chooseProductId(values, product);
   return {
     help: false,
     build: values.build === true,
@@ -168,12 +180,36 @@ export function parseOptions(argv, env = process.env) {
     agentAtLogin: values['agent-at-login'] === true,
     targets: [...new Set(targets)],
     product,
+    productId,
     company: values.company ?? product,
     projects,
     plugins,
     sign,
     out: resolve(values.out ?? join(ROOT, 'dist', 'release')),
   };
+}
+
+const OS_WORDS = { linux: 'Linux', win32: 'Windows', darwin: 'macOS' };
+
+/**
+ * The product's id (what its installer, uninstaller and record of plugins are known by across
+ * releases): `--product-id`, else the one derived from `--product` by `productIdOf`. Ambiguity is
+ * refused: plugins with no product named (the default product, the program's file name, would
+ * make every product of the vendor one, each installer removing the others' plugins), a product
+ * name that gives no id, an id the rule refuses.
+ */
+function chooseProductId(values, product) {
+  if (values['product-id'] !== undefined) {
+    const problem = productIdProblem(values['product-id']);
+    if (problem !== undefined) throw new PackageError(`--product-id '${values['product-id']}' is not usable: ${problem}`, { usage: true });
+    return values['product-id'];
+  }
+  if ((values.plugin ?? []).length > 0 && values.product === undefined) {
+    throw new PackageError('--plugin needs --product NAME (or --product-id ID): the product whose installer this is. Each product of a vendor has its own installer, which installs, upgrades and removes only its own plugins; e.g. --product "Acme Gain"', { usage: true });
+  }
+  const id = productIdOf(product);
+  if (id === undefined) throw new PackageError(`--product ${JSON.stringify(product)} gives no product id (it has no ASCII letters or digits); give --product-id ID, e.g. --product-id acme-gain`, { usage: true });
+  return id;
 }
 
 /**
@@ -252,7 +288,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects ?? [] }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects ?? [], product: options.product, productId: options.productId }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -272,7 +308,7 @@ export async function packageRelease(options, io = {}) {
     }
     for (const p of plugins) if (p.installers.length === 0) log(`${FORMATS[p.format]} ${p.name}: in no installer (none was built for ${p.platforms.join(', ')})`);
     rmSync(scratch, { recursive: true, force: true });
-    const manifest = { version, node: NODE_VERSION, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, projects: options.projects ?? [], plugins, targets, installers };
+    const manifest = { version, node: NODE_VERSION, product: options.product, product_id: options.productId, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, projects: options.projects ?? [], plugins, targets, installers };
     writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
     writeFileSync(join(work, 'SHA256SUMS'), sums);
@@ -315,8 +351,9 @@ async function makeBlob(scratch, info, cache, log) {
     files[f] = createHash('sha256').update(readFileSync(join(CLI_BUILD, f))).digest('hex').slice(0, 32);
     assets[f] = join(CLI_BUILD, f);
   }
-  // projects: the product names (`--project ID=NAME`, as [{project_id, name}]) the CLI and the license manager show.
-  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(info.projects.length > 0 ? { projects: info.projects } : {}), files };
+  // projects: the product names (`--project ID=NAME`, as [{project_id, name}]) the CLI and the license manager show;
+  // product, product_id: the installer's product, which this executable's `plugins install` records its plugins under.
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(info.projects.length > 0 ? { projects: info.projects } : {}), ...(info.productId ? { product: info.product, product_id: info.productId } : {}), files };
   // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
   writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
   assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);

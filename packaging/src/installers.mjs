@@ -17,6 +17,8 @@ export function brandValues(options, version) {
     APP: options.app ?? '',
     BASE_URL: options.baseUrl ?? '',
     PRODUCT: options.product,
+    // What the product's installer, uninstaller and record of plugins are known by (pnpm package --product-id).
+    PRODUCT_ID: options.productId,
     COMPANY: options.company,
     VERSION: version,
     VENDOR_DIR: options.app ?? options.name,
@@ -24,6 +26,8 @@ export function brandValues(options, version) {
     AGENT_AT_LOGIN: options.agentAtLogin === true ? 'yes' : 'no',
     // macOS: the package and signing identifier; a vendor puts its own reverse-DNS name here.
     BUNDLE_ID: `dev.plugin-license.${options.app ?? options.name}`,
+    // macOS: the product's package identifier (its receipt): one per product, the program shared.
+    PKG_ID: `dev.plugin-license.${options.app ?? options.name}.${options.productId}`,
   };
 }
 
@@ -127,20 +131,27 @@ export async function buildInstallers({ work, scratch, options, version, targets
   const plugins = options.plugins ?? [];
   const written = [];
   const linux = targets.find((t) => t.target === 'linux-x64');
-  if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), version, name: options.name, plugins }));
+  if (linux) written.push(await linuxTarball({ work, scratch, values, exe: join(work, linux.file), name: options.name, plugins }));
   for (const mac of targets.filter((t) => t.target.startsWith('darwin-'))) {
-    written.push(await macKit({ work, scratch, values: { ...values, TARGET: mac.target, ARCH: mac.target === 'darwin-arm64' ? 'arm64' : 'x86_64' }, exe: join(work, mac.file), version, name: options.name, target: mac.target, plugins }));
+    written.push(await macKit({ work, scratch, values: { ...values, TARGET: mac.target, ARCH: mac.target === 'darwin-arm64' ? 'arm64' : 'x86_64' }, exe: join(work, mac.file), name: options.name, target: mac.target, plugins }));
   }
   const windows = targets.find((t) => t.target === 'win-x64');
   if (windows) {
-    const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), version, options, log, plugins });
+    const setup = await windowsSetup({ work, scratch, values, exe: join(work, windows.file), options, log, plugins });
     if (setup) written.push(setup);
   }
   return written;
 }
 
-async function linuxTarball({ work, scratch, values, exe, version, name, plugins }) {
-  const base = `${name}-${version}-linux-x64`;
+/**
+ * An installer's file name (and the Linux download's folder), as the shipping contract names it:
+ * the program's name, the version and the target (`acme-license-0.1.0-linux-x64`). A vendor with
+ * several products runs `pnpm package` once per product, each with its own `--out`.
+ */
+export const installerBase = (values, suffix) => `${values.NAME}-${values.VERSION}-${suffix}`;
+
+async function linuxTarball({ work, scratch, values, exe, name, plugins }) {
+  const base = installerBase(values, 'linux-x64');
   const dir = join(scratch, 'linux', base);
   mkdirSync(dir, { recursive: true });
   copyFileSync(exe, join(dir, name));
@@ -163,8 +174,8 @@ async function linuxTarball({ work, scratch, values, exe, version, name, plugins
  * The macOS installer kit: the pkgbuild payload and scripts, and build-pkg.sh, which signs,
  * packages and notarizes on the vendor's Mac (none of that runs on Linux).
  */
-async function macKit({ work, scratch, values, exe, version, name, target, plugins }) {
-  const base = `${name}-${version}-${target}-pkg-kit`;
+async function macKit({ work, scratch, values, exe, name, target, plugins }) {
+  const base = installerBase(values, `${target}-pkg-kit`);
   const dir = join(scratch, 'macos', base);
   mkdirSync(join(dir, 'payload'), { recursive: true });
   mkdirSync(join(dir, 'scripts'), { recursive: true });
@@ -173,7 +184,8 @@ async function macKit({ work, scratch, values, exe, version, name, target, plugi
   // In the payload: postinstall runs "plugins install --from" on it, then removes it.
   const staged = stagePlugins(plugins, target, join(dir, 'payload', 'plugins'));
   const put = (from, to, mode = 0o644) => writeFileSync(join(dir, to), brand(from, readFileSync(join(INSTALLERS, from), 'utf8'), values), { mode });
-  put('unix/uninstall.sh', 'payload/uninstall.sh', 0o755);
+  // Installed beside the program under the product's own name: each product has its own uninstaller.
+  put('unix/uninstall.sh', `payload/uninstall-${values.PRODUCT_ID}.sh`, 0o755);
   put('macos/scripts/preinstall', 'scripts/preinstall', 0o755);
   put('macos/scripts/postinstall', 'scripts/postinstall', 0o755);
   put('macos/scripts/common.sh', 'scripts/common.sh');
@@ -208,7 +220,7 @@ export function pluginsNsh(staged) {
   return lines.join('\n');
 }
 
-async function windowsSetup({ work, scratch, values, exe, version, options, log, plugins }) {
+async function windowsSetup({ work, scratch, values, exe, options, log, plugins }) {
   const script = join(INSTALLERS, 'windows', 'installer.nsi');
   if (!existsSync(script)) return undefined;
   const makensis = await run('makensis', ['-VERSION']).then(
@@ -219,7 +231,7 @@ async function windowsSetup({ work, scratch, values, exe, version, options, log,
     log('win-x64: no Windows installer (makensis is not installed; Debian: apt-get install nsis)');
     return undefined;
   }
-  const file = `${options.name}-${version}-win-x64-setup.exe`;
+  const file = `${installerBase(values, 'win-x64-setup')}.exe`;
   const dir = join(scratch, 'windows');
   mkdirSync(dir, { recursive: true });
   // File /r takes this folder into the installer, which extracts it to $PLUGINSDIR.

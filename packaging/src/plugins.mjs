@@ -1,9 +1,12 @@
 // The vendor's plugins in the installers (`pnpm package --plugin PATH`): what each given path is,
 // checked before anything is built, and its staging in the layout the `plugins install --from DIR`
 // command reads (DIR/<format>/<item>, only formats present).
+import { isUtf8 } from 'node:buffer';
 import { closeSync, constants, cpSync, fstatSync, mkdirSync, openSync, readdirSync, readlinkSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { programFile, reservedNameConflict } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
+import { TARGETS } from './node-binaries.mjs';
 
 /** The formats, as the staged folders name them, and how a person calls them. */
 export const FORMATS = { vst3: 'VST3', clap: 'CLAP', au: 'AU', standalone: 'Standalone' };
@@ -15,6 +18,7 @@ const NOT_IN_WINDOWS_NAMES = /[<>:"/\\|?*]/;
 const HEADER_BYTES = 4096;
 
 const bad = (message) => new PackageError(message, { usage: true });
+const OS_WORDS = { linux: 'Linux', win32: 'Windows', darwin: 'macOS' };
 
 /**
  * The first bytes of a file the user named, read without blocking: a FIFO, a device or a folder
@@ -23,7 +27,7 @@ const bad = (message) => new PackageError(message, { usage: true });
  * @param {string} file
  * @param {string} shown how the file is named in a message
  */
-function readHeader(file, shown) {
+function readHeader(file, shown, offset = 0) {
   let fd;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOFOLLOW ?? 0));
@@ -39,7 +43,7 @@ function readHeader(file, shown) {
     for (;;) {
       let n;
       try {
-        n = readSync(fd, buffer, length, HEADER_BYTES - length, null);
+        n = readSync(fd, buffer, length, HEADER_BYTES - length, offset + length);
       } catch (err) {
         throw bad(`--plugin: ${shown} cannot be read (${err.code ?? err.message})`);
       }
@@ -67,7 +71,7 @@ export function binaryKind(b) {
     const machine = le ? b.readUInt16LE(18) : b.readUInt16BE(18);
     const type = le ? b.readUInt16LE(16) : b.readUInt16BE(16);
     const arch = b[4] === 2 && machine === 0x3e ? 'x64' : machine === 0xb7 ? 'arm64' : machine === 0x03 ? 'x86' : `machine-${machine}`;
-    return { kind: 'elf', platforms: [`linux-${arch}`], type };
+    return { kind: 'elf', platforms: [`linux-${arch}`], type, interpreter: elfInterpreter(b, le) };
   }
   if (b.length >= 64 && b[0] === 0x4d && b[1] === 0x5a) {
     const pe = b.readUInt32LE(0x3c);
@@ -81,7 +85,7 @@ export function binaryKind(b) {
   }
   if (b.length >= 8 && (b.readUInt32LE(0) === 0xfeedfacf || b.readUInt32LE(0) === 0xfeedface)) {
     const cpu = b.readUInt32LE(4);
-    return { kind: 'macho', platforms: [MACHO_CPU[cpu] ?? `darwin-cpu-${cpu.toString(16)}`] };
+    return { kind: 'macho', platforms: [MACHO_CPU[cpu] ?? `darwin-cpu-${cpu.toString(16)}`], ...(b.length >= 16 ? { filetype: b.readUInt32LE(12) } : {}) };
   }
   if (b.length >= 8 && (b.readUInt32BE(0) === 0xcafebabe || b.readUInt32BE(0) === 0xcafebabf)) {
     // A universal binary: its architectures follow (a Java class file has the same magic, and a
@@ -95,9 +99,94 @@ export function binaryKind(b) {
       const cpu = b.readUInt32BE(8 + i * size);
       platforms.push(MACHO_CPU[cpu] ?? `darwin-cpu-${cpu.toString(16)}`);
     }
-    return { kind: 'macho', platforms };
+    // Where the first architecture's own header is (its file type is read there).
+    const first = wide ? Number(b.readBigUInt64BE(16)) : b.readUInt32BE(16);
+    return { kind: 'macho', platforms, firstSlice: first };
   }
   return undefined;
+}
+
+/** ELF's program header type of the interpreter (the dynamic loader a program names). */
+const PT_INTERP = 3;
+
+/**
+ * Whether an ELF file names an interpreter (a PT_INTERP program header), read from its first
+ * bytes: a program linked to run does, a shared library does not. Undefined when its program
+ * headers are not within those bytes.
+ */
+function elfInterpreter(b, le) {
+  const wide = b[4] === 2;
+  if (b.length < (wide ? 64 : 52)) return undefined;
+  const u16 = (o) => (le ? b.readUInt16LE(o) : b.readUInt16BE(o));
+  const u32 = (o) => (le ? b.readUInt32LE(o) : b.readUInt32BE(o));
+  const phoff = wide ? Number(le ? b.readBigUInt64LE(32) : b.readBigUInt64BE(32)) : u32(28);
+  const phentsize = u16(wide ? 54 : 42);
+  const phnum = u16(wide ? 56 : 44);
+  if (phnum === 0) return false;
+  if (phentsize < 4 || phoff + phnum * phentsize > b.length) return undefined;
+  for (let i = 0; i < phnum; i++) if (u32(phoff + i * phentsize) === PT_INTERP) return true;
+  return false;
+}
+
+/** Mach-O file types: a program, and what only another program loads. */
+const MH_EXECUTE = 2;
+const MH_LOADED = { 6: 'a shared library (MH_DYLIB)', 8: 'a plug-in bundle (MH_BUNDLE)' };
+
+/**
+ * The one rule of "this binary is a program, not a library": why `kind` (from {@link binaryKind})
+ * of the file `path` cannot be a Standalone, or undefined when it can. A Linux ELF shared object
+ * without an interpreter (PT_INTERP; a position-independent program has one), a Windows PE with
+ * the DLL flag, a Mach-O dylib or bundle are libraries a host loads.
+ */
+function notAProgram(kind, path, shown) {
+  if (kind.kind === 'elf') {
+    if (kind.type !== 2 && kind.type !== 3) return 'a Linux object or core file, not a program';
+    if (kind.type === 3 && kind.interpreter === undefined) return 'a Linux file whose program headers could not be read, so it may be a shared library, not a program';
+    if (kind.type === 3 && kind.interpreter === false) return 'a Linux shared library (it names no program interpreter), not a program';
+  }
+  if (kind.kind === 'pe' && kind.dll) return 'a Windows DLL, not a program';
+  if (kind.kind === 'macho') {
+    const filetype = kind.firstSlice !== undefined ? binaryKind(readHeader(path, shown, kind.firstSlice))?.filetype : kind.filetype;
+    if (MH_LOADED[filetype] !== undefined) return `a macOS ${MH_LOADED[filetype]}, not a program`;
+    if (filetype !== MH_EXECUTE) return 'a macOS binary that is not a program (not MH_EXECUTE)';
+  }
+  return undefined;
+}
+
+/** The formats whose plugins are folders (bundles): a file inside one is part of that plugin. */
+const BUNDLE_ENDINGS = /\.(vst3|clap|component|app)$/i;
+
+/**
+ * The bundle that holds `path` (an ancestor folder named .vst3, .clap, .component or .app, as
+ * given or once links are resolved), or undefined: a file inside a bundle is part of that
+ * plugin, never a plugin of its own (a VST3's inner .so is no Standalone).
+ */
+function enclosingBundle(path) {
+  let real;
+  try {
+    real = realpathSync(path);
+  } catch {
+    real = path;
+  }
+  for (const p of [path, real]) {
+    for (let dir = dirname(p); dir !== dirname(dir); dir = dirname(dir)) if (BUNDLE_ENDINGS.test(basename(dir))) return dir;
+  }
+  return undefined;
+}
+
+/**
+ * The entries of a folder a bundle holds, by name; a name that is not UTF-8 text (a file system
+ * holds bytes) is refused in words: Node, the installers and hosts name files as text, and such a
+ * name cannot even be opened by the name it is read as.
+ */
+function readNames(dir, shownDir) {
+  const entries = readdirSync(dir, { withFileTypes: true, encoding: 'buffer' });
+  for (const entry of entries) {
+    if (!isUtf8(entry.name)) {
+      throw bad(`--plugin: ${shownDir}/${entry.name.toString('utf8')} has a name that is not UTF-8 text (bytes ${entry.name.toString('hex').replace(/(..)/g, '$1 ').trim()}); rename it with UTF-8 characters and build again`);
+    }
+  }
+  return readdirSync(dir, { withFileTypes: true });
 }
 
 const KIND_WORDS = { elf: 'a Linux (ELF) file', pe: 'a Windows (PE) file', macho: 'a macOS (Mach-O) file' };
@@ -112,8 +201,9 @@ function walkBundle(root, shownRoot) {
   const visit = (dir, shownDir) => {
     let entries;
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      entries = readNames(dir, shownDir);
     } catch (err) {
+      if (err instanceof PackageError) throw err;
       throw bad(`--plugin: ${shownDir} cannot be read (${err.code === 'EACCES' ? 'permission denied; make it readable (chmod -R a+rX)' : err.code ?? err.message})`);
     }
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
@@ -191,10 +281,13 @@ function filePlatforms(path, shown, allowed, words) {
  */
 export function inspectPlugin(given) {
   const path = resolve(given);
+  const bundle = enclosingBundle(path);
+  if (bundle !== undefined) throw bad(`--plugin: ${given} is inside the bundle ${bundle}, so it is part of that plugin, not a plugin or a Standalone of its own; give the bundle itself, or the Standalone the build made`);
   let st;
   try {
     st = statSync(path);
   } catch (err) {
+    if ((err.code === 'ENOENT' || err.code === 'ENOTDIR') && given.includes('\uFFFD')) throw bad(`--plugin: ${given} cannot be found: its name holds bytes that are not UTF-8 text (shown as \uFFFD), which cannot be named here; rename it with UTF-8 characters`);
     if (err.code === 'ENOENT' || err.code === 'ENOTDIR') throw bad(`--plugin: ${given} does not exist; ${HOW}`);
     throw bad(`--plugin: ${given} cannot be read (${err.code === 'EACCES' ? 'permission denied; make it readable' : err.code ?? err.message})`);
   }
@@ -219,16 +312,26 @@ export function inspectPlugin(given) {
     if (!st.isDirectory()) throw bad(`--plugin: ${given} is a plain file, but a macOS application is a bundle folder (${file}/Contents/MacOS/…); give the bundle folder`);
     format = 'standalone';
     platforms = bundlePlatforms(path, file, BUNDLE_PLACES.mac);
+    for (const entry of readNames(join(path, 'Contents', 'MacOS'), `${file}/Contents/MacOS`)) {
+      if (!entry.isFile()) continue;
+      const shown = `${file}/Contents/MacOS/${entry.name}`;
+      const problem = notAProgram(binaryKind(readHeader(join(path, 'Contents', 'MacOS', entry.name), shown)), join(path, 'Contents', 'MacOS', entry.name), shown);
+      if (problem !== undefined) throw bad(`--plugin: ${shown} is ${problem}; a macOS Standalone (.app) holds its program there: give the .app the build made`);
+    }
   } else if (ext === '.clap') {
     format = 'clap';
     platforms = st.isDirectory() ? bundlePlatforms(path, file, BUNDLE_PLACES.mac) : filePlatforms(path, given, ['elf', 'pe'], 'a Linux or Windows CLAP binary (or, on macOS, a .clap bundle folder)').platforms;
   } else if (ext === '.exe') {
     if (st.isDirectory()) throw bad(`--plugin: ${given} is a folder; a Windows Standalone is one .exe file`);
     format = 'standalone';
-    platforms = filePlatforms(path, given, ['pe'], 'a Windows program (PE)').platforms;
+    const { kind, platforms: found } = filePlatforms(path, given, ['pe'], 'a Windows program (PE)');
+    const problem = notAProgram(kind, path, given);
+    if (problem !== undefined) throw bad(`--plugin: ${given} is ${problem}; give the Standalone the build made`);
+    platforms = found;
   } else if (st.isFile()) {
     const { kind, platforms: found } = filePlatforms(path, given, ['elf'], `a Linux Standalone program (ELF) or a file named .vst3, .clap, .component, .app or .exe; ${HOW}`);
-    if (kind.type !== 2 && kind.type !== 3) throw bad(`--plugin: ${given} is a Linux object or core file, not a program; give the Standalone the build made`);
+    const problem = notAProgram(kind, path, given);
+    if (problem !== undefined) throw bad(`--plugin: ${given} is ${problem}; give the Standalone the build made`);
     if ((st.mode & 0o111) === 0) throw bad(`--plugin: ${given} is not executable; a Linux Standalone must be (chmod +x)`);
     format = 'standalone';
     platforms = found;
@@ -240,13 +343,15 @@ export function inspectPlugin(given) {
 }
 
 /**
- * Every `--plugin` inspected, against the targets being built: a plugin for none of them, or two
- * of one format and name for the same platform, are refused.
+ * Every `--plugin` inspected, against the targets being built: a plugin for none of them, two of
+ * one format and name for the same platform, or a Standalone whose name the installer of a
+ * platform reserves beside the program `name` (`reservedNameConflict`), are refused.
  *
  * @param {string[]} given
  * @param {string[]} targets
+ * @param {string} [name] the program's file name (`--name`)
  */
-export function inspectPlugins(given, targets) {
+export function inspectPlugins(given, targets, name = 'plugin-license') {
   const plugins = [];
   for (const path of given) {
     const plugin = inspectPlugin(path);
@@ -261,6 +366,12 @@ export function inspectPlugins(given, targets) {
       const both = wanted.filter((p) => other.platforms.has(p));
       if (other.format === plugin.format && other.name === plugin.name && both.length > 0) {
         throw bad(`--plugin: two ${FORMATS[plugin.format]} plugins named ${JSON.stringify(plugin.name)} for ${both.join(', ')} (${other.given} and ${path}); give one of them`);
+      }
+    }
+    if (plugin.format === 'standalone') {
+      for (const os of new Set(wanted.map((t) => TARGETS[t].os))) {
+        const conflict = reservedNameConflict(os, programFile(os, name), plugin.file);
+        if (conflict !== undefined) throw bad(`--plugin: the Standalone ${plugin.file} goes beside the program, where the ${OS_WORDS[os]} installer already has ${conflict}; rename the Standalone (or choose another --name)`);
       }
     }
     plugins.push({ ...plugin, given: path, platforms: new Set(wanted) });

@@ -82,13 +82,13 @@ describe('shellQuote: a branded value is one word to every shell', () => {
   });
 
   it('the real scripts, branded with hostile product and base URL, parse, and help shows them literally', async () => {
-    const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: "https://l.example/it's/$(touch pwned)/functions/v1", product: 'Acme "Gain" $HOME `id`', company: "O'Brien & Co" }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
+    const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: "https://l.example/it's/$(touch pwned)/functions/v1", product: 'Acme "Gain" $HOME `id`', productId: 'acme-gain-home-id', company: "O'Brien & Co" }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
     const files = ['linux/install.sh', 'unix/uninstall.sh', 'macos/scripts/preinstall', 'macos/scripts/postinstall', 'macos/scripts/common.sh', 'macos/build-pkg.sh'];
     for (const f of files) {
       const out = join(dir, f.split('/').pop()!);
       writeFileSync(out, brand(f, readFileSync(join(INSTALLERS, f), 'utf8'), values), { mode: 0o755 });
       for (const shell of shells) execFileSync(shell, ['-n', out]);
-      expect(readFileSync(out, 'utf8'), f).not.toMatch(/@(NAME|APP|BASE_URL|PRODUCT|COMPANY|VERSION|VENDOR_DIR|BUNDLE_ID|TARGET)@/);
+      expect(readFileSync(out, 'utf8'), f).not.toMatch(/@(NAME|APP|BASE_URL|PRODUCT|PRODUCT_ID|PKG_ID|COMPANY|VERSION|VENDOR_DIR|BUNDLE_ID|TARGET)@/);
     }
     const help = await promisify(execFile)('sh', [join(dir, 'install.sh'), '--help'], { cwd: dir });
     expect(help.stdout.split('\n')[0]).toBe('Acme "Gain" $HOME `id` 1.2.3: installs the license agent for this user only (no administrator rights).');
@@ -145,6 +145,9 @@ describe('pnpm package options', () => {
   it('pnpm package --help answers at once, with no build; a bad option too', async () => {
     const help = await promisify(execFile)('pnpm', ['--silent', 'package', '--help'], { cwd: ROOT, timeout: 60_000 });
     expect(help.stdout).toMatch(/^Usage: pnpm package \[options\]/);
+    // The example path is the one JUCE writes: the artefacts folder is named after the CMake target (no space).
+    expect(help.stdout).toContain('--plugin "build/AcmeGain_artefacts/Release/VST3/Acme Gain.vst3"');
+    expect(help.stdout).not.toContain('Acme Gain_artefacts');
     expect(help.stdout + help.stderr).not.toMatch(/build: |tsup|Build success/);
     const bad = await promisify(execFile)('pnpm', ['--silent', 'package', '--bogus'], { cwd: ROOT, timeout: 60_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
     expect(bad).toMatchObject({ code: 2 });

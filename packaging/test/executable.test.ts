@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { AgentClient, NODE_RUNTIME_VARIABLES } from '@plugin-license/agent';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { startService, type TestService } from '@plugin-license/test-utils';
+import { asOtherUser, startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { packageRelease, parseOptions } from '../src/build.mjs';
@@ -336,7 +336,7 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
 
     // Uninstall with release: the slot is given back through the agent, files go, data stays.
     expect(await slots(code)).toBe(1);
-    const gone = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--release'], env);
+    const gone = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall-acme-license.sh'), ['--release'], env);
     expect(gone.code, gone.stderr + gone.stdout).toBe(0);
     expect(await slots(code)).toBe(0);
     expect(existsSync(installed)).toBe(false);
@@ -354,12 +354,12 @@ describe('the Linux installer (install.sh / uninstall.sh from the tarball)', () 
     const code = await service.code(2);
     const activated = await runFile(installed, ['activate', code, '--project', service.emulator.projectId], env);
     expect(activated.code, activated.stderr).toBe(0);
-    expect((await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), [], env)).code).toBe(0);
+    expect((await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall-acme-license.sh'), [], env)).code).toBe(0);
     expect(await slots(code)).toBe(1);
     expect((await sh(join(unpack(), 'install.sh'), [], env)).code).toBe(0);
     const found = await runFile(installed, ['--json', 'agent', 'status'], env);
     expect(JSON.parse(found.stdout)).toMatchObject({ licenses: [expect.objectContaining({ project_id: service.emulator.projectId, valid: true })] });
-    const purge = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall.sh'), ['--purge'], bareEnv(home, { RELEASE: '1' }));
+    const purge = await sh(join(home, '.local', 'lib', 'acme-audio', 'uninstall-acme-license.sh'), ['--purge'], bareEnv(home, { RELEASE: '1' }));
     expect(purge.code, purge.stderr).toBe(0);
     expect(await slots(code)).toBe(0);
     expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
@@ -387,7 +387,7 @@ describe('the Linux installer with hostile homes, other users, full disks and le
   it('--help of both scripts prints their whole comment block, and no line of code', async () => {
     for (const [script, last] of [
       ['install.sh', 'may change anything else.'],
-      ['uninstall.sh', 'as the installed one: it acts on the installed program, wherever it is run from.'],
+      ['uninstall.sh', 'does the same as the installed one: it acts on the installed program, wherever it is run from.'],
     ] as const) {
       const help = await sh(join(kit, script), ['--help'], bareEnv(newHome()));
       expect(help.code).toBe(0);
@@ -436,7 +436,7 @@ describe('the Linux installer with hostile homes, other users, full disks and le
       mkdirSync(join(f, '..'), { recursive: true });
       writeFileSync(f, 'not yours');
     }
-    const purge = await sh(join(lib(home), 'uninstall.sh'), ['--purge'], env, join(base, 'cwd'));
+    const purge = await sh(join(lib(home), 'uninstall-acme-license.sh'), ['--purge'], env, join(base, 'cwd'));
     expect(purge.code, purge.stderr).toBe(0);
     expect(purge.stdout).toContain('acme-license is removed, with its license data and settings.');
     for (const f of mine) expect(existsSync(f), f).toBe(false);
@@ -457,12 +457,12 @@ describe('the Linux installer with hostile homes, other users, full disks and le
       expect(refused.stderr).toMatch(/this runs as user 0, but the home folder .* belongs to user 65534 \(sudo keeps HOME\)\. .*run this as that user, without sudo\. Nothing was changed\./);
       expect(readdirSync(home)).toEqual(['run']);
     }
-    const asUser = (script: string, args: string[]) => runFile('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'sh', script, ...args], env);
+    const asUser = (script: string, args: string[]) => runFile(...asOtherUser(['sh', script, ...args]), env);
     const install = await asUser(join(kit, 'install.sh'), []);
     expect(install.code, install.stderr).toBe(0);
     expect(statSync(join(lib(home), 'acme-license')).uid).toBe(65534);
     for (const d of ['.local', '.config']) expect(statSync(join(home, d)).uid).toBe(65534);
-    const removed = await asUser(join(lib(home), 'uninstall.sh'), ['--purge']);
+    const removed = await asUser(join(lib(home), 'uninstall-acme-license.sh'), ['--purge']);
     expect(removed.code, removed.stderr).toBe(0);
     expect(existsSync(join(home, '.config', 'acme-audio'))).toBe(false);
   });
@@ -493,7 +493,8 @@ describe('the Linux installer with hostile homes, other users, full disks and le
         expect(left()).toEqual([]);
         expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
       }
-      leave(exeBytes + 4 * page);
+      // Room for the program, its uninstaller and the product's record of plugins.
+      leave(exeBytes + 8 * page);
       expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
       const before = statSync(join(where, 'acme-license')).ino;
       // An upgrade on the full disk: the same, and the installed files as they were.
@@ -502,9 +503,9 @@ describe('the Linux installer with hostile homes, other users, full disks and le
         const r = await sh(join(kit, 'install.sh'), [], env);
         expect(r.code, `${free}: ${r.stdout}`).toBe(1);
         expect(r.stderr).toMatch(/The previous install is unchanged\./);
-        expect(left()).toEqual(['acme-license', 'uninstall.sh']);
+        expect(left()).toEqual(['acme-license', 'installed-plugins', 'uninstall-acme-license.sh']);
         expect(statSync(join(where, 'acme-license')).ino).toBe(before);
-        expect(readFileSync(join(where, 'uninstall.sh'))).toEqual(readFileSync(join(kit, 'uninstall.sh')));
+        expect(readFileSync(join(where, 'uninstall-acme-license.sh'))).toEqual(readFileSync(join(kit, 'uninstall.sh')));
         expect((await runFile(join(where, 'acme-license'), ['--version'], env)).code).toBe(0);
       }
     } finally {
@@ -526,12 +527,12 @@ describe('the Linux installer with hostile homes, other users, full disks and le
     // An upgrade killed while copying: the next run clears its copies.
     expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
     const leftovers = () => {
-      copyFileSync(join(kit, 'uninstall.sh'), join(where, '.uninstall.sh.new'));
+      copyFileSync(join(kit, 'uninstall.sh'), join(where, '.uninstall-acme-license.sh.new'));
       writeFileSync(join(where, '.acme-license.new'), readFileSync(join(kit, 'acme-license')).subarray(0, 1 << 20));
     };
     leftovers();
     expect((await sh(join(kit, 'install.sh'), [], env)).code).toBe(0);
-    expect(readdirSync(where).sort()).toEqual(['acme-license', 'uninstall.sh']);
+    expect(readdirSync(where).sort()).toEqual(['acme-license', 'installed-plugins', 'uninstall-acme-license.sh']);
     // Uninstall, run from the unpacked download (not the installed copy), removes them too.
     leftovers();
     const gone = await sh(join(kit, 'uninstall.sh'), [], env);
@@ -568,7 +569,7 @@ describe('the Linux installer with hostile homes, other users, full disks and le
     expect(upgrade.code, upgrade.stderr).toBe(0);
     expect(await first.exited).toBe(0);
     const second = await start([]);
-    const removed = await sh(join(lib(home), 'uninstall.sh'), [], env);
+    const removed = await sh(join(lib(home), 'uninstall-acme-license.sh'), [], env);
     expect(removed.code, removed.stderr).toBe(0);
     expect(await second.exited).toBe(0);
     expect(await answers(second.socket)).toBe(false);

@@ -36,7 +36,7 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
   const bin = join(w, 'bin');
   const log = join(w, 'calls.log');
   for (const d of [dest, scripts, bin]) mkdirSync(d, { recursive: true });
-  const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: 'https://licenses.acme.example/functions/v1', product: 'Acme Licenses', company: 'Acme Audio', agentAtLogin: options.agentAtLogin === true }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
+  const values = { ...brandValues({ name: 'acme-license', app: 'acme-audio', baseUrl: 'https://licenses.acme.example/functions/v1', product: 'Acme Licenses', productId: 'acme-licenses', company: 'Acme Audio', agentAtLogin: options.agentAtLogin === true }, '1.2.3'), TARGET: 'darwin-arm64', ARCH: 'arm64' };
   for (const f of ['preinstall', 'postinstall', 'common.sh']) writeFileSync(join(scripts, f), brand(f, readFileSync(join(KIT, 'scripts', f), 'utf8'), values), { mode: 0o755 });
   // The macOS commands, recorded; sudo and launchctl asuser run what they were given.
   exe(join(bin, 'id'), `#!/bin/sh\necho "id $*" >> "${log}"\nif [ "$1" = -u ] && [ $# -eq 1 ]; then echo ${options.root ? 0 : 501}; else echo 501; fi\n`);
@@ -82,6 +82,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
       'program --version',
       'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
       'program --app acme-audio agent stop',
+      'program plugins install --product-id acme-licenses',
     ]);
   });
 
@@ -97,6 +98,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
       'program --version',
       'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
       'program --app acme-audio agent stop',
+      'program plugins install --product-id acme-licenses',
       'program --app acme-audio agent install',
       'program --app acme-audio agent status',
     ]);
@@ -137,7 +139,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
     const post = await w.run('postinstall');
     expect(post.code, post.stderr).toBe(0);
     expect(post.stdout).toContain('VST3 Acme Gain: ~/Library/Audio/Plug-Ins/VST3/Acme Gain.vst3');
-    expect(w.calls()).toContain(`launchctl asuser 501 sudo -u alice -H ${w.dest}/acme-license plugins install --from ${w.dest}/plugins`);
+    expect(w.calls()).toContain(`launchctl asuser 501 sudo -u alice -H ${w.dest}/acme-license plugins install --product-id acme-licenses --from ${w.dest}/plugins`);
     expect(existsSync(join(w.dest, 'plugins'))).toBe(false);
   });
 
@@ -147,14 +149,25 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
     const post = await w.run('postinstall');
     expect(post.code).toBe(1);
     expect(post.stderr).toContain('~/Library/Audio/Plug-Ins/VST3 is not writable\n');
-    expect(post.stderr).toContain(`Acme Licenses: your plugins could not be installed (the lines above say why); run this installer again, or: "${w.dest}/acme-license" plugins install --from "${w.dest}/plugins"`);
+    expect(post.stderr).toContain(`Acme Licenses: your plugins could not be installed (the lines above say why); run this installer again, or: "${w.dest}/acme-license" plugins install --product-id acme-licenses --from "${w.dest}/plugins"`);
     expect(existsSync(join(w.dest, 'plugins', 'vst3', 'Acme.vst3'))).toBe(true);
   });
 
-  it('without plugins in the payload, postinstall does not call the plugins command', async () => {
+  it('without plugins in the payload, postinstall records the product as installed, with none (the program stays while one product is)', async () => {
     const w = world({ root: false });
     expect((await w.run('postinstall')).code).toBe(0);
-    expect(w.calls().some((c) => c.includes('plugins'))).toBe(false);
+    expect(w.calls().filter((c) => c.includes('plugins'))).toEqual([`program plugins install --product-id acme-licenses`]);
+  });
+
+  it("an earlier release's one uninstaller goes once the program took its plugins over; it stays while its record lists another product's", async () => {
+    const w = world({ root: false });
+    writeFileSync(join(w.dest, 'uninstall.sh'), '#!/bin/sh\n');
+    writeFileSync(join(w.dest, 'installed-plugins.json'), '{"version":1,"items":[],"scratch":[]}\n');
+    expect((await w.run('postinstall')).code).toBe(0);
+    expect(existsSync(join(w.dest, 'uninstall.sh'))).toBe(true);
+    rmSync(join(w.dest, 'installed-plugins.json'));
+    expect((await w.run('postinstall')).code).toBe(0);
+    expect(existsSync(join(w.dest, 'uninstall.sh'))).toBe(false);
   });
 
   it('a first install: preinstall finds nothing to stop', async () => {

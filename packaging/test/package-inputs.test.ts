@@ -182,11 +182,15 @@ describe('the macOS executable', () => {
     const kit = `acme-license-${manifest.version}-darwin-arm64-pkg-kit`;
     expect(manifest.installers.map((i) => i.file)).toEqual([`${kit}.tar.gz`]);
     const listing = execFileSync('tar', ['-tzvf', join(out, `${kit}.tar.gz`)], { encoding: 'utf8' });
-    for (const f of ['payload/acme-license', 'payload/uninstall.sh', 'scripts/preinstall', 'scripts/postinstall', 'scripts/common.sh', 'build-pkg.sh', 'distribution.xml', 'entitlements.plist']) expect(listing).toContain(`${kit}/${f}`);
+    // The product (here the default: the program's name) has its own uninstaller in the payload.
+    for (const f of ['payload/acme-license', 'payload/uninstall-acme-license.sh', 'scripts/preinstall', 'scripts/postinstall', 'scripts/common.sh', 'build-pkg.sh', 'distribution.xml', 'entitlements.plist']) expect(listing).toContain(`${kit}/${f}`);
     expect(listing).toMatch(/-rwxr-xr-x .* acme-license-[^/]+\/scripts\/postinstall/);
     const build = execFileSync('tar', ['-xzOf', join(out, `${kit}.tar.gz`), `${kit}/build-pkg.sh`], { encoding: 'utf8' });
     expect(build).toContain("\nVENDOR_DIR='acme-audio'\n");
     expect(build).toContain('--install-location "Library/Application Support/$VENDOR_DIR"');
+    // Each product its own package identifier (receipt); the program's signing identity is the vendor's.
+    expect(build).toContain("\nPKG_ID='dev.plugin-license.acme-audio.acme-license'\n");
+    expect(build).toContain('--identifier "$PKG_ID"');
     // Every placeholder filled in, but the team id, which build-pkg.sh reads from the vendor's signing identity.
     expect(build.replace(/@TEAM_ID@/g, '')).not.toMatch(/@[A-Z_]+@/);
   }, 120_000);

@@ -1,11 +1,12 @@
 // pnpm package --plugin and --project with bad input: each one clear error (exit 2), said once,
 // before anything is built, the previous release folder as it was. And inspectPlugin's reading of
 // what a plugin is built for, from its binaries' headers.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { asOtherUser, OTHER_UID, otherUserUnavailable, readableByOtherUser } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { binaryKind, inspectPlugin } from '../src/plugins.mjs';
@@ -18,29 +19,38 @@ let so: string;
 
 /** A header as the linker writes it: the bytes inspectPlugin reads (4 KiB at most). */
 const headers = {
-  pe: (machine = 0x8664): Buffer => {
+  pe: (machine = 0x8664, o: { program?: boolean } = {}): Buffer => {
     const b = Buffer.alloc(512);
     b.write('MZ', 0, 'latin1');
     b.writeUInt32LE(0x80, 0x3c);
     b.writeUInt32BE(0x50450000, 0x80);
     b.writeUInt16LE(machine, 0x84);
-    b.writeUInt16LE(0x2022, 0x80 + 22); // a DLL
+    b.writeUInt16LE(o.program === true ? 0x0022 : 0x2022, 0x80 + 22); // a program, or a DLL
     return b;
   },
-  macho: (cpu = 0x0100000c): Buffer => {
+  /** A thin Mach-O: a program (MH_EXECUTE, 2) unless told (6 a dylib, 8 a bundle). */
+  macho: (cpu = 0x0100000c, filetype = 2): Buffer => {
     const b = Buffer.alloc(64);
     b.writeUInt32LE(0xfeedfacf, 0);
     b.writeUInt32LE(cpu, 4);
+    b.writeUInt32LE(filetype, 12);
     return b;
   },
-  universal: (...cpus: number[]): Buffer => {
-    const b = Buffer.alloc(8 + cpus.length * 20 + 64);
-    b.writeUInt32BE(0xcafebabe, 0);
-    b.writeUInt32BE(cpus.length, 4);
-    cpus.forEach((cpu, i) => b.writeUInt32BE(cpu, 8 + i * 20));
-    return b;
-  },
+  /** A universal Mach-O: each architecture's thin header at its offset, 4 KiB apart, as the linker aligns them. */
+  universal: (...cpus: number[]): Buffer => universalOf(cpus.map((cpu) => [cpu, 2])),
 };
+
+function universalOf(slices: Array<[cpu: number, filetype: number]>): Buffer {
+  const b = Buffer.alloc(4096 * (slices.length + 1));
+  b.writeUInt32BE(0xcafebabe, 0);
+  b.writeUInt32BE(slices.length, 4);
+  slices.forEach(([cpu, filetype], i) => {
+    b.writeUInt32BE(cpu, 8 + i * 20);
+    b.writeUInt32BE(4096 * (i + 1), 8 + i * 20 + 8);
+    headers.macho(cpu, filetype).copy(b, 4096 * (i + 1));
+  });
+  return b;
+}
 
 /** A bundle folder: each entry a relative path and its bytes. */
 function bundle(path: string, files: Record<string, Buffer | string>): string {
@@ -66,7 +76,7 @@ afterAll(() => {
 });
 
 async function pkg(args: string[], user?: number): Promise<{ code: number; stdout: string; stderr: string }> {
-  const [file, argv] = user === undefined ? [process.execPath, [MAIN, ...args]] : ['setpriv', [`--reuid=${user}`, `--regid=${user}`, '--clear-groups', process.execPath, MAIN, ...args]];
+  const [file, argv] = user === undefined ? [process.execPath, [MAIN, ...args]] : asOtherUser([process.execPath, MAIN, ...args], user);
   try {
     const { stdout, stderr } = await promisify(execFile)(file, argv, { timeout: 60_000 });
     return { code: 0, stdout, stderr };
@@ -141,6 +151,48 @@ const cases: Case[] = [
   ['--project twice with two names', () => ['--project', `${ID}=Acme Gain`, '--project', `${ID.toUpperCase()}=Acme Gain 2`], /^--project 123e4567-e89b-12d3-a456-426614174000 is given twice, as "Acme Gain" and "Acme Gain 2"; give each project one name$/],
 ];
 
+/** A Linux program, copied under `name` (in a folder of its own) with its executable bit. */
+const linuxProgram = (name: string): string => {
+  const folder = mkdtempSync(join(dir, 'prog-'));
+  copyFileSync('/bin/true', join(folder, name));
+  chmodSync(join(folder, name), 0o755);
+  return join(folder, name);
+};
+const file = (name: string, bytes: Buffer, mode = 0o644): string => {
+  const folder = mkdtempSync(join(dir, 'file-'));
+  writeFileSync(join(folder, name), bytes, { mode });
+  return join(folder, name);
+};
+const product = ['--product', 'Acme Gain'];
+
+// A file inside a bundle, or a library, is no Standalone (issue 34); names the installers keep
+// beside the program are no Standalone's nor program's (--name); a plugin needs its product named.
+cases.push(
+  ['a VST3\'s inner .so given as a Standalone', () => [...product, '--plugin', (linuxVst3('Nebula Delay.vst3'), chmodSync(join(dir, 'ok', 'Nebula Delay.vst3', 'Contents', 'x86_64-linux', 'p.so'), 0o755), join(dir, 'ok', 'Nebula Delay.vst3', 'Contents', 'x86_64-linux', 'p.so'))], /^--plugin: .*\/ok\/Nebula Delay\.vst3\/Contents\/x86_64-linux\/p\.so is inside the bundle .*\/ok\/Nebula Delay\.vst3, so it is part of that plugin, not a plugin or a Standalone of its own; give the bundle itself, or the Standalone the build made$/],
+  ['a file inside an .app given as a Standalone', () => [...product, '--plugin', join(bundle(join(dir, 'In.app'), { 'Contents/MacOS/In': headers.macho() }), 'Contents', 'MacOS', 'In')], /In\.app\/Contents\/MacOS\/In is inside the bundle .*In\.app/],
+  ['a link to a file inside a bundle', () => [...product, '--plugin', (linuxVst3('Linked.vst3'), symlinkSync(join(dir, 'ok', 'Linked.vst3', 'Contents', 'x86_64-linux', 'p.so'), join(dir, 'linked-standalone')), join(dir, 'linked-standalone'))], /linked-standalone is inside the bundle .*Linked\.vst3/],
+  ['a CLAP inside a VST3 bundle', () => [...product, '--plugin', (bundle(join(dir, 'Outer.vst3'), { 'Contents/Inner.clap': readFileSync(so) }), join(dir, 'Outer.vst3', 'Contents', 'Inner.clap'))], /Inner\.clap is inside the bundle .*Outer\.vst3/],
+  ['a Linux shared library (no interpreter) as a Standalone', () => [...product, '--plugin', file('libgain.so', readFileSync(so), 0o755)], /^--plugin: .*libgain\.so is a Linux shared library \(it names no program interpreter\), not a program; give the Standalone the build made$/],
+  ['a Windows DLL named .exe', () => [...product, '--targets', 'win-x64', '--plugin', file('Gain.exe', headers.pe())], /^--plugin: .*Gain\.exe is a Windows DLL, not a program; give the Standalone the build made$/],
+  ['a macOS .app whose binary is a plug-in bundle (MH_BUNDLE)', () => [...product, '--targets', 'darwin-arm64', '--plugin', bundle(join(dir, 'B.app'), { 'Contents/MacOS/B': headers.macho(0x0100000c, 8) })], /B\.app\/Contents\/MacOS\/B is a macOS a plug-in bundle \(MH_BUNDLE\), not a program; a macOS Standalone \(\.app\) holds its program there/],
+  ['a macOS .app whose universal binary is a dylib', () => [...product, '--targets', 'darwin-arm64', '--plugin', bundle(join(dir, 'D.app'), { 'Contents/MacOS/D': universalOf([[0x0100000c, 6], [0x01000007, 6]]) })], /D\.app\/Contents\/MacOS\/D is a macOS a shared library \(MH_DYLIB\), not a program/],
+  ['a bundle holding a name that is not UTF-8 text', () => [...product, '--plugin', (linuxVst3('Bytes.vst3'), writeFileSync(Buffer.concat([Buffer.from(join(dir, 'ok', 'Bytes.vst3', 'Contents', 'preset ')), Buffer.from([0xff, 0x41])]), 'x'), join(dir, 'ok', 'Bytes.vst3'))], /^--plugin: Bytes\.vst3\/Contents\/preset \uFFFDA has a name that is not UTF-8 text \(bytes 70 72 65 73 65 74 20 ff 41\); rename it with UTF-8 characters and build again$/],
+  ['--plugin with no product', () => ['--plugin', linuxProgram('Acme Gain')], /^--plugin needs --product NAME \(or --product-id ID\): the product whose installer this is\. Each product of a vendor has its own installer, which installs, upgrades and removes only its own plugins; e\.g\. --product "Acme Gain"$/],
+  ['a product name that gives no id', () => ['--product', '音 ★', '--plugin', linuxProgram('Acme Gain')], /^--product "音 ★" gives no product id \(it has no ASCII letters or digits\); give --product-id ID, e\.g\. --product-id acme-gain$/],
+  ['a bad --product-id', () => ['--product-id', 'Acme Gain', '--plugin', linuxProgram('Acme Gain')], /^--product-id 'Acme Gain' is not usable: use lower-case letters and digits joined by single dashes \(acme-gain\)$/],
+  ['the earlier installer\'s id as --product-id', () => ['--product-id', 'earlier-installer'], /^--product-id 'earlier-installer' is not usable: earlier-installer is kept/],
+  ...(['uninstall.sh', 'install.sh', 'installed-plugins.json', 'uninstall-acme-gain.sh', 'plugins', 'acme-license'].map((name) => [
+    `a Linux Standalone named ${JSON.stringify(name)}`,
+    () => [...product, '--name', 'acme-license', '--targets', 'linux-x64', '--plugin', linuxProgram(name)],
+    new RegExp(`^--plugin: the Standalone ${name.replace(/\./g, '\\.')} goes beside the program, where the Linux installer already has ${name.replace(/\./g, '\\.').replace('acme-gain', '…')}…? \\(.+\\); rename the Standalone \\(or choose another --name\\)$`),
+  ]) as Case[]),
+  ['a Windows Standalone named like the program, in another case', () => [...product, '--name', 'acme-license', '--targets', 'win-x64', '--plugin', file('ACME-License.EXE', headers.pe(0x8664, { program: true }))], /^--plugin: the Standalone ACME-License\.EXE goes beside the program, where the Windows installer already has acme-license\.exe \(the program itself\)/],
+  ['a Windows Standalone named Uninstall.exe', () => [...product, '--targets', 'win-x64', '--plugin', file('Uninstall.exe', headers.pe(0x8664, { program: true }))], /the Windows installer already has uninstall\.exe \(an earlier release's uninstaller\)/],
+  ...(['uninstall.sh', 'install.sh', 'plugins', 'installed-plugins.json', 'config.json'].map((name) => [`--name ${name}`, () => ['--name', name, '--targets', 'linux-x64'], new RegExp(`^--name '${name.replace(/\./g, '\\.')}' is taken in the Linux installer by ${name.replace(/\./g, '\\.')}`)]) as Case[]),
+  ['--name uninstall (uninstall.exe on Windows)', () => ['--name', 'uninstall'], /^--name 'uninstall' is taken in the Windows installer by uninstall\.exe \(an earlier release's uninstaller\); choose another name$/],
+  ['--name tickets (the macOS data beside the program)', () => ['--name', 'Tickets', '--targets', 'darwin-arm64'], /^--name 'Tickets' is taken in the macOS installer by tickets \(the plugins' tickets\)/],
+);
+
 describe('pnpm package --plugin / --project: bad input', () => {
   it.each(cases)('%s: one usage error (exit 2), nothing built, the release folder unchanged', async (_, args, message) => {
     const r = await pkg([...args(), '--out', release]);
@@ -151,15 +203,29 @@ describe('pnpm package --plugin / --project: bad input', () => {
     releaseUntouched();
   });
 
-  const root = process.getuid?.() === 0;
-  it.skipIf(!root)('a file of the bundle another user cannot read: said, with what to do', async () => {
+  it('a --plugin path whose name is not UTF-8 text (a shell passes its bytes): said so, exit 2, nothing built', () => {
+    const bytes = Buffer.concat([Buffer.from(join(dir, 'Acme ')), Buffer.from([0xff]), Buffer.from('.vst3')]);
+    mkdirSync(Buffer.concat([bytes, Buffer.from('/Contents/x86_64-linux')]), { recursive: true });
+    copyFileSync(so, Buffer.concat([bytes, Buffer.from('/Contents/x86_64-linux/p.so')]));
+    const r = spawnSync('sh', ['-c', `exec "$0" "$1" --product 'Acme Gain' --plugin "$(printf '%s\\377.vst3' "$2")" --out "$3"`, process.execPath, MAIN, join(dir, 'Acme '), release], { encoding: 'utf8' });
+    expect(r.stderr).toBe(`pnpm package: --plugin: ${join(dir, 'Acme \uFFFD.vst3')} cannot be found: its name holds bytes that are not UTF-8 text (shown as \uFFFD), which cannot be named here; rename it with UTF-8 characters\n`);
+    expect(r.status).toBe(2);
+    releaseUntouched();
+  });
+
+  // pnpm package runs from the checkout with its node_modules (no copy of that is small): in a
+  // checkout another user cannot read (a private home, /root at 0700), this case cannot run as them.
+  const noOtherUser =
+    otherUserUnavailable() ??
+    (readableByOtherUser(MAIN) ? undefined : `the checkout is not readable by uid ${OTHER_UID} (it sits in a private home), and pnpm package runs from it with its node_modules; clone it in a folder every user can read to run this case`);
+  it.skipIf(noOtherUser !== undefined)('a file of the bundle another user cannot read: said, with what to do', async () => {
     const base = mkdtempSync(join('/tmp', 'plc-unreadable-'));
     try {
       chmodSync(base, 0o755);
       const path = bundle(join(base, 'Locked.vst3'), { 'Contents/x86_64-linux/l.so': readFileSync(so) });
       chmodSync(join(path, 'Contents', 'x86_64-linux', 'l.so'), 0o600);
       const out = join(base, 'release');
-      const r = await pkg(['--plugin', path, '--out', out], 65534);
+      const r = await pkg(['--plugin', path, '--out', out], OTHER_UID);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toBe('pnpm package: --plugin: Locked.vst3/Contents/x86_64-linux/l.so cannot be read (permission denied); make it readable (chmod a+r) and run again\n');
       expect(existsSync(out)).toBe(false);
@@ -167,7 +233,7 @@ describe('pnpm package --plugin / --project: bad input', () => {
       rmSync(base, { recursive: true, force: true });
     }
   });
-  if (!root) console.warn('skipping the unreadable-file test: it runs pnpm package as another user with setpriv, which needs root');
+  if (noOtherUser !== undefined) console.warn(`skipping the unreadable-file test (pnpm package as another user): ${noOtherUser}`);
 });
 
 describe('inspectPlugin: what a plugin is built for, from its binaries', () => {
@@ -179,7 +245,8 @@ describe('inspectPlugin: what a plugin is built for, from its binaries', () => {
     ['a Windows CLAP file', () => (writeFileSync(join(dir, 'W.clap'), headers.pe()), join(dir, 'W.clap')), { format: 'clap', name: 'W', platforms: ['win-x64'] }],
     ['a macOS CLAP bundle', () => bundle(join(dir, 'Mac.clap'), { 'Contents/MacOS/Mac': headers.macho(0x01000007) }), { format: 'clap', name: 'Mac', platforms: ['darwin-x64'] }],
     ['a Linux Standalone', () => (copyFileSync('/bin/true', join(dir, 'Acme Gain')), join(dir, 'Acme Gain')), { format: 'standalone', name: 'Acme Gain', platforms: ['linux-x64'] }],
-    ['a Windows Standalone', () => (writeFileSync(join(dir, 'Acme Gain.exe'), headers.pe()), join(dir, 'Acme Gain.exe')), { format: 'standalone', name: 'Acme Gain', platforms: ['win-x64'] }],
+    ['a Windows Standalone', () => (writeFileSync(join(dir, 'Acme Gain.exe'), headers.pe(0x8664, { program: true })), join(dir, 'Acme Gain.exe')), { format: 'standalone', name: 'Acme Gain', platforms: ['win-x64'] }],
+    ['a Linux Standalone linked as a position-independent program (ET_DYN with an interpreter)', () => linuxProgram('PIE Gain'), { format: 'standalone', name: 'PIE Gain', platforms: ['linux-x64'] }],
     ['a macOS Standalone, with a link inside its bundle', () => {
       const path = bundle(join(dir, 'Acme Gain.app'), { 'Contents/MacOS/Acme Gain': headers.universal(0x0100000c, 0x01000007), 'Contents/Frameworks/F.framework/Versions/A/F': 'x' });
       symlinkSync('Versions/A/F', join(path, 'Contents', 'Frameworks', 'F.framework', 'F'));

@@ -92,6 +92,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
   });
 
   const tarball = (): string => join(release, manifest.installers[0]!.file);
+  // The installer is the product's (--product "Acme Audio": acme-audio).
   const base = (): string => `acme-license-${manifest.version}-linux-x64`;
   const unpack = (): string => {
     const into = mkdtempSync(join(dir, 'tar-'));
@@ -132,11 +133,12 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
     it('install.sh places them with the program, uninstall.sh removes them as its record says', () => {
       const kit = unpack();
       const install = readFileSync(join(kit, 'install.sh'), 'utf8');
-      expect(install).toContain('if [ -d "$HERE/plugins" ]; then\n  if ! out=$("$EXE" plugins install --from "$HERE/plugins" 2>&1); then');
+      expect(install).toContain('[ -d "$HERE/plugins" ] && FROM=$HERE/plugins\nif ! out=$("$EXE" plugins install --product-id "$PRODUCT_ID" ${FROM:+--from "$FROM"} 2>&1); then');
       // After the program is in place (its link made), before the agent's step.
       expect(install.indexOf('plugins install')).toBeGreaterThan(install.indexOf('ln -sf -- "$EXE" "$BIN/$NAME"'));
       const uninstall = readFileSync(join(kit, 'uninstall.sh'), 'utf8');
-      expect(uninstall).toContain('if [ -e "$LIB/installed-plugins.json" ]; then\n  if ! out=$("$EXE" plugins uninstall 2>&1); then');
+      expect(uninstall).toContain("\nPRODUCT_ID='acme-audio'\n");
+      expect(uninstall).toContain('if ! out=$("$EXE" plugins uninstall --product-id "$PRODUCT_ID" 2>&1); then');
       expect(uninstall.indexOf('plugins uninstall')).toBeGreaterThan(uninstall.indexOf('deactivate --all'));
       expect(uninstall.indexOf('plugins uninstall')).toBeLessThan(uninstall.indexOf('rm -f -- "$EXE"'));
     });
@@ -158,7 +160,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
       expect(tree(vst3Home(home))).toEqual(tree(built.vst3));
       expect(tree(join(home, '.vst3', `${HOSTILE}.vst3`))).toEqual(tree(built.vst3));
       expect(readFileSync(join(lib(home), PRODUCT)).equals(readFileSync(built.standalone))).toBe(true);
-      expect(existsSync(join(lib(home), 'installed-plugins.json'))).toBe(true);
+      expect(existsSync(join(lib(home), 'installed-plugins', 'acme-audio.json'))).toBe(true);
       expect(r.stdout).toContain(vst3Home(home));
       expect(r.stdout).toMatch(/rescan/i);
       const host = spawnLines(built.testHost, [vst3Home(home), '1', '60'], { HOME: home, PLUGIN_LICENSE_HOME: join(home, 'data'), PLUGIN_LICENSE_SOCKET: join(home, 'run', 'none.sock') }, { stdin: true });
@@ -222,11 +224,11 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
       rmSync(hostile, { recursive: true });
       mkdirSync(join(hostile, 'Contents'), { recursive: true });
       writeFileSync(join(hostile, 'Contents', 'theirs.txt'), 'not from the installer');
-      const removed = await sh(join(lib(home), 'uninstall.sh'), [], env);
+      const removed = await sh(join(lib(home), 'uninstall-acme-audio.sh'), [], env);
       expect(removed.code, removed.stderr + removed.stdout).toBe(0);
       expect(existsSync(vst3Home(home))).toBe(false);
       expect(existsSync(join(lib(home), PRODUCT))).toBe(false);
-      expect(existsSync(join(lib(home), 'installed-plugins.json'))).toBe(false);
+      expect(existsSync(lib(home))).toBe(false);
       expect(readFileSync(join(other, 'Contents', 'x86_64-linux', 'Other Vendor Reverb.so'), 'utf8')).toBe('theirs');
       expect(readFileSync(join(home, '.vst3', 'my notes.txt'), 'utf8')).toBe('mine');
       expect(readFileSync(join(hostile, 'Contents', 'theirs.txt'), 'utf8')).toBe('not from the installer');
@@ -235,6 +237,161 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
       const apps = join(home, '.local', 'share', 'applications');
       expect(existsSync(apps) ? readdirSync(apps) : []).toEqual([]);
     }, 120_000);
+  });
+
+  describe('one vendor, three products: each installer owns only its own plugins; the program, shared, names them all', () => {
+    /** A product of Acme Audio: its installer is made from the example plugin, renamed. */
+    interface Product {
+      name: string;
+      id: string;
+      project: string;
+      plugin: string;
+      kit: () => string;
+    }
+    const projects = { gain: '11111111-1111-4111-8111-111111111111', reverb: '22222222-2222-4222-8222-222222222222', delay: '33333333-3333-4333-8333-333333333333' };
+    const products: Record<'gain' | 'reverb' | 'delay', Product> = {} as never;
+
+    beforeAll(async () => {
+      for (const [key, plugin] of [['gain', 'Acme Gain'], ['reverb', 'Acme "Reverb" $x'], ['delay', 'Acme Delay']] as const) {
+        const src = mkdtempSync(join(dir, `src-${key}-`));
+        cpSync(built.vst3, join(src, `${plugin}.vst3`), { recursive: true, verbatimSymlinks: true });
+        cpSync(built.standalone, join(src, plugin));
+        const out = join(dir, `release-${key}`);
+        const name = plugin.replace(' "Reverb" $x', ' Reverb');
+        const m = (await packageRelease(parseOptions(['--targets', 'linux-x64', '--name', 'acme-license', '--app', 'acme-audio', '--product', name, '--plugin', join(src, `${plugin}.vst3`), '--plugin', join(src, plugin), '--project', `${projects[key]}=${plugin} Plugin`, '--out', out]), { log: () => {} })) as Manifest & { product_id: string };
+        products[key] = {
+          name,
+          id: m.product_id,
+          project: projects[key],
+          plugin,
+          kit: () => {
+            const into = mkdtempSync(join(dir, 'tar-'));
+            execFileSync('tar', ['-xzf', join(out, m.installers[0]!.file), '-C', into]);
+            return join(into, `acme-license-${m.version}-linux-x64`);
+          },
+        };
+      }
+    }, 20 * 60_000);
+
+    const lib = (home: string): string => join(home, '.local', 'lib', 'acme-audio');
+    const bundleOf = (home: string, p: Product): string => join(home, '.vst3', `${p.plugin}.vst3`);
+    const install = async (home: string, p: Product, kit = p.kit()): Promise<void> => {
+      const r = await sh(join(kit, 'install.sh'), [], bareEnv(home));
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      expect(r.stdout).not.toMatch(/^removed /m);
+    };
+    const uninstall = async (home: string, p: Product): Promise<string> => {
+      const r = await sh(join(lib(home), `uninstall-${p.id}.sh`), [], bareEnv(home));
+      expect(r.code, r.stderr + r.stdout).toBe(0);
+      return r.stdout;
+    };
+    /** Everything of a product in place, byte for byte (its bundle as `bundle`, else as built). */
+    const intact = (home: string, p: Product, bundle = built.vst3): void => {
+      expect(tree(bundleOf(home, p))).toEqual(tree(bundle));
+      expect(readFileSync(join(lib(home), p.plugin)).equals(readFileSync(built.standalone))).toBe(true);
+      expect(existsSync(join(lib(home), `uninstall-${p.id}.sh`))).toBe(true);
+    };
+    const gone = (home: string, p: Product): void => {
+      expect(existsSync(bundleOf(home, p))).toBe(false);
+      expect(existsSync(join(lib(home), p.plugin))).toBe(false);
+      expect(existsSync(join(lib(home), `uninstall-${p.id}.sh`))).toBe(false);
+    };
+    const menu = (home: string): string[] => {
+      const apps = join(home, '.local', 'share', 'applications');
+      return existsSync(apps) ? readdirSync(apps).sort() : [];
+    };
+    /** The plugin names the installed program's license manager offers, before any activation. */
+    async function named(home: string): Promise<unknown> {
+      const manager = spawnLines(join(lib(home), 'acme-license'), ['manager', '--no-open', '--port', '0'], bareEnv(home));
+      hosts.push(manager);
+      try {
+        const u = new URL((JSON.parse(await manager.waitFor(/"url"/, "the manager's line")) as { url: string }).url);
+        const events = await raw(Number(u.port), 'GET', '/api/events', bearer(await session({ port: Number(u.port), origin: u.origin, token: u.hash.replace(/^#token=/, '') })));
+        return (JSON.parse(/^data: (.*)$/m.exec(events.body)![1]!) as { products: Array<{ project_id: string; name: string }> }).products.sort((a, b) => a.project_id.localeCompare(b.project_id));
+      } finally {
+        await manager.stop();
+        await runFile(join(lib(home), 'acme-license'), ['agent', 'stop'], bareEnv(home));
+      }
+    }
+    const names = (...ps: Product[]): unknown => ps.map((p) => ({ project_id: p.project, name: `${p.plugin} Plugin` })).sort((a, b) => a.project_id.localeCompare(b.project_id));
+
+    it('install A, B, C; uninstall B (the middle): A and C intact and named; upgrade A; uninstall A, then C: nothing of theirs, no program, agent or manager left', async () => {
+      const { gain: A, reverb: B, delay: C } = products;
+      const home = newHome();
+      // Another vendor's bundle and the user's own file: never touched.
+      mkdirSync(join(home, '.vst3', 'Other Vendor.vst3', 'Contents'), { recursive: true });
+      writeFileSync(join(home, '.vst3', 'Other Vendor.vst3', 'Contents', 'theirs.so'), 'theirs');
+      writeFileSync(join(home, '.vst3', 'my notes.txt'), 'mine');
+      for (const p of [A, B, C]) await install(home, p);
+      for (const p of [A, B, C]) intact(home, p);
+      expect(menu(home)).toHaveLength(3);
+      expect((await runFile(join(lib(home), 'acme-license'), ['plugins', 'products'], bareEnv(home))).stdout.split('\n').filter(Boolean).sort()).toEqual([A.name, B.name, C.name].sort());
+      // The program is C's (the last installed); it names all three, from what is installed.
+      expect(await named(home)).toEqual(names(A, B, C));
+
+      const removedB = await uninstall(home, B);
+      expect(removedB).toContain('The license program and your licenses stay, for:');
+      gone(home, B);
+      intact(home, A);
+      intact(home, C);
+      expect(menu(home)).toHaveLength(2);
+      expect(await named(home)).toEqual(names(A, C));
+
+      // A's newer release: its bundle changed; C's plugins untouched.
+      const next = A.kit();
+      writeFileSync(join(next, 'plugins', 'vst3', `${A.plugin}.vst3`, 'Contents', 'v2.txt'), 'A v2');
+      await install(home, A, next);
+      intact(home, A, join(next, 'plugins', 'vst3', `${A.plugin}.vst3`));
+      intact(home, C);
+      expect(await named(home)).toEqual(names(A, C));
+
+      await uninstall(home, A);
+      gone(home, A);
+      intact(home, C);
+      // A license manager left open (by hand, or by a plugin's "Manage licenses…"): the last uninstall stops it.
+      const manager = spawnLines(join(lib(home), 'acme-license'), ['manager', '--no-open', '--port', '0'], bareEnv(home));
+      hosts.push(manager);
+      await manager.waitFor(/"url"/, "the manager's line");
+      const last = await uninstall(home, C);
+      expect(last).toContain('Acme Delay is removed. Its license data is kept');
+      expect(await manager.exited).toBe(0);
+      gone(home, C);
+      expect(existsSync(lib(home))).toBe(false);
+      expect(existsSync(join(home, '.local', 'bin', 'acme-license'))).toBe(false);
+      expect(menu(home)).toEqual([]);
+      expect(readdirSync(join(home, '.vst3')).sort()).toEqual(['Other Vendor.vst3', 'my notes.txt']);
+      expect(readFileSync(join(home, '.vst3', 'Other Vendor.vst3', 'Contents', 'theirs.so'), 'utf8')).toBe('theirs');
+    }, 300_000);
+
+    it('install B, then A; uninstall A, whose program it was: B intact and still named, from its record', async () => {
+      const { gain: A, reverb: B } = products;
+      const home = newHome();
+      await install(home, B);
+      await install(home, A);
+      await uninstall(home, A);
+      gone(home, A);
+      intact(home, B);
+      expect(await named(home)).toEqual(names(B));
+      await uninstall(home, B);
+      expect(existsSync(lib(home))).toBe(false);
+    }, 300_000);
+
+    it("over an earlier release's install of the same product: its one record and uninstaller are taken over, nothing removed", async () => {
+      const { gain: A } = products;
+      const home = newHome();
+      await install(home, A);
+      // The earlier release's layout: one record, installed-plugins.json, and one uninstall.sh.
+      const record = JSON.parse(readFileSync(join(lib(home), 'installed-plugins', `${A.id}.json`), 'utf8')) as { items: unknown[] };
+      rmSync(join(lib(home), 'installed-plugins'), { recursive: true });
+      rmSync(join(lib(home), `uninstall-${A.id}.sh`));
+      writeFileSync(join(lib(home), 'installed-plugins.json'), JSON.stringify({ version: 1, items: record.items, scratch: [] }));
+      writeFileSync(join(lib(home), 'uninstall.sh'), '#!/bin/sh\necho the earlier uninstaller\n', { mode: 0o755 });
+      await install(home, A);
+      intact(home, A);
+      expect(readdirSync(lib(home)).sort()).toEqual(['Acme Gain', 'acme-license', 'installed-plugins', `uninstall-${A.id}.sh`]);
+      await uninstall(home, A);
+      expect(existsSync(lib(home))).toBe(false);
+    }, 300_000);
   });
 });
 
@@ -268,7 +425,7 @@ describe('pnpm package --plugin: the Windows installer', () => {
       const exe = join(dir, 'Acme $0 Synth.exe');
       writeFileSync(exe, pe);
       const out = join(dir, 'release');
-      const m = (await packageRelease(parseOptions(['--targets', 'win-x64', '--name', 'acme-license', '--plugin', vst3, '--plugin', exe, '--project', `${PROJECT_ID}=Acme "Gain" $INSTDIR`, '--out', out]), { log: () => {} })) as Manifest;
+      const m = (await packageRelease(parseOptions(['--targets', 'win-x64', '--name', 'acme-license', '--product', 'Acme Gain', '--plugin', vst3, '--plugin', exe, '--project', `${PROJECT_ID}=Acme "Gain" $INSTDIR`, '--out', out]), { log: () => {} })) as Manifest;
       const setup = `acme-license-${m.version}-win-x64-setup.exe`;
       expect(m.installers.map((i) => i.file)).toEqual([setup]);
       expect(m.plugins.map((p) => p.installers)).toEqual([[setup], [setup]]);

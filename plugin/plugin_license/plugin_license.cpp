@@ -5,6 +5,7 @@
 #endif
 
 #include "plugin_license.h"
+#include "plugin_license_reason_words.h"
 
 #include <chrono>
 #include <string>
@@ -27,6 +28,25 @@ const juce::String ellipsis = juce::String::fromUTF8("\xe2\x80\xa6");
 juce::String fromUtf8(const std::string &text) { return juce::String::fromUTF8(text.data(), static_cast<int>(text.size())); }
 
 juce::String vendorOf(const Settings &s) { return s.vendorName.isNotEmpty() ? s.vendorName : juce::String("the vendor"); }
+
+// A reason's words (plugin_license_reason_words.h) with {code}, {vendor} and {reason} filled in
+// one pass: what fills one placeholder is never read as another.
+juce::String fillWords(const char *utf8Template, const juce::String &code, const juce::String &vendor, const juce::String &reason) {
+  const juce::String words = juce::String::fromUTF8(utf8Template);
+  juce::String out;
+  int from = 0;
+  for (int open = words.indexOfChar('{'); open >= 0; open = words.indexOfChar(open + 1, '{')) {
+    const int close = words.indexOfChar(open, '}');
+    if (close < 0) break;
+    const juce::String key = words.substring(open + 1, close);
+    const juce::String *value = key == "code" ? &code : key == "vendor" ? &vendor : key == "reason" ? &reason : nullptr;
+    if (value == nullptr) continue;
+    out << words.substring(from, open) << *value;
+    from = close + 1;
+    open = close;
+  }
+  return out + words.substring(from);
+}
 
 // "21 Feb 2027" from seconds since the epoch (0: unknown).
 juce::String dayOf(std::int64_t seconds) {
@@ -122,19 +142,7 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
     if (l.graceUntilSeconds > 0) text << " Works offline until " << dayOf(l.graceUntilSeconds) << ".";
     return text;
   }
-  switch (l.reason) {
-    case plc::Reason::notActivated: return "Not activated on this computer. Enter your activation code and press Activate.";
-    case plc::Reason::codeRevoked: return "This license" + code + " was revoked. Contact " + vendorOf(settings) + " for a new code.";
-    case plc::Reason::codeNotFound: return "The license service does not know this code" + code + ". Check it, or contact " + vendorOf(settings) + ".";
-    case plc::Reason::deactivated: return "Released from this computer (moved to another one). Activate again to use it here.";
-    case plc::Reason::graceExpired:
-      return "The license could not be checked online for too long. Connect this computer to the internet, then press Check now.";
-    case plc::Reason::clockTampered: return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
-    case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged, or was copied from another computer. Activate again.";
-    case plc::Reason::none:
-    case plc::Reason::other: break;
-  }
-  return "Not licensed (" + fromUtf8(l.reasonText) + ").";
+  return fillWords(reasonTemplate(l.reason), code, vendorOf(settings), fromUtf8(l.reasonText));
 }
 
 // ------------------------------------------------------------------------------ ActivationComponent

@@ -9,7 +9,7 @@
 // when anything failed. Wine's own limits are worked around here only, each where it is done.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -638,6 +638,9 @@ const silently = async (program, args = []) => finished(winSpawn(program, ['/S',
 
 // Branded values NSIS would otherwise read as its own: a variable, a quote that ends a string.
 const PRODUCT = 'Acme "Licenses" $INSTDIR 100%';
+// The product's id (pnpm package derives it from --product): its installer's, uninstaller's and Settings entry's name.
+const PRODUCT_ID = 'acme-licenses-instdir-100';
+const uninstaller = `${installDir}\\uninstall-${PRODUCT_ID}.exe`;
 const COMPANY = "Acme $(^Name) Audio's";
 /** pnpm package's arguments for this release, with the vendor's VST3 `bundle` and the Standalone. */
 const packageArgs = (bundle, out) => ['--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', PRODUCT, '--company', COMPANY, '--plugin', bundle, '--plugin', standaloneExe, '--project', `${projectId}=Acme Gain`, '--out', out];
@@ -706,7 +709,7 @@ let pipe;
 await check('shipping: setup.exe /S installs per user; the agent answers the mingw-built C client on its pipe', async () => {
   const r = await silently(setup);
   expectThat(r.code === 0, `setup exit ${r.code}: ${r.stdout} ${r.stderr}`);
-  expectThat(existsSync(unixOf(installed)) && existsSync(unixOf(`${installDir}\\uninstall.exe`)), `nothing in ${installDir}`);
+  expectThat(existsSync(unixOf(installed)) && existsSync(unixOf(uninstaller)), `nothing in ${installDir}`);
   const config = JSON.parse(readFileSync(unixOf((await exe(['config', 'path'])).stdout.trim()), 'utf8'));
   expectThat(config.base_url === baseUrl && !('token' in config), `config.json: ${JSON.stringify(config)}`);
   expectThat(await agentAnswers(), `the installed agent does not answer; ${agentDiagnosis()}`);
@@ -714,7 +717,7 @@ await check('shipping: setup.exe /S installs per user; the agent answers the min
   const answer = await plc(pipe);
   expectThat(answer.status === 'ok' && answer.reason === 'not_activated', JSON.stringify(answer));
   // The product and company reach the registry as they are (nsisString): nothing expanded, nothing cut.
-  const key = 'HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\acme-license';
+  const key = `HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\acme-license.${PRODUCT_ID}`;
   for (const [name, value] of [['DisplayName', PRODUCT], ['Publisher', COMPANY]]) {
     const shown = await finished(winSpawn('reg', ['query', key, '/v', name]));
     expectThat(shown.stdout.includes(`REG_SZ    ${value}`), `the registry's ${name}: ${shown.stdout} ${shown.stderr}`);
@@ -859,8 +862,51 @@ await check('shipping: an installer run over a damaged install repairs it, licen
   expectThat(hiddenInVst3().length === 0, `still hidden in the VST3 folder: ${hiddenInVst3().join(', ')}`);
 });
 
+// One vendor, a second product: its own installer (the same --app and --name), its own VST3 and
+// project. Installed over the first, then uninstalled first (the program is its build then).
+await check("plugins: a vendor's second product installs beside the first and touches nothing of it; uninstalled first, it removes only its own (its VST3, its Settings entry): the first product's plugins, the program, the agent and the license stay", async () => {
+  const OTHER = 'Acme Reverb';
+  const otherBundle = join(tmp, 'plugin-reverb', `${OTHER}.vst3`);
+  cpSync(pluginBundles[0], otherBundle, { recursive: true });
+  const out = join(tmp, 'release-reverb');
+  // The vendor's settings of the first product (its agent at login too: the last installer's choice is the program's).
+  const r = spawnSync(process.execPath, [join(root, 'packaging/src/main.mjs'), '--targets', 'win-x64', '--app', 'acme-audio', '--base-url', baseUrl, '--agent-at-login', '--name', 'acme-license', '--product', OTHER, '--plugin', otherBundle, '--project', `6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b=${OTHER}`, '--out', out], { encoding: 'utf8', env: baseEnv });
+  expectThat(r.status === 0, `pnpm package exit ${r.status}: ${r.stderr}`);
+  const setupOther = join(out, JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).installers[0].file);
+  const otherInstalled = `${vst3Folder}\\${OTHER}.vst3`;
+  const keys = { mine: `HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\acme-license.${PRODUCT_ID}`, other: 'HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Uninstall\\acme-license.acme-reverb' };
+  const registered = async (key) => (await finished(winSpawn('reg', ['query', key]))).code === 0;
+  const firstIntact = (when) => {
+    expectThat(JSON.stringify(treeOf(unixOf(installedBundle))) === JSON.stringify(treeOf(pluginBundles[0])), `${when}: the first product's bundle changed: ${treeOf(unixOf(installedBundle)).join(' | ')}`);
+    expectThat(existsSync(unixOf(`${installDir}\\${PLUGIN}.exe`)) && existsSync(unixOf(shortcut)), `${when}: the first product's Standalone or shortcut is gone`);
+  };
+  const installedProducts = async () => (await exe(['plugins', 'products'])).stdout.split(/\r?\n/).filter(Boolean).sort();
+  const up = await silently(setupOther);
+  expectThat(up.code === 0, `the second product's setup exit ${up.code}: ${up.stdout} ${up.stderr}`);
+  firstIntact('after the second product installed');
+  expectThat(JSON.stringify(treeOf(unixOf(otherInstalled))) === JSON.stringify(treeOf(otherBundle)), `the second product's bundle: ${existsSync(unixOf(otherInstalled)) ? treeOf(unixOf(otherInstalled)).join(' | ') : 'missing'}`);
+  expectThat((await registered(keys.mine)) && (await registered(keys.other)), 'each product has its Settings > Apps entry');
+  const both = await installedProducts();
+  expectThat(JSON.stringify(both) === JSON.stringify([OTHER, PRODUCT].sort()), `plugins products: ${both.join(' | ')}`);
+  let down;
+  try {
+    down = await silently(unixOf(`${installDir}\\uninstall-acme-reverb.exe`), [`_?=${installDir}`]);
+  } finally {
+    // Run in place (_?=), an uninstaller cannot remove itself (from Settings it runs from a copy, which can).
+    rmSync(unixOf(`${installDir}\\uninstall-acme-reverb.exe`), { force: true });
+  }
+  expectThat(down.code === 0, `the second product's uninstall exit ${down.code}`);
+  expectThat(!existsSync(unixOf(otherInstalled)), 'the second product\'s bundle is still there');
+  firstIntact('after the second product was uninstalled');
+  expectThat(existsSync(unixOf(installed)), 'the program went with the second product');
+  expectThat(!(await registered(keys.other)) && (await registered(keys.mine)), 'the Settings entries after the second product went');
+  expectThat(JSON.stringify(await installedProducts()) === JSON.stringify([PRODUCT]), 'plugins products after the second product went');
+  const answer = await plc(pipe);
+  expectThat(answer.status === 'ok' && answer.valid === true, `the first product's license after the second went (the agent stays for it): ${JSON.stringify(answer)}`);
+});
+
 await check('shipping: uninstall keeps the license data; a reinstall finds the license', async () => {
-  const r = await silently(unixOf(`${installDir}\\uninstall.exe`), [`_?=${installDir}`]);
+  const r = await silently(unixOf(uninstaller), [`_?=${installDir}`]);
   expectThat(r.code === 0, `uninstall exit ${r.code}`);
   expectThat(!existsSync(unixOf(installed)), 'the program is still there');
   expectThat((await plc(pipe)).status === 'not_running', 'an agent still answers');
@@ -870,7 +916,7 @@ await check('shipping: uninstall keeps the license data; a reinstall finds the l
   expectThat(readFileSync(otherVendor, 'utf8') === 'another vendor' && hiddenInVst3().length === 0, `the VST3 folder after uninstall: ${readdirSync(unixOf(vst3Folder)).join(', ')}`);
   // Run in place (_?=), the uninstaller cannot remove itself; nothing else of ours is left there.
   const rest = existsSync(unixOf(installDir)) ? readdirSync(unixOf(installDir)) : [];
-  expectThat(rest.every((n) => n === 'uninstall.exe'), `left in the program's folder: ${rest.join(', ')}`);
+  expectThat(rest.every((n) => n === `uninstall-${PRODUCT_ID}.exe`), `left in the program's folder: ${rest.join(', ')}`);
   const again = await silently(setup);
   expectThat(again.code === 0 && (await agentAnswers()), `reinstall exit ${again.code}; ${agentDiagnosis()}`);
   const answer = await plc(pipe);
@@ -878,7 +924,7 @@ await check('shipping: uninstall keeps the license data; a reinstall finds the l
 });
 
 await check('shipping: uninstall /RELEASE=1 gives the slot back first (the service counts one fewer), then removes the program', async () => {
-  const r = await silently(unixOf(`${installDir}\\uninstall.exe`), ['/RELEASE=1', `_?=${installDir}`]);
+  const r = await silently(unixOf(uninstaller), ['/RELEASE=1', `_?=${installDir}`]);
   expectThat(r.code === 0, `uninstall exit ${r.code}`);
   expectThat((await slotsOf(shippedCode)) === 0, `the service still counts ${await slotsOf(shippedCode)} slot(s)`);
   expectThat(!existsSync(unixOf(installed)), 'the program is still there');

@@ -6,7 +6,9 @@
 # Puts the program in ~/.local/lib/@VENDOR_DIR@/ with a link in ~/.local/bin/ and writes the service
 # base URL into config.json (never a token). The plugins in this download's plugins/ folder go
 # into your own plugin folders (VST3 ~/.vst3, CLAP ~/.clap; a Standalone beside the program, with
-# a menu entry); an upgrade replaces them whole, and uninstall.sh removes exactly those. No
+# a menu entry); an upgrade replaces them whole, and this product's uninstaller
+# (~/.local/lib/@VENDOR_DIR@/uninstall-@PRODUCT_ID@.sh) removes exactly those. Other products of
+# @COMPANY@ share the program: installing this one never touches their plugins. No
 # agent stays resident: plugins and the program start it when they need it, and it exits when
 # idle. With --agent-at-login (the default when the vendor packaged with pnpm package
 # --agent-at-login) it registers a systemd --user unit that runs the agent from login instead. Run a newer one over an older one to upgrade: licenses are kept. Run
@@ -27,6 +29,7 @@ NAME=@NAME@
 APP=@APP@
 BASE_URL=@BASE_URL@
 PRODUCT=@PRODUCT@
+PRODUCT_ID=@PRODUCT_ID@
 VENDOR_DIR=@VENDOR_DIR@
 AGENT_AT_LOGIN=@AGENT_AT_LOGIN@
 
@@ -49,7 +52,9 @@ LIB="$HOME/.local/lib/$VENDOR_DIR"
 BIN="$HOME/.local/bin"
 EXE="$LIB/$NAME"
 NEW="$LIB/.$NAME.new"
-UNINSTALL_NEW="$LIB/.uninstall.sh.new"
+# This product's own uninstaller: each product of the vendor has one, the program is shared.
+UNINSTALL="$LIB/uninstall-$PRODUCT_ID.sh"
+UNINSTALL_NEW="$LIB/.uninstall-$PRODUCT_ID.sh.new"
 set -- ${APP:+--app "$APP"}
 
 # 1. The new program must run on this computer before anything is changed.
@@ -91,18 +96,26 @@ if ! out=$("$NEW" "$@" agent stop 2>&1); then
   fail "the running license agent did not stop: $out. Close your plugins and the license manager, then run this again. The previous install is unchanged."
 fi
 mv -f -- "$NEW" "$EXE" || { discard; fail "could not replace $EXE. The previous install is unchanged."; }
-mv -f -- "$UNINSTALL_NEW" "$LIB/uninstall.sh" || { discard; fail "could not put uninstall.sh into $LIB; run this installer again."; }
+mv -f -- "$UNINSTALL_NEW" "$UNINSTALL" || { discard; fail "could not put $UNINSTALL in place; run this installer again."; }
 ln -sf -- "$EXE" "$BIN/$NAME" || fail "could not link $BIN/$NAME to $EXE; run this installer again."
 
 # 5. The plugins of this download, placed by the program itself (the one implementation every
-# installer uses): each into its format's folder, replaced whole, recorded beside the program.
-# Its lines say where each went and which music software may need a rescan.
-if [ -d "$HERE/plugins" ]; then
-  if ! out=$("$EXE" plugins install --from "$HERE/plugins" 2>&1); then
-    [ -z "$out" ] || say "$out"
-    fail "your plugins could not be installed (the lines above say why). The program itself is installed; fix that and run this installer again."
-  fi
+# installer uses): each into its format's folder, replaced whole, recorded beside the program as
+# this product's (installed-plugins/PRODUCT_ID.json; a product without plugins is recorded too:
+# the program stays while one is installed). Its lines say where each went and which music
+# software may need a rescan.
+FROM=
+[ -d "$HERE/plugins" ] && FROM=$HERE/plugins
+if ! out=$("$EXE" plugins install --product-id "$PRODUCT_ID" ${FROM:+--from "$FROM"} 2>&1); then
   [ -z "$out" ] || say "$out"
+  fail "your plugins could not be installed (the lines above say why). The program itself is installed; fix that and run this installer again."
+fi
+[ -z "$FROM" ] || [ -z "$out" ] || say "$out"
+# An earlier release had one uninstaller for every product (uninstall.sh). Once the program has
+# taken its plugins over (installed-plugins.json is gone) it goes; while it stays, it still
+# lists another product's plugins of that release, whose uninstaller it is.
+if [ -e "$LIB/uninstall.sh" ] && ! [ -e "$LIB/installed-plugins.json" ]; then
+  rm -f -- "$LIB/uninstall.sh"
 fi
 
 # 6. No resident agent by default: plugins and the program start it on demand. A unit an earlier

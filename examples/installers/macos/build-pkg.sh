@@ -17,6 +17,9 @@ NAME=@NAME@
 VERSION=@VERSION@
 TARGET=@TARGET@
 BUNDLE_ID=@BUNDLE_ID@
+# The product's package: its own receipt, so each product of the vendor installs and upgrades apart.
+PKG_ID=@PKG_ID@
+PRODUCT_ID=@PRODUCT_ID@
 VENDOR_DIR=@VENDOR_DIR@
 # The comment block at the top of this file, up to its first line that is not a comment.
 usage() { awk 'NR > 1 { if ($0 !~ /^#/) exit; sub(/^# ?/, ""); print }' "$0"; }
@@ -28,7 +31,7 @@ PROFILE=${3:-}
 HERE=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 TEAM_ID=$(printf '%s' "$APP_IDENTITY" | sed -n 's/.*(\([A-Z0-9]*\))$/\1/p')
 [ -n "$TEAM_ID" ] || { echo "the identity must end in (TEAMID), as security find-identity -v -p codesigning lists it" >&2; exit 64; }
-OUT="$HERE/$NAME-$VERSION-$TARGET.pkg"
+OUT="$HERE/$PRODUCT_ID-$VERSION-$TARGET.pkg"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -39,7 +42,7 @@ codesign --force --sign "$APP_IDENTITY" --options runtime --timestamp \
 codesign --verify --strict --verbose=2 "$HERE/payload/$NAME"
 
 # 2. The component package: installed into the user's home, with the scripts.
-pkgbuild --root "$HERE/payload" --scripts "$HERE/scripts" --identifier "$BUNDLE_ID.agent" \
+pkgbuild --root "$HERE/payload" --scripts "$HERE/scripts" --identifier "$PKG_ID" \
   --version "$VERSION" --install-location "Library/Application Support/$VENDOR_DIR" "$WORK/agent.pkg"
 
 # 3. The product archive (per user: distribution.xml enables the home folder only), signed.

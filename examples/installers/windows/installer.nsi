@@ -1,11 +1,17 @@
 ; The Windows installer of a vendor's license agent: an example to copy and brand.
 ; Built by `pnpm package` with Debian's makensis (64-bit Unicode stubs), which defines:
 ;   NAME (file name, e.g. acme-license), APP (namespace; empty: the executable's baked one),
-;   BASE_URL (empty: the baked one), PRODUCT, COMPANY, VERSION, VENDOR_DIR, EXE (the built
-;   executable) and OUTFILE; with plugins (pnpm package --plugin), also PLUGINS (the folder of
-;   the vendor's plugins, one sub-folder per format) and PLUGINS_NSH (its where-they-go text and
-;   Start-menu shortcuts). The program places them ("plugins install") and removes them ("plugins
-;   uninstall"), exactly as its record of them says.
+;   BASE_URL (empty: the baked one), PRODUCT, PRODUCT_ID (what the product is known by across
+;   releases, e.g. acme-gain), COMPANY, VERSION, VENDOR_DIR, EXE (the built executable) and
+;   OUTFILE; with plugins (pnpm package --plugin), also PLUGINS (the folder of the vendor's
+;   plugins, one sub-folder per format) and PLUGINS_NSH (its where-they-go text and Start-menu
+;   shortcuts). The program places them ("plugins install") and removes them ("plugins
+;   uninstall"), exactly as its record of this product's plugins says.
+;
+; One vendor, several products: each product has its own installer, uninstaller
+; (uninstall-PRODUCT_ID.exe) and Settings > Apps entry, and owns only its own plugins. The
+; program (shared, the last installed product's), its agent and the license data go with the
+; last product's uninstall.
 ;
 ; Per user: no administrator rights, nothing outside the user's own folders.
 ;   setup.exe [/S]                          install, or upgrade in place (licenses are kept)
@@ -15,8 +21,8 @@
 ; The uninstaller's page offers the same two choices as checkboxes.
 ; Exit codes: 0 done; 2 a step failed (the message says what to do; the previous install works).
 
-!ifndef NAME | VERSION | EXE | OUTFILE | PRODUCT | COMPANY | VENDOR_DIR
-  !error "pnpm package defines NAME, APP, BASE_URL, PRODUCT, COMPANY, VERSION, VENDOR_DIR, EXE and OUTFILE"
+!ifndef NAME | VERSION | EXE | OUTFILE | PRODUCT | PRODUCT_ID | COMPANY | VENDOR_DIR
+  !error "pnpm package defines NAME, APP, BASE_URL, PRODUCT, PRODUCT_ID, COMPANY, VERSION, VENDOR_DIR, EXE and OUTFILE"
 !endif
 
 Unicode true
@@ -28,7 +34,10 @@ ManifestDPIAware true
 Name "${PRODUCT}"
 OutFile "${OUTFILE}"
 InstallDir "$LOCALAPPDATA\Programs\${VENDOR_DIR}"
-!define UNINST_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${NAME}"
+; This product's entry in Settings > Apps; an earlier release had one for every product.
+!define UNINST_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${NAME}.${PRODUCT_ID}"
+!define LEGACY_UNINST_KEY "Software\Microsoft\Windows\CurrentVersion\Uninstall\${NAME}"
+!define UNINSTALLER "$INSTDIR\uninstall-${PRODUCT_ID}.exe"
 InstallDirRegKey HKCU "${UNINST_KEY}" "InstallLocation"
 BrandingText "${COMPANY}"
 
@@ -65,7 +74,7 @@ VIAddVersionKey "LegalCopyright" "${COMPANY}"
 !define MUI_FINISHPAGE_RUN_TEXT "Open the license manager to activate ${PRODUCT}"
 !define MUI_FINISHPAGE_RUN_FUNCTION OpenLicenseManager
 !insertmacro MUI_PAGE_FINISH
-!define MUI_COMPONENTSPAGE_TEXT_TOP "${PRODUCT} and its license agent will be removed from this computer. Choose what else to do."
+!define MUI_COMPONENTSPAGE_TEXT_TOP "${PRODUCT} will be removed from this computer, and the license program with its agent when no other product of ${COMPANY} uses it. Choose what else to do."
 !define MUI_COMPONENTSPAGE_TEXT_COMPLIST "Also:"
 !define MUI_COMPONENTSPAGE_SMALLDESC
 !insertmacro MUI_UNPAGE_COMPONENTS
@@ -205,33 +214,45 @@ Section "Install"
   !endif
 
   ; 5. The uninstaller, and the entry in Settings > Apps (per user).
-  WriteUninstaller "$INSTDIR\uninstall.exe"
+  WriteUninstaller "${UNINSTALLER}"
   WriteRegStr HKCU "${UNINST_KEY}" "DisplayName" "${PRODUCT}"
   WriteRegStr HKCU "${UNINST_KEY}" "DisplayVersion" "${VERSION}"
   WriteRegStr HKCU "${UNINST_KEY}" "Publisher" "${COMPANY}"
   WriteRegStr HKCU "${UNINST_KEY}" "InstallLocation" "$INSTDIR"
   WriteRegStr HKCU "${UNINST_KEY}" "DisplayIcon" "${PROGRAM}"
-  WriteRegStr HKCU "${UNINST_KEY}" "UninstallString" '"$INSTDIR\uninstall.exe"'
-  WriteRegStr HKCU "${UNINST_KEY}" "QuietUninstallString" '"$INSTDIR\uninstall.exe" /S'
+  WriteRegStr HKCU "${UNINST_KEY}" "UninstallString" '"${UNINSTALLER}"'
+  WriteRegStr HKCU "${UNINST_KEY}" "QuietUninstallString" '"${UNINSTALLER}" /S'
   WriteRegDWORD HKCU "${UNINST_KEY}" "NoModify" 1
   WriteRegDWORD HKCU "${UNINST_KEY}" "NoRepair" 1
 
-  ; 6. The vendor's plugins, placed by the program (one implementation for every installer): each
-  ; into its format's per-user folder, replaced whole, recorded beside the program. Its lines (where
-  ; each went, which hosts may need a rescan) go to the details, as DetailPrint would, and to
-  ; install.log beside the program: /S shows nothing, so that file is silent mode's record.
+  ; 6. This product's plugins, placed by the program (one implementation for every installer): each
+  ; into its format's per-user folder, replaced whole, recorded beside the program as this
+  ; product's (a product without plugins is recorded too: the program stays while one is). Its
+  ; lines (where each went, which hosts may need a rescan) go to the details, as DetailPrint would,
+  ; and to install.log beside the program: /S shows nothing, so that file is silent mode's record.
   !ifdef PLUGINS
     InitPluginsDir
     SetOutPath "$PLUGINSDIR\plugins"
     File /r "${PLUGINS}/*"
     SetOutPath "$INSTDIR"
-    nsExec::ExecToLog '"${PROGRAM}" plugins install --from "$PLUGINSDIR\plugins" --log "$INSTDIR\install.log"'
-    Pop $0
-    ${If} $0 != 0
-      !insertmacro Fail "Your plugins could not be installed ($0; the lines above say why). ${PRODUCT} itself is installed. Close your music software and run the installer again."
-    ${EndIf}
+    nsExec::ExecToLog '"${PROGRAM}" plugins install --product-id ${PRODUCT_ID} --from "$PLUGINSDIR\plugins" --log "$INSTDIR\install.log"'
+  !else
+    nsExec::ExecToLog '"${PROGRAM}" plugins install --product-id ${PRODUCT_ID} --log "$INSTDIR\install.log"'
+  !endif
+  Pop $0
+  ${If} $0 != 0
+    !insertmacro Fail "Your plugins could not be installed ($0; the lines above say why). ${PRODUCT} itself is installed. Close your music software and run the installer again."
+  ${EndIf}
+  !ifdef PLUGINS
     !insertmacro PluginShortcuts
   !endif
+  ; An earlier release had one uninstaller and Settings entry for every product. Once the program
+  ; has taken its plugins over (installed-plugins.json is gone) they go; while it stays, it still
+  ; lists another product's plugins of that release, whose uninstaller it is.
+  ${IfNot} ${FileExists} "$INSTDIR\installed-plugins.json"
+    Delete "$INSTDIR\uninstall.exe"
+    DeleteRegKey HKCU "${LEGACY_UNINST_KEY}"
+  ${EndIf}
 SectionEnd
 
 ; ------------------------------------------------------------------------------------- uninstall
@@ -240,7 +261,8 @@ Var Folders
 
 Section /o "un.Give activations back" SEC_RELEASE
   ; First, while everything is in place: the agent records each release before it asks the service.
-  !insertmacro Program "deactivate --all"
+  ; Only this product's, while another product of the vendor is installed (the program decides).
+  !insertmacro Program "deactivate --all --product-id ${PRODUCT_ID}"
   ${If} $0 != 0
     !insertmacro Fail "Your activations could not be given back: $1 Nothing was removed. Connect to the internet and try again, or uninstall without giving them back."
   ${EndIf}
@@ -264,20 +286,33 @@ Section "-un.Remove"
   StrCpy $4 $1
   !insertmacro Program "config path --folder cache"
   StrCpy $5 $1
-  ; The plugins the program recorded, removed while it is still here (only what it put there and
-  ; is unchanged since; it says which it left). A failure stops here with nothing else removed.
-  ${If} ${FileExists} "$INSTDIR\installed-plugins.json"
-    nsExec::ExecToLog '"${PROGRAM}" plugins uninstall'
-    Pop $0
-    ${If} $0 != 0
-      !insertmacro Fail "Your plugins could not be removed ($0; the lines above say why). Nothing else was removed. Close your music software and run the uninstaller again."
-    ${EndIf}
+  ; This product's plugins, as the program recorded them, removed while it is still here (only what
+  ; it put there, is unchanged since and no other product installed too; it says which it left).
+  ; A failure stops here with nothing else removed.
+  nsExec::ExecToLog '"${PROGRAM}" plugins uninstall --product-id ${PRODUCT_ID}'
+  Pop $0
+  ${If} $0 != 0
+    !insertmacro Fail "Your plugins could not be removed ($0; the lines above say why). Nothing else was removed. Close your music software and run the uninstaller again."
   ${EndIf}
   !ifdef PLUGINS
     !insertmacro RemovePluginShortcuts
   !endif
-  ; The agent stops, however it was started: asked over its pipe, then whatever is left.
+  ; Other products of the vendor still installed share the program, its agent and the license
+  ; data: then only this product's uninstaller and entry go.
+  !insertmacro Program "plugins products"
+  ${If} $0 != 0
+    !insertmacro Fail "The program could not say which products remain ($1). This product's plugins are removed; the program is kept."
+  ${EndIf}
+  ${If} $1 != ""
+    Delete "${UNINSTALLER}"
+    DeleteRegKey HKCU "${UNINST_KEY}"
+    DetailPrint "${PRODUCT} is removed. The license program and your licenses stay, for: $1"
+    Goto removed
+  ${EndIf}
+  ; The last product: the license managers (a page in the browser: one would start the agent
+  ; again), then the agent, however it was started: asked over its pipe, then whatever is left.
   !insertmacro Program "agent uninstall"
+  !insertmacro Program "manager stop"
   !insertmacro Program "agent stop"
   nsExec::ExecToStack 'taskkill /F /IM "${NAME}.exe"'
   Pop $0
@@ -286,10 +321,15 @@ Section "-un.Remove"
   Delete "${PROGRAM}"
   Delete "$INSTDIR\${NAME}.old-*.exe"
   Delete "$INSTDIR\${NAME}.new.exe"
+  Delete "${UNINSTALLER}"
+  ; The earlier release's uninstaller and emptied record go with the last product.
   Delete "$INSTDIR\uninstall.exe"
+  Delete "$INSTDIR\installed-plugins.json"
   Delete "$INSTDIR\install.log"
+  RMDir "$INSTDIR\installed-plugins"
   RMDir "$INSTDIR"
   DeleteRegKey HKCU "${UNINST_KEY}"
+  DeleteRegKey HKCU "${LEGACY_UNINST_KEY}"
   ${If} $Folders != ""
     ; config path prints one line: drop the line end.
     !insertmacro TrimLine $Folders
@@ -304,6 +344,7 @@ Section "-un.Remove"
   ${Else}
     DetailPrint "${PRODUCT} is removed. Its license data is kept, so a reinstall finds your licenses again."
   ${EndIf}
+  removed:
 SectionEnd
 
 !insertmacro MUI_UNFUNCTION_DESCRIPTION_BEGIN

@@ -1,22 +1,33 @@
-// plugin-license-test-host: a console plugin host for the tests. Loads a VST3 with JUCE's
-// AudioPluginFormatManager (no display), makes INSTANCES instances in this one process, and runs
-// processBlock on a 440 Hz test signal in real time (a block of 480 samples every 10 ms), as a
-// DAW would. Prints JSON lines:
+// plugin-license-test-host: a console VST3 host, for the tests and for a vendor checking the audio
+// of their own plugin. Loads a VST3 with JUCE's AudioPluginFormatManager (no display), makes
+// INSTANCES instances in this one process, and runs processBlock on a 440 Hz test signal in real
+// time (a block of 480 samples every 10 ms), as a DAW would. Prints JSON lines:
 //
 //   {"event":"loaded","instances":50,"name":"…","load_ms":12}
-//   {"event":"audio","state":"silent|signal|fade","at_ms":<epoch ms>,"block":N,"agree":true}
+//   {"event":"audio","state":"plays|silent","output":"same|gain|fade|other|none","level_db":-6.0,"at_ms":<epoch ms>,"block":N,"agree":true}
 //   {"event":"fade","from":1,"to":0,"samples":480,"monotonic":true,"max_step":0.0021}
-//   {"event":"done","blocks":N,"silent":S,"signal":G,"fade":F,"first_loud":B,"first_silent":B}
+//   {"event":"done","blocks":N,"plays":P,"silent":S,"same":A,"gain":G,"fade":F,"other":O,"first_plays":B,"first_silent":B}
 //
-// "fade" is a block whose gain moved: `monotonic` is true when the gain per sample never turned
+// The words hold for any effect. `state` says whether the plugin makes sound: "silent" is a block
+// whose every sample is below -120 dBFS (zero, or as good as), "plays" any other. `output` says
+// how the sound relates to the input, for a gate or a volume: "same" (the input unchanged, a
+// pass-through), "gain" (the input times a constant gain), "fade" (the input times a gain that
+// moves smoothly from sample to sample), "other" (anything else: a delay, a filter, a distortion,
+// a synth), "none" (silent). An "audio"
+// line comes at the first block and whenever `state` or `output` changes; `level_db` is that
+// block's peak (dBFS, null when silent). The words are block-measure.h's.
+//
+// "fade" is also a line of its own per such block: `monotonic` is true when the gain never turned
 // back and `max_step` (the largest change between two samples) shows it had no jump: no click.
-// "done" counts every instance's blocks by what they played (S + G + F = N x INSTANCES), and
-// names the first block where any instance was loud (signal or fade) and the first where any was
-// silent (-1: none), so a test sees "never a loud block" or "no silent block" in one line.
+// "done" counts every instance's blocks (P + S = N x INSTANCES; A + G + F + O = P) and names the first
+// block where any instance played and the first where any was silent (-1: none), so a test sees
+// "never a sound" or "never silent" in one line.
 //
 //   plugin-license-test-host PLUGIN.vst3 [INSTANCES] [SECONDS] [--blocks N]
 //   (stops after SECONDS, after N blocks, or at "quit" on stdin)
 #include <JuceHeader.h>
+
+#include "block-measure.h"
 
 #include <atomic>
 #include <cmath>
@@ -39,46 +50,6 @@ void emit(const juce::String &json) {
   std::fflush(stdout);
 }
 
-// The gain of each sample of channel 0 against the input, where the input is far from zero.
-struct BlockGain {
-  const char *state = "silent";
-  double from = 0, to = 0, maxStep = 0;
-  bool monotonic = true;
-  int samples = 0;
-};
-
-BlockGain measure(const juce::AudioBuffer<float> &out, const juce::AudioBuffer<float> &in) {
-  BlockGain g;
-  double peak = 0;
-  bool first = true;
-  double previous = 0, direction = 0;
-  bool allOne = true;
-  for (int i = 0; i < out.getNumSamples(); ++i) peak = std::max(peak, std::abs(static_cast<double>(out.getSample(0, i))));
-  if (peak < 1e-6) return g;
-  for (int i = 0; i < out.getNumSamples(); ++i) {
-    const double x = in.getSample(0, i);
-    if (std::abs(x) < 0.05) continue;
-    const double gain = out.getSample(0, i) / x;
-    if (std::abs(gain - 1.0) > 1e-4) allOne = false;
-    if (first) {
-      g.from = gain;
-      first = false;
-    } else {
-      const double step = gain - previous;
-      g.maxStep = std::max(g.maxStep, std::abs(step) / 1.0);
-      if (std::abs(step) > 1e-6) {
-        if (direction != 0 && (step > 0) != (direction > 0)) g.monotonic = false;
-        direction = step;
-      }
-    }
-    previous = gain;
-    g.to = gain;
-    ++g.samples;
-  }
-  g.state = allOne ? "signal" : "fade";
-  return g;
-}
-
 }  // namespace
 
 constexpr const char *kUsage =
@@ -87,6 +58,9 @@ constexpr const char *kUsage =
     "Loads the VST3 INSTANCES times (default 1) in this process and runs processBlock on a 440 Hz\n"
     "signal in real time, printing JSON lines (loaded, audio, fade, done), for SECONDS (default 60),\n"
     "N blocks of 10 ms, or until a line \"quit\" arrives on standard input, whichever comes first.\n"
+    "\"state\" is plays or silent (every sample below -120 dBFS), for any effect; \"output\" is same\n"
+    "(the input unchanged), gain (times a constant gain), fade (times a moving gain), other (a delay,\n"
+    "a filter...) or none.\n"
     "PLUGIN_LICENSE_SOCKET names the agent.\n"
     "\n"
     "  --blocks N   stop after N blocks (\"done\" counts them by what each instance played)\n"
@@ -184,7 +158,7 @@ int main(int argc, char **argv) {
   juce::MidiBuffer midi;
   std::string previous;
   long long block = 0;
-  long long silentBlocks = 0, signalBlocks = 0, fadeBlocks = 0, firstLoud = -1, firstSilent = -1;
+  long long plays = 0, silent = 0, same = 0, gains = 0, fades = 0, other = 0, firstPlays = -1, firstSilent = -1;
   double phase = 0;
   const double until = juce::Time::getMillisecondCounterHiRes() + seconds * 1000.0;
   double next = juce::Time::getMillisecondCounterHiRes();
@@ -195,27 +169,31 @@ int main(int argc, char **argv) {
       in.setSample(0, i, x);
       in.setSample(1, i, x);
     }
-    BlockGain first;
+    block_measure::Block first;
     bool agree = true;
     for (std::size_t p = 0; p < plugins.size(); ++p) {
       buffer.makeCopyOf(in, true);
       plugins[p]->processBlock(buffer, midi);
-      const BlockGain g = measure(buffer, in);
-      if (p == 0) first = g;
-      else agree = agree && std::string(g.state) == first.state;
-      const std::string state = g.state;
-      silentBlocks += state == "silent" ? 1 : 0;
-      signalBlocks += state == "signal" ? 1 : 0;
-      fadeBlocks += state == "fade" ? 1 : 0;
-      noteFirst(firstLoud, state != "silent", block);
+      const block_measure::Block b = block_measure::measure(buffer.getReadPointer(0), in.getReadPointer(0), kBlock);
+      if (p == 0) first = b;
+      else agree = agree && std::string(b.state) == first.state && std::string(b.output) == first.output;
+      const std::string state = b.state, output = b.output;
+      plays += state == "plays" ? 1 : 0;
+      silent += state == "silent" ? 1 : 0;
+      same += output == "same" ? 1 : 0;
+      gains += output == "gain" ? 1 : 0;
+      fades += output == "fade" ? 1 : 0;
+      other += output == "other" ? 1 : 0;
+      noteFirst(firstPlays, state == "plays", block);
       noteFirst(firstSilent, state == "silent", block);
     }
-    if (first.state != previous) {
-      emit(juce::String("{\"event\":\"audio\",\"state\":\"") + first.state + "\",\"at_ms\":" + juce::String(juce::Time::currentTimeMillis()) +
-           ",\"block\":" + juce::String(block) + ",\"agree\":" + (agree ? "true" : "false") + "}");
-      previous = first.state;
+    const std::string now = std::string(first.state) + "/" + first.output;
+    if (now != previous) {
+      emit(juce::String("{\"event\":\"audio\",\"state\":\"") + first.state + "\",\"output\":\"" + first.output + "\",\"level_db\":" + juce::String(block_measure::decibels(first.peak)) +
+           ",\"at_ms\":" + juce::String(juce::Time::currentTimeMillis()) + ",\"block\":" + juce::String(block) + ",\"agree\":" + (agree ? "true" : "false") + "}");
+      previous = now;
     }
-    if (std::string(first.state) == "fade") {
+    if (std::string(first.output) == "fade") {
       emit("{\"event\":\"fade\",\"from\":" + juce::String(first.from, 4) + ",\"to\":" + juce::String(first.to, 4) + ",\"samples\":" +
            juce::String(first.samples) + ",\"monotonic\":" + (first.monotonic ? "true" : "false") + ",\"max_step\":" + juce::String(first.maxStep, 6) + "}");
     }
@@ -226,8 +204,8 @@ int main(int argc, char **argv) {
   }
   for (auto &p : plugins) p->releaseResources();
   plugins.clear();
-  emit("{\"event\":\"done\",\"blocks\":" + juce::String(block) + ",\"silent\":" + juce::String(silentBlocks) + ",\"signal\":" +
-       juce::String(signalBlocks) + ",\"fade\":" + juce::String(fadeBlocks) + ",\"first_loud\":" + juce::String(firstLoud) +
-       ",\"first_silent\":" + juce::String(firstSilent) + "}");
+  emit("{\"event\":\"done\",\"blocks\":" + juce::String(block) + ",\"plays\":" + juce::String(plays) + ",\"silent\":" + juce::String(silent) +
+       ",\"same\":" + juce::String(same) + ",\"gain\":" + juce::String(gains) + ",\"fade\":" + juce::String(fades) + ",\"other\":" + juce::String(other) +
+       ",\"first_plays\":" + juce::String(firstPlays) + ",\"first_silent\":" + juce::String(firstSilent) + "}");
   return 0;
 }

@@ -4,11 +4,11 @@
 // typed and Activate clicked, errors in words, the offline exchange with real files, a panel
 // closed in the middle of an activation), with a screenshot of every state.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, DEFAULT_NAMESPACE, encodeTicket, judgeTicket, offlineText, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
-import { AGENT_CLI, agentRpc, control, generateCode, run, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
+import { AGENT_CLI, agentRpc, asOtherUser, control, generateCode, otherUserUnavailable, run, shareWithOtherUser, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
 
@@ -19,10 +19,9 @@ const missing = missingForBuild() as string[];
 const canBuild = process.platform === 'linux' && missing.length === 0;
 const hasXvfb = hasTool('Xvfb', ['-help']);
 const hasFaketime = hasTool('faketime', ['-f', '+0', 'true']);
-const isRoot = process.getuid?.() === 0;
 const SCREENSHOTS = join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots');
 
-if (canBuild && !isRoot) console.log('juce-plugin: skipping the other-user ticket test: it runs the host as another user with setpriv, which needs root');
+if (canBuild && otherUserUnavailable() !== undefined) console.log(`juce-plugin: skipping the other-user ticket test: it ${otherUserUnavailable()}`);
 if (canBuild && !hasFaketime) console.log('juce-plugin: skipping the faketime test: faketime is missing (Debian: apt-get install faketime)');
 if (!canBuild) console.log(`juce-plugin: skipping the plugin tests: missing ${missing.join(', ') || 'Linux'} (Debian: apt-get install cmake g++ juce-modules-source juce-tools xvfb)`);
 
@@ -43,6 +42,13 @@ interface Paths {
 type Event = Record<string, unknown> & { event: string };
 const events = (p: LineProcess): Event[] => p.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
 const waitEvent = async (p: LineProcess, match: RegExp, what: string): Promise<Event> => JSON.parse(await p.waitFor(match, what)) as Event;
+/**
+ * What a block played, in the host's words: "silent", else how the sound relates to the input
+ * ("same": the example's pass-through, "fade": its gate moving, "gain", "other").
+ */
+const sound = (e: Event): string => (e.state === 'silent' ? 'silent' : String(e.output));
+/** The host's audio line of a block that plays the input unchanged (the example, licensed). */
+const PLAYS_SAME = /"event":"audio","state":"plays","output":"same"/;
 
 describe('pnpm build:plugin without its tools', () => {
   it('says what to install, and with --if-available skips, saying why', async () => {
@@ -65,9 +71,26 @@ describe('pnpm build:plugin without its tools', () => {
       const app = await run(join(bin, 'node'), [script, '--app', '../acme'], env);
       expect(app.code).toBe(2);
       expect(app.stderr).toMatch(/^pnpm build:plugin: --app: namespace '\.\.\/acme' is not usable as a folder name/);
+      const both = await run(join(bin, 'node'), [script, '--tests', '--host-only'], env);
+      expect(both).toMatchObject({ code: 2, stdout: '' });
+      expect(both.stderr).toMatch(/^pnpm build:plugin: --tests already builds the console host with the plugin; give --host-only alone/);
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
+  });
+
+  it('--help prints the usage at once: the root script builds nothing first', () => {
+    const repo = join(import.meta.dirname, '..', '..', '..');
+    const built = join(repo, 'packages', 'licensing', 'dist', 'index.js');
+    const before = existsSync(built) ? statSync(built).mtimeMs : undefined;
+    const started = Date.now();
+    const r = spawnSync('pnpm', ['--silent', 'build:plugin', '--help'], { cwd: repo, encoding: 'utf8', timeout: 20_000 });
+    expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout).toMatch(/^Usage: pnpm build:plugin \[--tests \| --host-only\]/);
+    expect(r.stdout).toContain('--host-only      only the console VST3 host, to check the audio of your own plugin');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    // No package was built (pnpm build rewrites every dist).
+    expect(existsSync(built) ? statSync(built).mtimeMs : undefined).toBe(before);
   });
 });
 
@@ -144,7 +167,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const c = await code();
       const asked = Date.now();
       expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: c })).error).toBeUndefined();
-      const signal = await waitEvent(h, /"state":"signal"/, 'the signal');
+      const signal = await waitEvent(h, PLAYS_SAME, 'the signal');
       console.log(`juce-plugin: activation to audio: ${Number(signal.at_ms) - asked} ms (the activate call, the agent's notification, the next block)`);
       const fadeIn = events(h).find((e) => e.event === 'fade')!;
       expect(fadeIn).toMatchObject({ monotonic: true });
@@ -156,16 +179,16 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await fetch(`${emulator.origin}/__emulator/codes/${c}/revoke`, { method: 'POST' });
       const revokedAt = Date.now();
       await agentRpc(a.socket, 'refresh', { project_id: COMPILED_PROJECT_ID });
-      const silent = await waitEvent(h, /"state":"silent","at_ms":\d+,"block":[1-9]/, 'silence after the revocation');
+      const silent = await waitEvent(h, /"state":"silent","output":"none","level_db":null,"at_ms":\d+,"block":[1-9]/, 'silence after the revocation');
       console.log(`juce-plugin: revocation to silence: ${Number(silent.at_ms) - revokedAt} ms`);
       const fadeOut = events(h).filter((e) => e.event === 'fade').at(-1)!;
       expect(fadeOut).toMatchObject({ monotonic: true });
       expect(Number(fadeOut.from)).toBeGreaterThan(0.95);
       expect(Number(fadeOut.to)).toBeLessThan(0.05);
-      expect(events(h).filter((e) => e.event === 'audio').map((e) => [e.state, e.agree])).toEqual([
+      expect(events(h).filter((e) => e.event === 'audio').map((e) => [sound(e), e.agree])).toEqual([
         ['silent', true],
         ['fade', true],
-        ['signal', true],
+        ['same', true],
         ['fade', true],
         ['silent', true],
       ]);
@@ -194,40 +217,43 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       expect((await agentRpc(a.socket, 'activate', { project_id: COMPILED_PROJECT_ID, code: await code() })).error).toBeUndefined();
       const other = host(a, 1, { PLUGIN_LICENSE_PROJECT_ID: '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b' });
       const compiled = host(a, 1);
-      await waitEvent(compiled, /"state":"signal"/, 'the compiled-in project playing');
+      await waitEvent(compiled, PLAYS_SAME, 'the compiled-in project playing');
       expect(await waitEvent(other, /"event":"audio"/, 'the other project')).toMatchObject({ state: 'silent' });
       // Given the time the compiled one took, the other one would have played by now if it could.
-      await waitEvent(compiled, /"state":"signal"/, 'still playing');
+      await waitEvent(compiled, PLAYS_SAME, 'still playing');
       expect(events(other).filter((e) => e.event === 'audio').map((e) => e.state)).toEqual(['silent']);
     });
 
     interface Done extends Event {
       blocks: number;
+      plays: number;
       silent: number;
-      signal: number;
+      same: number;
+      gain: number;
       fade: number;
-      first_loud: number;
+      other: number;
+      first_plays: number;
       first_silent: number;
     }
     interface Played {
       ms: number;
       done: Done;
-      /** [state, block] of each change of what instance 0 played. */
+      /** [sound, block] of each change of what instance 0 played. */
       audio: Array<[string, number]>;
     }
     // A safety net against a hang (the run is killed then, and fails for want of its "done"), and
     // the generous bound a run's length is held to: 20 blocks take 200 ms of audio.
     const HOST_DEADLINE_MS = 60_000;
     /** Runs the host for `blocks` blocks to its end, under `prefix` (e.g. faketime) when given. */
-    const play = async (where: Where, instances: number, blocks: number, env: NodeJS.ProcessEnv = {}, prefix: string[] = []): Promise<Played> => {
-      const [file, ...before] = prefix.length > 0 ? [...prefix, paths.testHost] : [paths.testHost];
+    const play = async (where: Where, instances: number, blocks: number, env: NodeJS.ProcessEnv = {}, prefix: string[] = [], built: Pick<Paths, 'testHost' | 'vst3'> = paths): Promise<Played> => {
+      const [file, ...before] = prefix.length > 0 ? [...prefix, built.testHost] : [built.testHost];
       const started = Date.now();
-      const r = await run(file!, [...before, paths.vst3, String(instances), '600', '--blocks', String(blocks)], { ...plugged(where), ...env }, HOST_DEADLINE_MS);
+      const r = await run(file!, [...before, built.vst3, String(instances), '600', '--blocks', String(blocks)], { ...plugged(where), ...env }, HOST_DEADLINE_MS);
       const ms = Date.now() - started;
       const all = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Event);
       const done = all.find((e) => e.event === 'done') as Done | undefined;
       if (r.code !== 0 || done === undefined) throw new Error(`the host did not finish (exit ${r.code} after ${ms} ms); stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
-      return { ms, done, audio: all.filter((e) => e.event === 'audio').map((e) => [String(e.state), Number(e.block)]) };
+      return { ms, done, audio: all.filter((e) => e.event === 'audio').map((e) => [sound(e), Number(e.block)]) };
     };
     /** An agent in `home` activates the plugin for real (the library writes the ticket), then stops. */
     const activatedThenStopped = async (home: string): Promise<Where & { code: string }> => {
@@ -267,8 +293,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
 
       it('a licensed ticket plays from the first block, in 50 instances, with no fade in', async () => {
         const p = await play(licensed, 50, 30);
-        expect(p.audio).toEqual([['signal', 0]]);
-        expect(p.done).toMatchObject({ blocks: 30, signal: 30 * 50, silent: 0, fade: 0, first_loud: 0, first_silent: -1 });
+        expect(p.audio).toEqual([['same', 0]]);
+        expect(p.done).toMatchObject({ blocks: 30, plays: 30 * 50, same: 30 * 50, silent: 0, fade: 0, other: 0, first_plays: 0, first_silent: -1 });
       });
 
       const DAY = 86_400;
@@ -304,7 +330,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         expect(judgeTicket(ticketFile(home), { app: DEFAULT_NAMESPACE, projectId: COMPILED_PROJECT_ID, now: nowSeconds(), rawMachineId: raw }).verdict).not.toMatch(/^(valid|none)$/);
         const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20);
         expect(p.audio).toEqual([['silent', 0]]);
-        expect(p.done).toMatchObject({ blocks: 20, silent: 40, signal: 0, fade: 0, first_loud: -1, first_silent: 0 });
+        expect(p.done).toMatchObject({ blocks: 20, silent: 40, plays: 0, fade: 0, first_plays: -1, first_silent: 0 });
         expect(p.ms).toBeLessThan(HOST_DEADLINE_MS);
       });
 
@@ -319,11 +345,16 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         expect(judgeTicket(ticketFile(home), { app: DEFAULT_NAMESPACE, projectId: COMPILED_PROJECT_ID, now: nowSeconds(), rawMachineId: raw })).toMatchObject({ verdict: 'not_licensed', reason: 'code_revoked' });
         const p = await play({ socket: a.socket, home }, 2, 20);
         expect(p.audio).toEqual([['silent', 0]]);
-        expect(p.done).toMatchObject({ signal: 0, fade: 0, first_loud: -1 });
+        expect(p.done).toMatchObject({ plays: 0, fade: 0, first_plays: -1 });
       });
 
-      it.skipIf(!isRoot)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
-        const asNobody = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+      it.skipIf(otherUserUnavailable() !== undefined)("another user's ticket the plugin cannot read (the host run as nobody): silent from the first block", async () => {
+        const [setpriv, nobody] = asOtherUser([]);
+        const asNobody = [setpriv, ...nobody];
+        // Nobody plays a copy of the host and the plugin every user can read: the checkout may sit in a private home (root's, 0700).
+        const shared = shareWithOtherUser([paths.testHost, paths.vst3]);
+        stops.push(async () => shared.cleanup());
+        const built = { testHost: shared.path(basename(paths.testHost)), vst3: shared.path(basename(paths.vst3)) };
         const cases: Array<[string, (home: string) => void]> = [
           ['a ticket only its owner (root) can read', (home) => {
             writeFileSync(ticketFile(home), good, { mode: 0o600 });
@@ -336,8 +367,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
           make(home);
           // Everything above the tickets folder is open to nobody; the host's HOME too.
           for (const d of [home, join(home, 'data')]) chmodSync(d, 0o755);
-          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody);
-          expect({ what, audio: p.audio, loud: p.done.first_loud }).toEqual({ what, audio: [['silent', 0]], loud: -1 });
+          const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 20, { HOME: home }, asNobody, built);
+          expect({ what, audio: p.audio, loud: p.done.first_plays }).toEqual({ what, audio: [['silent', 0]], loud: -1 });
         }
       });
 
@@ -345,8 +376,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         const home = bareHome();
         // 9 s of audio, paced by the host's clock: the policy's 5 s fall inside it, whatever the load.
         const p = await play({ socket: join(home, 'no-agent.sock'), home }, 2, 900);
-        expect(p.audio.map(([state]) => state)).toEqual(['signal', 'fade', 'silent']);
-        expect(p.audio[0]).toEqual(['signal', 0]);
+        expect(p.audio.map(([state]) => state)).toEqual(['same', 'fade', 'silent']);
+        expect(p.audio[0]).toEqual(['same', 0]);
         expect(p.done.first_silent).toBeGreaterThanOrEqual(450);
         expect(p.done.first_silent).toBeLessThan(900);
       });
@@ -357,12 +388,12 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         expect(fields.valid_until - fields.issued_at).toBeLessThan(35 * DAY);
         for (const offset of ['+40d', '-2h']) {
           const p = await at(offset);
-          expect({ offset, audio: p.audio, loud: p.done.first_loud }).toEqual({ offset, audio: [['silent', 0]], loud: -1 });
+          expect({ offset, audio: p.audio, loud: p.done.first_plays }).toEqual({ offset, audio: [['silent', 0]], loud: -1 });
         }
         // The same ticket under a clock a day ahead, or half an hour behind (within the hour's slack), plays.
         for (const offset of ['+1d', '-30m']) {
           const p = await at(offset);
-          expect({ offset, audio: p.audio, silent: p.done.first_silent }).toEqual({ offset, audio: [['signal', 0]], silent: -1 });
+          expect({ offset, audio: p.audio, silent: p.done.first_silent }).toEqual({ offset, audio: [['same', 0]], silent: -1 });
         }
       });
     });
@@ -399,7 +430,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         const r = await run(process.execPath, [AGENT_CLI, 'status', '--json'], { PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home });
         return r.code === 0 ? Number((JSON.parse(r.stdout) as { connections?: number }).connections ?? -1) : -1;
       };
-      const audioOf = (h: LineProcess): Array<[unknown, unknown]> => events(h).filter((e) => e.event === 'audio').map((e) => [e.state, e.block]);
+      const audioOf = (h: LineProcess): Array<[unknown, unknown]> => events(h).filter((e) => e.event === 'audio').map((e) => [sound(e), e.block]);
       /** An agent on the on-demand socket that activated the plugin for real (the library wrote the ticket); still running. */
       const licensedAgent = async (prefix: string): Promise<{ where: Where; a: RunningAgent }> => {
         const home = tempDir(prefix);
@@ -415,7 +446,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         const { where, a } = await licensedAgent('plkill-');
         const home = where.home;
         const h = host(where, 10, starts());
-        expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'signal', block: 0, agree: true });
+        expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'plays', output: 'same', block: 0, agree: true });
         await expect.poll(() => connections(where), { timeout: 20_000, interval: 100 }).toBe(1);
         const killed = a.process.child.pid!;
         expect(agentsOf(home)).toEqual([killed]);
@@ -429,8 +460,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         await expect.poll(() => connections(where), { timeout: 30_000, interval: 200 }).toBe(1);
         h.child.stdin!.write('quit\n');
         const done = await waitEvent(h, /"event":"done"/, 'the end of the run');
-        expect(done).toMatchObject({ silent: 0, fade: 0, first_silent: -1, first_loud: 0 });
-        expect(audioOf(h)).toEqual([['signal', 0]]);
+        expect(done).toMatchObject({ silent: 0, fade: 0, first_silent: -1, first_plays: 0 });
+        expect(audioOf(h)).toEqual([['same', 0]]);
         expect(agentsOf(home)).toEqual([back]);
       });
 
@@ -441,14 +472,14 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         expect(agentsOf(home)).toEqual([]);
 
         const hosts = Array.from({ length: 5 }, () => host(where, 2, starts()));
-        for (const h of hosts) expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'signal', block: 0 });
+        for (const h of hosts) expect(await waitEvent(h, /"event":"audio"/, 'the first block')).toMatchObject({ state: 'plays', output: 'same', block: 0 });
         // Every host started one; the socket chose one winner, which all five hosts reach.
         await expect.poll(() => connections(where), { timeout: 30_000, interval: 200 }).toBe(5);
         await expect.poll(() => agentsOf(home).length, { timeout: 20_000, interval: 100 }).toBe(1);
         for (const h of hosts) {
           h.child.stdin!.write('quit\n');
           expect(await waitEvent(h, /"event":"done"/, 'the end of the run')).toMatchObject({ silent: 0, fade: 0, first_silent: -1 });
-          expect(audioOf(h)).toEqual([['signal', 0]]);
+          expect(audioOf(h)).toEqual([['same', 0]]);
         }
       });
     });
@@ -725,13 +756,21 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       const dir = tempDir('plnobrowser-');
       const a = await agent();
       const CLI_BIN = join(import.meta.dirname, '..', '..', '..', 'packages', 'cli', 'bin', 'plugin-license.js');
-      // The CLI's built binary, through a wrapper that keeps its pid (exec) so the test can stop it.
+      // The CLI's built binary, through a wrapper that keeps each manager's pid (exec) so the test
+      // stops every one it started (each click starts one), even when it fails.
       const pidFile = join(dir, 'manager.pid');
       const wrapper = join(dir, 'plugin-license');
-      writeFileSync(wrapper, `#!/bin/sh\necho $$ > '${pidFile}'\nexec '${process.execPath}' '${CLI_BIN}' "$@"\n`, { mode: 0o755 });
-      stops.push(async () => {
-        if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
-      });
+      writeFileSync(wrapper, `#!/bin/sh\necho $$ >> '${pidFile}'\nexec '${process.execPath}' '${CLI_BIN}' "$@"\n`, { mode: 0o755 });
+      const stopManagers = (): void => {
+        for (const pid of existsSync(pidFile) ? readFileSync(pidFile, 'utf8').split('\n').filter(Boolean).map(Number) : []) {
+          try {
+            process.kill(pid, 'SIGTERM');
+          } catch {
+            // Already gone.
+          }
+        }
+      };
+      stops.push(async () => stopManagers());
       // No browser: the opener fails, as xdg-open does with none installed (status 3).
       const noBrowser = join(dir, 'no-browser');
       writeFileSync(noBrowser, '#!/bin/sh\nexit 3\n', { mode: 0o755 });
@@ -763,7 +802,8 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       await e.send('click manage');
       const opened = await panel(e, { message: /^The license manager opens in your web browser\.$/, busy: false }, 'the manager opened');
       expect(opened.address).toBe('');
-      process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGTERM');
+      expect(readFileSync(pidFile, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+      stopManagers();
     });
 
     it('takes a vendor\'s strings and colours, has its documented size, and calls back on activation, deactivation and state changes', { timeout: 90_000 }, async () => {

@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import type * as z from 'zod';
 import { connectionRoute } from './dispatcher.js';
 import { createCarrier, undiciCarrier, type Carrier } from './carrier.js';
 import { assertBaseUrl } from './base-url.js';
@@ -124,10 +125,103 @@ function requireId(value: unknown, name: string): string {
   return encodeURIComponent(value);
 }
 
+/** The activation code of a request body, which no message may show. */
+function codeOf(body: ActivationRequest): string | undefined {
+  return body !== null && typeof body === 'object' && typeof body.code === 'string' ? body.code : undefined;
+}
+
 function requireObject(value: unknown, name: string): void {
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     throw new ConfigError(`${name} must be an object with the request fields`, name);
   }
+}
+
+/** One endpoint of the service, as its interface declares it. */
+interface Route<T, P extends string> {
+  method: CallSpec<T>['method'];
+  /**
+   * The interface's path template; each `:name` is one path segment given per call. With the
+   * method, it is also the endpoint's name in messages, which never hold ids or codes.
+   */
+  path: P;
+  schema: z.ZodType<T>;
+  /** Sends the bearer token. */
+  bearer: boolean;
+  /** Safe to repeat, so retried: GETs and validate. Everything else is never retried. */
+  idempotent: boolean;
+  /** `json`: the body is the caller's object, sent as JSON. `raw`: the caller serialises it (the trigger signs those bytes). */
+  body?: 'json' | 'raw';
+  credential?: CallSpec<T>['credential'];
+  onRedirect?: CallSpec<T>['onRedirect'];
+}
+
+/** The `:name` segments of a path template. */
+type ParamsOf<P extends string> = P extends `${string}:${infer N}/${infer Rest}` ? N | ParamsOf<`/${Rest}`> : P extends `${string}:${infer N}` ? N : never;
+
+/** One call of a route: its path segments (already checked and encoded), body, query, headers, and the secrets no message may show. */
+type RouteCall<P extends string> = (ParamsOf<P> extends never ? { params?: undefined } : { params: Record<ParamsOf<P>, string> }) & {
+  body?: unknown;
+  query?: CallSpec<unknown>['query'];
+  headers?: Record<string, string>;
+  secrets?: (string | undefined)[];
+};
+
+const route = <T, const P extends string>(r: Route<T, P>): Route<T, P> => r;
+
+/** Every endpoint the client calls, each declared once, grouped as the client's methods are. */
+const ROUTES = {
+  builds: {
+    create: route({ method: 'POST', path: '/builds', schema: CreatedBuild, bearer: true, idempotent: false, body: 'json' }),
+    get: route({ method: 'GET', path: '/builds/:id', schema: Build, bearer: true, idempotent: true }),
+    list: route({ method: 'GET', path: '/builds', schema: BuildList, bearer: true, idempotent: true }),
+    artifacts: route({ method: 'GET', path: '/builds/:id/artifacts', schema: ArtifactList, bearer: true, idempotent: true }),
+    download: route({ method: 'GET', path: '/builds/:buildId/download/:artifactId', schema: DownloadLink, bearer: true, idempotent: true, onRedirect: (url) => ({ url, expires_at: null }) }),
+    cancel: route({ method: 'POST', path: '/builds/:id/cancel', schema: CancelledBuild, bearer: true, idempotent: false }),
+    usage: route({ method: 'GET', path: '/builds/usage', schema: BuildUsage, bearer: true, idempotent: true }),
+  },
+  trigger: route({ method: 'POST', path: '/external-builds/:project_id/trigger', schema: TriggerResult, bearer: false, idempotent: false, body: 'raw', credential: 'webhook secret' }),
+  activation: {
+    activate: route({ method: 'POST', path: '/plugin-activation/activate', schema: ActivateResult, bearer: false, idempotent: false, body: 'json' }),
+    deactivate: route({ method: 'POST', path: '/plugin-activation/deactivate', schema: DeactivateResult, bearer: false, idempotent: false, body: 'json' }),
+    validate: route({ method: 'POST', path: '/plugin-activation/validate', schema: ValidateResult, bearer: false, idempotent: true, body: 'json' }),
+    status: route({ method: 'GET', path: '/plugin-activation/status/:code', schema: CodeStatus, bearer: false, idempotent: true }),
+    generate: route({ method: 'POST', path: '/plugin-activation/generate', schema: GeneratedKey, bearer: true, idempotent: false, body: 'json' }),
+    keys: route({ method: 'GET', path: '/plugin-activation/project/:projectId/keys', schema: ProjectKeys, bearer: true, idempotent: true }),
+  },
+  hosting: {
+    status: route({ method: 'GET', path: '/github-app-callback/status', schema: HostingConnection, bearer: true, idempotent: true }),
+    disconnect: route({ method: 'DELETE', path: '/github-app-callback/disconnect', schema: SuccessMessage, bearer: true, idempotent: false }),
+  },
+  repos: {
+    discover: route({ method: 'GET', path: '/plugin-repos/discover', schema: DiscoveredRepos, bearer: true, idempotent: true }),
+    link: route({ method: 'POST', path: '/plugin-repos/link', schema: LinkResult, bearer: true, idempotent: false, body: 'json' }),
+    unlink: route({ method: 'POST', path: '/plugin-repos/unlink', schema: UnlinkResult, bearer: true, idempotent: false, body: 'json' }),
+    createAndLink: route({ method: 'POST', path: '/plugin-repos/create-and-link', schema: CreatedProject, bearer: true, idempotent: false, body: 'json' }),
+  },
+  sdk: {
+    status: route({ method: 'GET', path: '/sdk/status', schema: SdkDescriptor, bearer: true, idempotent: true }),
+    download: route({ method: 'GET', path: '/sdk/download', schema: SdkDownload, bearer: true, idempotent: true }),
+  },
+};
+
+/** What the transport needs for one call of a route; throws `ConfigError` for a body that is not an object. */
+function callSpec<T, P extends string>(r: Route<T, P>, call: RouteCall<P>): CallSpec<T> {
+  if (r.body === 'json') requireObject(call.body, 'body');
+  const params: Partial<Record<string, string>> = call.params ?? {};
+  return {
+    method: r.method,
+    path: r.path.replace(/:(\w+)/g, (_, name: string) => params[name] as string),
+    endpoint: `${r.method} ${r.path}`,
+    schema: r.schema,
+    query: call.query,
+    body: r.body === 'json' ? { json: call.body } : r.body === 'raw' ? { raw: call.body as string } : undefined,
+    bearer: r.bearer,
+    headers: call.headers,
+    idempotent: r.idempotent,
+    secrets: call.secrets,
+    onRedirect: r.onRedirect,
+    credential: r.credential,
+  };
 }
 
 /**
@@ -202,7 +296,17 @@ export class ServiceClient {
     return this.#rateLimit;
   }
 
-  #call<T>(spec: CallSpec<T>, options?: CallOptions): Promise<T> {
+  /**
+   * Calls one route. Not async, and no extra promise per call (the hot path of plugins and the
+   * agent): whatever goes wrong still rejects, never throws.
+   */
+  #send<T, P extends string>(r: Route<T, P>, call: RouteCall<P>, options?: CallOptions): Promise<T> {
+    let spec: CallSpec<T>;
+    try {
+      spec = callSpec(r, call);
+    } catch (e) {
+      return Promise.reject(e);
+    }
     if (this.#closed) return Promise.reject(new ConfigError('this ServiceClient was closed; create a new one', 'client'));
     return this.#transport.call(spec, options);
   }
@@ -213,60 +317,25 @@ export class ServiceClient {
      * Starts a build. Never retried.
      * @example await client.builds.create({ project_id, platforms: ['macos'], formats: ['vst3'] });
      */
-    create: async (body: CreateBuildRequest, opts?: CallOptions): Promise<CreatedBuild> => {
-      requireObject(body, 'body');
-      return this.#call({ method: 'POST', path: '/builds', endpoint: 'POST /builds', schema: CreatedBuild, body: { json: body }, bearer: true, idempotent: false }, opts);
-    },
+    create: async (body: CreateBuildRequest, opts?: CallOptions): Promise<CreatedBuild> => this.#send(ROUTES.builds.create, { body }, opts),
     /** @example const build = await client.builds.get(buildId); */
-    get: async (id: string, opts?: CallOptions): Promise<Build> =>
-      this.#call({ method: 'GET', path: `/builds/${requireId(id, 'id')}`, endpoint: 'GET /builds/:id', schema: Build, bearer: true, idempotent: true }, opts),
+    get: async (id: string, opts?: CallOptions): Promise<Build> => this.#send(ROUTES.builds.get, { params: { id: requireId(id, 'id') } }, opts),
     /** @example const { builds, total } = await client.builds.list({ project_id, status: 'success', limit: 50 }); */
     list: async (query: ListBuildsParams = {}, opts?: CallOptions): Promise<BuildList> =>
-      this.#call(
-        {
-          method: 'GET',
-          path: '/builds',
-          endpoint: 'GET /builds',
-          schema: BuildList,
-          query: { project_id: query.project_id, status: query.status, limit: query.limit, offset: query.offset },
-          bearer: true,
-          idempotent: true,
-        },
-        opts,
-      ),
+      this.#send(ROUTES.builds.list, { query: { project_id: query.project_id, status: query.status, limit: query.limit, offset: query.offset } }, opts),
     /** @example const { artifacts } = await client.builds.artifacts(buildId); */
-    artifacts: async (id: string, opts?: CallOptions): Promise<ArtifactList> =>
-      this.#call(
-        { method: 'GET', path: `/builds/${requireId(id, 'id')}/artifacts`, endpoint: 'GET /builds/:id/artifacts', schema: ArtifactList, bearer: true, idempotent: true },
-        opts,
-      ),
+    artifacts: async (id: string, opts?: CallOptions): Promise<ArtifactList> => this.#send(ROUTES.builds.artifacts, { params: { id: requireId(id, 'id') } }, opts),
     /**
      * A download link for an artifact. The service answers `{url, expires_at}` or a 302 to the file;
      * both give the same `DownloadLink` (`expires_at: null` for a redirect). The file itself is never fetched.
      * @example const { url } = await client.builds.download(buildId, artifactId);
      */
     download: async (buildId: string, artifactId: string, opts?: CallOptions): Promise<DownloadLink> =>
-      this.#call(
-        {
-          method: 'GET',
-          path: `/builds/${requireId(buildId, 'buildId')}/download/${requireId(artifactId, 'artifactId')}`,
-          endpoint: 'GET /builds/:buildId/download/:artifactId',
-          schema: DownloadLink,
-          bearer: true,
-          idempotent: true,
-          onRedirect: (url) => ({ url, expires_at: null }),
-        },
-        opts,
-      ),
+      this.#send(ROUTES.builds.download, { params: { buildId: requireId(buildId, 'buildId'), artifactId: requireId(artifactId, 'artifactId') } }, opts),
     /** Cancels a pending or running build. Never retried. @example await client.builds.cancel(buildId); */
-    cancel: async (id: string, opts?: CallOptions): Promise<CancelledBuild> =>
-      this.#call(
-        { method: 'POST', path: `/builds/${requireId(id, 'id')}/cancel`, endpoint: 'POST /builds/:id/cancel', schema: CancelledBuild, bearer: true, idempotent: false },
-        opts,
-      ),
+    cancel: async (id: string, opts?: CallOptions): Promise<CancelledBuild> => this.#send(ROUTES.builds.cancel, { params: { id: requireId(id, 'id') } }, opts),
     /** @example const { remaining, reset_at } = await client.builds.usage(); */
-    usage: async (opts?: CallOptions): Promise<BuildUsage> =>
-      this.#call({ method: 'GET', path: '/builds/usage', endpoint: 'GET /builds/usage', schema: BuildUsage, bearer: true, idempotent: true }, opts),
+    usage: async (opts?: CallOptions): Promise<BuildUsage> => this.#send(ROUTES.builds.usage, {}, opts),
   };
 
   /**
@@ -278,7 +347,7 @@ export class ServiceClient {
    * await client.trigger(projectId, { ref: 'refs/heads/main', commit_sha: sha }, { signingSecret: process.env.WEBHOOK_SECRET! });
    */
   async trigger(projectId: string, body: TriggerRequest, auth: TriggerAuth, opts?: CallOptions): Promise<TriggerResult> {
-    const path = `/external-builds/${requireId(projectId, 'projectId')}/trigger`;
+    const params = { project_id: requireId(projectId, 'projectId') };
     requireObject(body, 'body');
     requireObject(auth, 'auth');
     const raw = JSON.stringify(body);
@@ -293,21 +362,7 @@ export class ServiceClient {
     } else {
       throw new ConfigError('auth must be { webhookSecret } or { signingSecret } with the project webhook secret', 'auth');
     }
-    return this.#call(
-      {
-        method: 'POST',
-        path,
-        endpoint: 'POST /external-builds/:project_id/trigger',
-        schema: TriggerResult,
-        body: { raw },
-        headers,
-        bearer: false,
-        credential: 'webhook secret',
-        idempotent: false,
-        secrets: [secret],
-      },
-      opts,
-    );
+    return this.#send(ROUTES.trigger, { params, body: raw, headers, secrets: [secret] }, opts);
   }
 
   /**
@@ -316,144 +371,48 @@ export class ServiceClient {
    */
   readonly activation = {
     /** @example await client.activation.activate({ code, machine_id, plugin_id: projectId }); */
-    activate: (body: ActivationRequest, opts?: CallOptions): Promise<ActivateResult> => this.#activation('activate', ActivateResult, false, body, opts),
+    activate: (body: ActivationRequest, opts?: CallOptions): Promise<ActivateResult> => this.#send(ROUTES.activation.activate, { body, secrets: [codeOf(body)] }, opts),
     /** @example await client.activation.deactivate({ code, machine_id, plugin_id: projectId }); */
-    deactivate: (body: ActivationRequest, opts?: CallOptions): Promise<DeactivateResult> => this.#activation('deactivate', DeactivateResult, false, body, opts),
+    deactivate: (body: ActivationRequest, opts?: CallOptions): Promise<DeactivateResult> => this.#send(ROUTES.activation.deactivate, { body, secrets: [codeOf(body)] }, opts),
     /**
      * Problems come back in the body (`valid: false` and a `reason`), not as errors.
      * @example const { valid, reason } = await client.activation.validate({ code, machine_id });
      */
-    validate: (body: ActivationRequest, opts?: CallOptions): Promise<ValidateResult> => this.#activation('validate', ValidateResult, true, body, opts),
+    validate: (body: ActivationRequest, opts?: CallOptions): Promise<ValidateResult> => this.#send(ROUTES.activation.validate, { body, secrets: [codeOf(body)] }, opts),
     /** Slots of a code; no token needed. @example const { available } = await client.activation.status(code); */
-    status: async (code: string, opts?: CallOptions): Promise<CodeStatus> =>
-      this.#call(
-        {
-          method: 'GET',
-          path: `/plugin-activation/status/${requireId(code, 'code')}`,
-          endpoint: 'GET /plugin-activation/status/:code',
-          schema: CodeStatus,
-          bearer: false,
-          idempotent: true,
-          secrets: [code],
-        },
-        opts,
-      ),
+    status: async (code: string, opts?: CallOptions): Promise<CodeStatus> => this.#send(ROUTES.activation.status, { params: { code: requireId(code, 'code') }, secrets: [code] }, opts),
     /** Issues a new code (bearer token). Never retried. @example const { code } = await client.activation.generate({ project_id, max_activations: 3 }); */
-    generate: async (body: GenerateRequest, opts?: CallOptions): Promise<GeneratedKey> => {
-      requireObject(body, 'body');
-      return this.#call(
-        { method: 'POST', path: '/plugin-activation/generate', endpoint: 'POST /plugin-activation/generate', schema: GeneratedKey, body: { json: body }, bearer: true, idempotent: false },
-        opts,
-      );
-    },
+    generate: async (body: GenerateRequest, opts?: CallOptions): Promise<GeneratedKey> => this.#send(ROUTES.activation.generate, { body }, opts),
     /** Every code of a project (bearer token). @example const { keys } = await client.activation.keys(projectId); */
-    keys: async (projectId: string, opts?: CallOptions): Promise<ProjectKeys> =>
-      this.#call(
-        {
-          method: 'GET',
-          path: `/plugin-activation/project/${requireId(projectId, 'projectId')}/keys`,
-          endpoint: 'GET /plugin-activation/project/:projectId/keys',
-          schema: ProjectKeys,
-          bearer: true,
-          idempotent: true,
-        },
-        opts,
-      ),
+    keys: async (projectId: string, opts?: CallOptions): Promise<ProjectKeys> => this.#send(ROUTES.activation.keys, { params: { projectId: requireId(projectId, 'projectId') } }, opts),
   };
-
-  // Not async, and no extra promise per call (the hot path of plugins and the agent): whatever
-  // goes wrong still rejects, never throws.
-  #activation<T>(action: 'activate' | 'deactivate' | 'validate', schema: CallSpec<T>['schema'], idempotent: boolean, body: ActivationRequest, opts?: CallOptions): Promise<T> {
-    try {
-      requireObject(body, 'body');
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.#call(
-      {
-        method: 'POST',
-        path: `/plugin-activation/${action}`,
-        endpoint: `POST /plugin-activation/${action}`,
-        schema,
-        body: { json: body },
-        bearer: false,
-        idempotent,
-        secrets: [typeof body.code === 'string' ? body.code : undefined],
-      },
-      opts,
-    );
-  }
 
   /** The code-hosting (GitHub App) connection of the token's account. */
   readonly hosting = {
     /** @example const { connected, account_login } = await client.hosting.status(); */
-    status: async (opts?: CallOptions): Promise<HostingConnection> =>
-      this.#call(
-        { method: 'GET', path: '/github-app-callback/status', endpoint: 'GET /github-app-callback/status', schema: HostingConnection, bearer: true, idempotent: true },
-        opts,
-      ),
+    status: async (opts?: CallOptions): Promise<HostingConnection> => this.#send(ROUTES.hosting.status, {}, opts),
     /** Never retried. @example await client.hosting.disconnect(); */
-    disconnect: async (opts?: CallOptions): Promise<SuccessMessage> =>
-      this.#call(
-        {
-          method: 'DELETE',
-          path: '/github-app-callback/disconnect',
-          endpoint: 'DELETE /github-app-callback/disconnect',
-          schema: SuccessMessage,
-          bearer: true,
-          idempotent: false,
-        },
-        opts,
-      ),
+    disconnect: async (opts?: CallOptions): Promise<SuccessMessage> => this.#send(ROUTES.hosting.disconnect, {}, opts),
   };
 
   /** Plugin repositories of the connected code-hosting account. */
   readonly repos = {
     /** @example const { repos } = await client.repos.discover(); */
-    discover: async (opts?: CallOptions): Promise<DiscoveredRepos> =>
-      this.#call({ method: 'GET', path: '/plugin-repos/discover', endpoint: 'GET /plugin-repos/discover', schema: DiscoveredRepos, bearer: true, idempotent: true }, opts),
+    discover: async (opts?: CallOptions): Promise<DiscoveredRepos> => this.#send(ROUTES.repos.discover, {}, opts),
     /** @example await client.repos.link({ project_id, repo_full_name: 'acme/reverb', branch: 'main' }); */
-    link: async (body: LinkRepoRequest, opts?: CallOptions): Promise<LinkResult> => {
-      requireObject(body, 'body');
-      return this.#call(
-        { method: 'POST', path: '/plugin-repos/link', endpoint: 'POST /plugin-repos/link', schema: LinkResult, body: { json: body }, bearer: true, idempotent: false },
-        opts,
-      );
-    },
+    link: async (body: LinkRepoRequest, opts?: CallOptions): Promise<LinkResult> => this.#send(ROUTES.repos.link, { body }, opts),
     /** @example await client.repos.unlink({ project_id }); */
-    unlink: async (body: UnlinkRepoRequest, opts?: CallOptions): Promise<UnlinkResult> => {
-      requireObject(body, 'body');
-      return this.#call(
-        { method: 'POST', path: '/plugin-repos/unlink', endpoint: 'POST /plugin-repos/unlink', schema: UnlinkResult, body: { json: body }, bearer: true, idempotent: false },
-        opts,
-      );
-    },
+    unlink: async (body: UnlinkRepoRequest, opts?: CallOptions): Promise<UnlinkResult> => this.#send(ROUTES.repos.unlink, { body }, opts),
     /** @example await client.repos.createAndLink({ repo_full_name: 'acme/delay', name: 'Delay', description: '', visibility: 'private' }); */
-    createAndLink: async (body: CreateAndLinkRequest, opts?: CallOptions): Promise<CreatedProject> => {
-      requireObject(body, 'body');
-      return this.#call(
-        {
-          method: 'POST',
-          path: '/plugin-repos/create-and-link',
-          endpoint: 'POST /plugin-repos/create-and-link',
-          schema: CreatedProject,
-          body: { json: body },
-          bearer: true,
-          idempotent: false,
-        },
-        opts,
-      );
-    },
+    createAndLink: async (body: CreateAndLinkRequest, opts?: CallOptions): Promise<CreatedProject> => this.#send(ROUTES.repos.createAndLink, { body }, opts),
   };
 
   /** The plugin SDK descriptor. */
   readonly sdk = {
     /** @example const { available, version } = await client.sdk.status(); */
-    status: async (opts?: CallOptions): Promise<SdkDescriptor> =>
-      this.#call({ method: 'GET', path: '/sdk/status', endpoint: 'GET /sdk/status', schema: SdkDescriptor, bearer: true, idempotent: true }, opts),
+    status: async (opts?: CallOptions): Promise<SdkDescriptor> => this.#send(ROUTES.sdk.status, {}, opts),
     /** @example const { url } = await client.sdk.download(); */
-    download: async (opts?: CallOptions): Promise<SdkDownload> =>
-      this.#call({ method: 'GET', path: '/sdk/download', endpoint: 'GET /sdk/download', schema: SdkDownload, bearer: true, idempotent: true }, opts),
+    download: async (opts?: CallOptions): Promise<SdkDownload> => this.#send(ROUTES.sdk.download, {}, opts),
   };
 
   /**

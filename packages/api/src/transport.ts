@@ -121,16 +121,19 @@ function isRetryable(e: unknown): e is NetworkError | TimeoutError | ServiceErro
 
 /** Sends one logical call: attempts, time-outs, retries, rate-limit tracking, parsing. */
 export class Transport {
-  private readonly base: string;
-  private readonly bearer: string;
+  readonly #base: string;
+  readonly #bearer: string;
 
-  constructor(private readonly config: TransportConfig) {
-    this.base = config.baseUrl.href.replace(/\/+$/, '');
-    this.bearer = `Bearer ${config.token ?? ''}`;
+  readonly #config: TransportConfig;
+
+  constructor(config: TransportConfig) {
+    this.#config = config;
+    this.#base = config.baseUrl.href.replace(/\/+$/, '');
+    this.#bearer = `Bearer ${config.token ?? ''}`;
   }
 
   url(spec: Pick<CallSpec<unknown>, 'path' | 'query'>): string {
-    let url = `${this.base}${spec.path}`;
+    let url = `${this.#base}${spec.path}`;
     if (spec.query) {
       const params = new URLSearchParams();
       for (const [key, value] of Object.entries(spec.query)) if (value !== undefined) params.set(key, String(value));
@@ -141,12 +144,12 @@ export class Transport {
   }
 
   async call<T>(spec: CallSpec<T>, options: CallOptions = {}): Promise<T> {
-    const { policy } = this.config;
-    const deadline = options.deadline ?? this.config.deadline?.();
+    const { policy } = this.#config;
+    const deadline = options.deadline ?? this.#config.deadline?.();
     // A deadline's signal (Ctrl-C) cuts off only a call that is safe to repeat: one that changes
     // something runs to its answer or its deadline, so its outcome is known.
     const signal = options.signal ?? (spec.idempotent ? deadline?.signal : undefined);
-    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    const timeoutMs = options.timeoutMs ?? this.#config.timeoutMs;
     if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new ConfigError(`timeoutMs must be a positive number of milliseconds (got ${String(timeoutMs)})`, 'timeoutMs');
     }
@@ -176,25 +179,25 @@ export class Transport {
       try {
         if (signal?.aborted) throw abortReason(signal);
         // No await once the carrier is made: the client hands it back itself, not a promise.
-        const made = this.config.carrier();
+        const made = this.#config.carrier();
         const carrier = made instanceof Promise ? await made : made;
         let response: CarriedAnswer;
         try {
           const body = spec.body === undefined ? undefined : 'raw' in spec.body ? spec.body.raw : JSON.stringify(spec.body.json);
-          response = await carrier.send(url, { method: spec.method, headers: this.headers(spec), body, signal, timeoutMs: attemptMs });
+          response = await carrier.send(url, { method: spec.method, headers: this.#headers(spec), body, signal, timeoutMs: attemptMs });
         } catch (e) {
-          return this.failed(e, 'reach', spec, attemptMs, signal, cutBy);
+          return this.#failed(e, 'reach', spec, attemptMs, signal, cutBy);
         }
         const { headers } = response;
         const rateLimit = parseRateLimit(headers, policy.now());
-        if (rateLimit) this.config.onRateLimit(rateLimit);
+        if (rateLimit) this.#config.onRateLimit(rateLimit);
         let text: string;
         try {
           text = await response.text();
         } catch (e) {
-          return this.failed(e, 'read the answer of', spec, attemptMs, signal, cutBy);
+          return this.#failed(e, 'read the answer of', spec, attemptMs, signal, cutBy);
         }
-        return this.interpret(spec, url, { status: response.status, headers, text, rateLimit });
+        return this.#interpret(spec, url, { status: response.status, headers, text, rateLimit });
       } catch (e) {
         failure = e;
       }
@@ -218,16 +221,16 @@ export class Transport {
     }
   }
 
-  private headers(spec: CallSpec<unknown>): Record<string, string> {
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.config.userAgent };
+  #headers(spec: CallSpec<unknown>): Record<string, string> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': this.#config.userAgent };
     if (spec.headers) Object.assign(headers, spec.headers);
     if (spec.body) headers['content-type'] = 'application/json';
-    if (spec.bearer && this.config.token) headers.authorization = this.bearer;
+    if (spec.bearer && this.#config.token) headers.authorization = this.#bearer;
     return headers;
   }
 
   /** What a failed attempt throws (a method, not a closure made per attempt: the hot path stays lean). */
-  private failed(e: unknown, stage: string, spec: CallSpec<unknown>, timeoutMs: number, signal: AbortSignal | undefined, cutBy: Deadline | undefined): never {
+  #failed(e: unknown, stage: string, spec: CallSpec<unknown>, timeoutMs: number, signal: AbortSignal | undefined, cutBy: Deadline | undefined): never {
     if (signal?.aborted) throw abortReason(signal);
     const code = (e as { code?: unknown } | undefined)?.code;
     if (typeof code === 'string' && TIMEOUT_CODES.has(code)) {
@@ -242,34 +245,34 @@ export class Transport {
     const tls = tlsFailure(e);
     if (tls !== undefined) {
       throw new NetworkError(
-        `the TLS certificate of ${this.config.baseUrl.hostname} is not trusted (${tls}); if the service uses a private CA, pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS, otherwise check the base URL and this machine's clock`,
+        `the TLS certificate of ${this.#config.baseUrl.hostname} is not trusted (${tls}); if the service uses a private CA, pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS, otherwise check the base URL and this machine's clock`,
         spec.endpoint,
         e,
       );
     }
     throw new NetworkError(
-      `could not ${stage} ${spec.endpoint} at ${this.config.baseUrl.host} (${redact(describeCause(e), this.secrets(spec))}); check the network connection and the base URL`,
+      `could not ${stage} ${spec.endpoint} at ${this.#config.baseUrl.host} (${redact(describeCause(e), this.#secrets(spec))}); check the network connection and the base URL`,
       spec.endpoint,
       e,
     );
   }
 
-  private secrets(spec: CallSpec<unknown>): (string | undefined)[] {
-    return [...(spec.secrets ?? []), this.config.token];
+  #secrets(spec: CallSpec<unknown>): (string | undefined)[] {
+    return [...(spec.secrets ?? []), this.#config.token];
   }
 
-  private interpret<T>(spec: CallSpec<T>, url: string, answer: RawAnswer): T {
+  #interpret<T>(spec: CallSpec<T>, url: string, answer: RawAnswer): T {
     const { status, headers } = answer;
-    if (status >= 200 && status < 300) return this.parse(spec, answer.text, status);
+    if (status >= 200 && status < 300) return this.#parse(spec, answer.text, status);
     const location = headers.location;
     if (spec.onRedirect && status >= 300 && status < 400 && location) {
       const target = new URL(Array.isArray(location) ? (location[0] ?? '') : location, url).href;
-      return this.validate(spec, spec.onRedirect(target));
+      return this.#validate(spec, spec.onRedirect(target));
     }
-    throw this.serviceError(spec, answer);
+    throw this.#serviceError(spec, answer);
   }
 
-  private parse<T>(spec: CallSpec<T>, text: string, status: number): T {
+  #parse<T>(spec: CallSpec<T>, text: string, status: number): T {
     let data: unknown;
     try {
       data = JSON.parse(text);
@@ -279,13 +282,13 @@ export class Transport {
         { endpoint: spec.endpoint, path: '', issues: [{ path: '', message: 'body is not JSON' }], cause },
       );
     }
-    return this.validate(spec, data);
+    return this.#validate(spec, data);
   }
 
-  private validate<T>(spec: CallSpec<T>, data: unknown): T {
+  #validate<T>(spec: CallSpec<T>, data: unknown): T {
     const result = spec.schema.safeParse(data);
     if (result.success) return result.data;
-    const secrets = this.secrets(spec);
+    const secrets = this.#secrets(spec);
     const issues: SchemaIssue[] = result.error.issues.map((issue) => ({
       path: formatPath(issue.path),
       message: redact(issue.message, secrets),
@@ -298,8 +301,8 @@ export class Transport {
     );
   }
 
-  private serviceError(spec: CallSpec<unknown>, answer: RawAnswer): ServiceError {
-    const secrets = this.secrets(spec);
+  #serviceError(spec: CallSpec<unknown>, answer: RawAnswer): ServiceError {
+    const secrets = this.#secrets(spec);
     let body: ErrorBody | undefined;
     try {
       const parsed = ErrorBody.safeParse(JSON.parse(answer.text));
@@ -310,7 +313,7 @@ export class Transport {
     // A 404 without the service's error body is not the service saying "no such thing": nothing
     // about an id or a code may be concluded from it.
     const code = body?.error ?? (answer.status === 404 ? 'endpoint_not_found' : codeForStatus(answer.status));
-    const now = this.config.policy.now();
+    const now = this.#config.policy.now();
     const retryAfterMs = parseRetryAfterMs(answer.status, answer.headers, now);
     const retryAt = retryAfterMs === undefined ? undefined : new Date(now + retryAfterMs);
     const said = body ? redact(body.message, secrets) : `no error body (HTTP ${answer.status})`;

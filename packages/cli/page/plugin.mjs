@@ -2,7 +2,7 @@
 // gives the page's files as strings, so the npm build and the packaged executable serve the same
 // bytes with no file to find at run time. The page's script is one minified bundle (preact + htm);
 // its style sheet is minified too.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -25,6 +25,13 @@ export async function pageAssets() {
   };
 }
 
+/** Every file the page is made of (app.ts and the modules it imports, the document, the style sheet), for a watcher. */
+function pageSources() {
+  return readdirSync(here, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.(ts|json|html|css)$/.test(f) && !f.startsWith('screenshots'))
+    .map((f) => join(here, f));
+}
+
 /** The esbuild plugin (tsup's esbuildPlugins) that resolves `manager-page:assets`. */
 export function managerPage() {
   return {
@@ -34,7 +41,7 @@ export function managerPage() {
       b.onLoad({ filter: /.*/, namespace: 'manager-page' }, async () => ({
         contents: `export default ${JSON.stringify(await pageAssets())};`,
         loader: 'js',
-        watchFiles: ['app.ts', 'index.html', 'style.css'].map((f) => join(here, f)),
+        watchFiles: pageSources(),
       }));
     },
   };

@@ -2,6 +2,7 @@ import type { AgentClient } from '@plugin-license/agent';
 import { Deadline, ServiceClient } from '@plugin-license/api';
 import { assertProjectId, License, normalizeCode, resolveConfig, type ResolvedConfig } from '@plugin-license/licensing';
 import { usageError } from './exit.js';
+import { killAtStep } from './test-hook.js';
 import type { Output } from './output.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -143,9 +144,16 @@ export class Context {
       offlinePublicKeys: this.config.offlinePublicKeys.value,
       client: this.client(false),
       policy: { requestTimeoutMs: this.requestTimeoutMs },
+      ...this.testHook,
     });
     this.#closers.push(() => license.close());
     return license;
+  }
+
+  /** The library's step hook when a test asks to be killed at a step (PLUGIN_LICENSE_TEST_KILL_AT); nothing otherwise. */
+  get testHook(): { onStep?: (step: string) => void } {
+    const onStep = killAtStep(this.env);
+    return onStep === undefined ? {} : { onStep };
   }
 
   /** The socket path of this namespace's agent. */

@@ -4,7 +4,7 @@
 // each part below stays uncompiled and unrun until it is asked for.
 export const load = {
   agent: () => import('./commands/agent.js'),
-  doctor: () => import('./commands/doctor.js'),
+  doctor: () => import('./commands/doctor/index.js'),
   license: () => import('./commands/license.js'),
   vendor: () => import('./commands/vendor.js'),
   offline: () => import('./commands/offline.js'),

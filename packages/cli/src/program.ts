@@ -195,15 +195,17 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .description("release this machine's slot (--project, or --all for every license), or with --code and --machine-id another machine's")
     .option('--project <id>', 'the project id (a UUID)')
     .option('--all', "every license this computer holds in the namespace (what an uninstaller runs)")
+    .option('--product-id <id>', "with --all, as a product's uninstaller: while other products of the vendor are installed here, only this product's own plugins")
     .option('--code <code>', "the code whose slot to release (with --machine-id)")
     .option('--machine-id <id>', 'the machine holding the slot, as its doctor report shows (with --code)')
-    .addHelpText('after', `\nExamples:\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} deactivate --all\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot\n\n${MACHINES_NOTE}`)
+    .addHelpText('after', `\nExamples:\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000\n  ${name} deactivate --all\n  ${name} deactivate --all --product-id acme-gain   # a product's uninstaller\n  ${name} deactivate --project 123e4567-e89b-12d3-a456-426614174000 --code 3F2A… --machine-id m1_…   # a dead computer's slot\n\n${MACHINES_NOTE}`)
     .action(
-      action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string }) => {
+      action(async (ctx, o: { project?: string; all?: boolean; code?: string; machineId?: string; productId?: string }) => {
         if (o.all === true) {
           if (o.project !== undefined || o.code !== undefined || o.machineId !== undefined) throw usageError('--all releases every license of this computer: give it alone, or --project ID for one');
-          return (await commands.license()).deactivateAllCommand(ctx);
+          return (await commands.license()).deactivateAllCommand(ctx, o.productId === undefined ? {} : { productId: o.productId });
         }
+        if (o.productId !== undefined) throw usageError('--product-id goes with --all (a product\'s uninstaller)');
         if (o.project === undefined) throw usageError("give --project ID (or --all for every license of this computer)");
         return (await commands.license()).deactivateCommand(ctx, { ...o, project: o.project });
       }),
@@ -385,7 +387,7 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
     .addHelpText('after', `\nExample:\n  ${name} config unset proxy`)
     .action(action(async (ctx, key: string) => (await commands.config()).setCommand(ctx, key, undefined)));
 
-  program
+  const manager = program
     .command('manager')
     .description("the license manager: a page in the web browser where this computer's licenses are seen, activated, moved and checked (online or offline)")
     .option('--port <n>', 'the port on 127.0.0.1 (default 0: any free port)', wholeNumber('--port', 0, 65535), 0)
@@ -397,33 +399,45 @@ export async function run(argv: string[], streams: Streams, signal: AbortSignal 
       `\nExamples:\n  ${name} manager\n  ${name} manager --project "${UUID_EXAMPLE}=Acme Reverb"\n  ${name} manager --no-open --port 0   # for an app that shows the page itself\n\nPrints one line, {"url": ..., "pid": ...}, then serves the page on 127.0.0.1 until no page has been\nopen for --idle-minutes, or Ctrl-C. The url holds a one-time key (after #): give it to one page only.\nThe agent must be running; the page says how to start it when it is not.`,
     )
     .action(action(async (ctx, o: { port: number; open: boolean; idleMinutes: number; project: string[] }) => (await commands.manager()).managerCommand(ctx, o)));
+  manager
+    .command('stop')
+    .description("stop every license manager of this namespace this user runs (what an uninstaller runs before the program goes)")
+    .addHelpText('after', `\nExample:\n  ${name} manager stop\n\nEach running manager is asked on its own port, with the secret it left in its registration\nfile (only its user can read it), and waited for; none is found by its process id alone.`)
+    .action(action(async (ctx) => (await commands.manager()).managerStopCommand(ctx)));
 
   const plugins = program
     .command('plugins')
-    .description("the vendor's plugins in this user's plug-in folders: what installers call to place, upgrade and remove them")
+    .description("the vendor's plugins in this user's plug-in folders: what each product's installer calls to place, upgrade and remove its own")
     .addHelpText(
       'after',
-      `\nExamples:\n  ${name} plugins install --from staged-plugins\n  ${name} plugins list\n  ${name} plugins uninstall\n\nExit codes: 0 done; 1 a step failed (what was done is said, and the rest is as it was); 2 bad input.`,
+      `\nExamples:\n  ${name} plugins install --product-id acme-gain --product "Acme Gain" --from staged-plugins\n  ${name} plugins list\n  ${name} plugins uninstall --product-id acme-gain\n  ${name} plugins products\n\nEach product of a vendor owns only its own plugins; the program, shared by all of them, stays\nwhile one is installed. Exit codes: 0 done; 1 a step failed (what was done is said, and the rest\nis as it was); 2 bad input.`,
     );
-  const recordOption = (c: Command): Command => c.option('--record <file>', `the record of what was installed (default: installed-plugins.json beside the executable; needed when run by node)`);
+  const folderOption = (c: Command): Command => c.option('--folder <dir>', "the program's folder, where the records of installed plugins are and a Standalone goes (default: the executable's; needed when run by node)");
   const logOption = (c: Command): Command => c.option('--log <file>', 'also write the lines it prints to FILE, replacing it (an installer run silently keeps them there)');
-  logOption(recordOption(
+  const productIdOption = (c: Command, what: string): Command => c.option('--product-id <id>', what);
+  logOption(folderOption(productIdOption(
     plugins
       .command('install')
-      .description('place every plugin of a staged folder (vst3/, clap/, au/, standalone/) in its per-user folder, each replaced whole; remove those an earlier install put there that this one no longer ships')
-      .requiredOption('--from <dir>', 'the staged plugin folder'),
-  ))
+      .description("place a product's plugins from a staged folder (vst3/, clap/, au/, standalone/) in their per-user folders, each replaced whole; remove those its earlier install put there that this one no longer ships; record the product as installed")
+      .option('--from <dir>', 'the staged plugin folder (none: the product has no plugins, and is recorded as installed)')
+      .option('--product <name>', "the product's name, as its installer shows it (default: the id)")
+      .option('--project <id=name>', "a plugin name the product brings (repeatable; default: this executable's own)", (v: string, all: string[]) => [...all, v], [] as string[]),
+    "the product these plugins belong to (pnpm package's --product-id), e.g. acme-gain",
+  )))
     .addHelpText(
       'after',
-      `\nExamples:\n  ${name} plugins install --from "/tmp/Acme Audio/plugins"\n  ${name} plugins install --from plugins --record "$HOME/.local/share/acme/installed-plugins.json" --json\n\nPrints where each plugin went, then which music software may need a rescan. A same-named plugin\nthis installer did not put there is kept under NAME.kept-TIME (music software does not load it).`,
+      `\nExamples:\n  ${name} plugins install --product-id acme-gain --product "Acme Gain" --from "/tmp/Acme Audio/plugins"\n  ${name} plugins install --product-id acme-gain --from plugins --folder "$HOME/.local/share/acme" --json\n\nPrints where each plugin went, then which music software may need a rescan. A same-named plugin\nthis installer did not put there is kept under NAME.kept-TIME (music software does not load it);\none another product of the vendor installed is the vendor's, replaced and then listed by both.`,
     )
-    .action(action(async (ctx, o: { from: string; record?: string; log?: string }) => (await commands.plugins()).installCommand(ctx, o)));
-  logOption(recordOption(plugins.command('uninstall').description('remove exactly what the record lists, where it is still exactly what was installed; then the record')))
-    .addHelpText('after', `\nExample:\n  ${name} plugins uninstall --json\n\nA same-named plugin it did not put there, or one changed since, is left in place and said.`)
-    .action(action(async (ctx, o: { record?: string; log?: string }) => (await commands.plugins()).uninstallCommand(ctx, o)));
-  recordOption(plugins.command('list').description('what the record lists, and whether each is still in place (reads only)'))
+    .action(action(async (ctx, o: { from?: string; productId?: string; product?: string; project?: string[]; folder?: string; log?: string }) => (await commands.plugins()).installCommand(ctx, o)));
+  logOption(folderOption(productIdOption(plugins.command('uninstall').description("remove exactly what a product's record lists, where it is still exactly what was installed and no other product has it; then the record"), "the product to remove (none: the plugins an earlier release's installer recorded)")))
+    .addHelpText('after', `\nExample:\n  ${name} plugins uninstall --product-id acme-gain --json\n\nA same-named plugin it did not put there, one changed since, or one another product also\ninstalled, is left in place and said. The last line names the products still installed.`)
+    .action(action(async (ctx, o: { productId?: string; folder?: string; log?: string }) => (await commands.plugins()).uninstallCommand(ctx, o)));
+  folderOption(plugins.command('list').description("every product's recorded plugins, and whether each is still in place (reads only)"))
     .addHelpText('after', `\nExample:\n  ${name} plugins list --json`)
-    .action(action(async (ctx, o: { record?: string }) => (await commands.plugins()).listCommand(ctx, o)));
+    .action(action(async (ctx, o: { folder?: string }) => (await commands.plugins()).listCommand(ctx, o)));
+  folderOption(plugins.command('products').description("the vendor's products installed here, one a line; nothing when none is (reads only)"))
+    .addHelpText('after', `\nExample:\n  ${name} plugins products --json\n\nAn uninstaller removes the program, its agent and its settings only once this prints nothing.`)
+    .action(action(async (ctx, o: { folder?: string }) => (await commands.plugins()).productsCommand(ctx, o)));
 
   const offline = program
     .command('offline')

@@ -113,6 +113,25 @@ describe('plugin-license commands', () => {
     expect(half.stderr).toContain('--code and --machine-id go together');
   });
 
+  it("--machine-id of this computer with a license stored here is refused: this computer's slot goes back only through deactivate --project (its ticket first)", async () => {
+    const env = envFor(service, home());
+    const projectId = service.emulator.projectId;
+    const code = await service.code(2);
+    expect((await cli(['activate', code, '--project', projectId], env)).code).toBe(0);
+    const id = (oneDocument(await cli(['--json', 'machine-id'], env)) as { machine_id: string }).machine_id;
+    const run = await cli(['deactivate', '--project', projectId, '--code', code, '--machine-id', id], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`machine id ${id} is this computer's, and it holds a license of`);
+    expect(run.stderr).toContain(`give it back with deactivate --project ${projectId}`);
+    expect((await service.admin.activation.status(code)).activations).toBe(1);
+    expect((await cli(['--json', 'validate', '--project', projectId], env)).code).toBe(0);
+    // Nothing stored here: the slot this computer's id holds at the service is released as asked.
+    expect((await cli(['deactivate', '--project', projectId], env)).code).toBe(0);
+    await service.admin.activation.activate({ code, machine_id: id, plugin_id: projectId });
+    expect((await cli(['deactivate', '--project', projectId, '--code', code, '--machine-id', id], env)).code).toBe(0);
+    expect((await service.admin.activation.status(code)).activations).toBe(0);
+  });
+
   it('through a running agent: activate says so, the agent holds it at once; agent status|check|refresh|list', async () => {
     const h = home();
     const env = envFor(service, h);

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -585,14 +585,16 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     await expect.poll(() => existsSync(file)).toBe(false);
   });
 
-  it('says a cache folder that refuses the redirect file, gives out no url, and leaves nothing', async () => {
+  it('says a cache folder that refuses its registration (what manager stop reads) or the redirect file, gives out no url, and leaves nothing', async () => {
     const dir = home();
     writeFileSync(join(dir, 'cache'), 'a file where the cache folder would be\n');
     const env = envFor(service, dir, { BROWSER: join(dir, 'never-run') });
-    const r = await cli(['manager'], env);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/cannot write the page that opens the browser in .*cache \(E[A-Z]+\); make that folder writable, or pass --no-open/);
+    for (const args of [['manager'], ['manager', '--no-open']]) {
+      const r = await cli(args, env);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/cannot register the license manager in .*cache \(E[A-Z]+\); make that folder writable/);
+    }
     expect(readFileSync(join(dir, 'cache'), 'utf8')).toBe('a file where the cache folder would be\n');
   });
 
@@ -738,6 +740,50 @@ describe('plugin-license manager: its arguments', () => {
       expect(r.stderr).toMatch(new RegExp(`port ${first.port} on 127\\.0\\.0\\.1 is in use; choose another with --port, or --port 0`));
     } finally {
       await first.stop();
+    }
+  });
+});
+
+describe('plugin-license manager stop: what an uninstaller runs before the program goes', () => {
+  const { service, home } = useCliService();
+
+  it("stops every manager of this namespace, asked on its port with its registration's secret; leaves another namespace's; removes a registration nothing answers for and signals no one", async () => {
+    const dir = home();
+    const env = envFor(service, dir);
+    const other = { ...envFor(service, join(dir, 'other')), PLUGIN_LICENSE_APP: 'other-vendor' };
+    const managers = [await startManager(env), await startManager(env), await startManager(other)];
+    // A registration a killed manager left: its pid now a process of someone else's (a sleeper of
+    // ours stands for it) and its port now another program's, which answers something else.
+    const sleeper = spawn('sleep', ['60']);
+    const stranger = createServer((_req, res) => res.writeHead(403).end('{"error":{}}'));
+    await new Promise<void>((r) => stranger.listen(0, '127.0.0.1', () => r()));
+    try {
+      const cache = join(dir, 'cache');
+      expect(readdirSync(cache).filter((n) => /^manager-\d+\.json$/.test(n)).sort()).toEqual(managers.slice(0, 2).map((m) => `manager-${m.pid}.json`).sort());
+      const registration = JSON.parse(readFileSync(join(cache, `manager-${managers[0]!.pid}.json`), 'utf8')) as { pid: number; port: number; stop: string };
+      expect(registration).toEqual({ pid: managers[0]!.pid, port: managers[0]!.port, stop: expect.stringMatching(/^[\w-]{43}$/) });
+      expect(statSync(join(cache, `manager-${managers[0]!.pid}.json`)).mode & 0o777).toBe(0o600);
+      // The secret is not the page's token, nor anything a page is given.
+      expect(registration.stop).not.toBe(managers[0]!.token);
+      writeFileSync(join(cache, `manager-${sleeper.pid}.json`), JSON.stringify({ pid: sleeper.pid, port: (stranger.address() as AddressInfo).port, stop: 'x' }));
+      // A wrong secret on a live manager's port: refused, and it runs on.
+      const wrong = await raw(managers[0]!.port, 'POST', '/api/stop', { origin: managers[0]!.origin, 'content-type': 'application/json' }, JSON.stringify({ token: managers[0]!.token }));
+      expect(wrong.status).toBe(403);
+      const r = await cli(['manager', 'stop', '--json'], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ stopped: managers.slice(0, 2).map((m) => m.pid).sort((a, b) => a - b), stale: 1 });
+      expect(await managers[0]!.exited).toBe(0);
+      expect(await managers[1]!.exited).toBe(0);
+      expect(managers[0]!.stderr()).toMatch(/license manager stopped: asked to stop \(manager stop/);
+      expect(readdirSync(cache).filter((n) => n.startsWith('manager-'))).toEqual([]);
+      expect(sleeper.exitCode).toBeNull();
+      expect(managers[2]!.child.exitCode).toBeNull();
+      const none = await cli(['manager', 'stop'], env);
+      expect(none).toMatchObject({ code: 0, stdout: 'no license manager was running\n' });
+    } finally {
+      sleeper.kill();
+      stranger.close();
+      for (const m of managers) await m.stop();
     }
   });
 });

@@ -3,14 +3,16 @@
 // quoting, the tree digest, the rescan line, a bundle's code moved out first (loadableFiles) and
 // the paths inside a bundle a record may name.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { productIdOf, productIdProblem, reservedNameConflict } from '@plugin-license/licensing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { desktopEntry, desktopExecArgument, desktopFileName, desktopString } from '../src/plugins/desktop-entry.js';
+import { desktopEntry, desktopExec, desktopExecArgument, desktopFileName, desktopString } from '../src/plugins/desktop-entry.js';
 import { loadableFiles } from '../src/plugins/loadable.js';
 import { pluginPlaces } from '../src/plugins/places.js';
-import { isInsideRel } from '../src/plugins/record.js';
+import { isInsideRel, isOwnScratch, type ProductRecord } from '../src/plugins/record.js';
+import { licenseKeptFor } from '../src/plugins/engine.js';
 import { rescanLine } from '../src/plugins/rescan.js';
 import { itemNameProblem } from '../src/plugins/staged.js';
 import { fileDigest, linkDigest, treeDigest, TreeDigestError } from '../src/plugins/tree-digest.js';
@@ -122,6 +124,40 @@ describe('Desktop Entry quoting (desktopExecArgument, desktopString)', () => {
     const entry = desktopEntry('Acme "$Gain"', '/opt/Acme Audio/Acme $Gain');
     expect(entry).toContain('\nName=Acme "$Gain"\n');
     expect(entry).toContain('\nExec="/opt/Acme Audio/Acme \\\\$Gain"\n');
+  });
+  it('starts a path with a % through sh, whose argument GLib expands before it runs it (GLib looks for the program itself before)', () => {
+    expect(desktopExec('/opt/Acme/Boost 100%')).toBe('sh -c "exec \\\\"\\\\$0\\\\"" "/opt/Acme/Boost 100%%"');
+    expect(desktopExec('/opt/Acme/Boost')).toBe('"/opt/Acme/Boost"');
+  });
+});
+
+const missingDesktopTools = ['desktop-file-validate', 'gio'].filter((tool) => spawnSync(tool, ['--help'], { stdio: 'ignore' }).error !== undefined);
+if (missingDesktopTools.length > 0) console.warn(`skipping the menu entries' check by desktop-file-validate and GLib: ${missingDesktopTools.join(' and ')} not installed (Debian: apt-get install desktop-file-utils libglib2.0-bin)`);
+
+describe.skipIf(missingDesktopTools.length > 0)('every menu entry desktopEntry writes is valid (desktop-file-validate) and starts its program through GLib (gio launch)', () => {
+  const root = mkdtempSync(join(tmpdir(), 'plc-desktop-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  // Names a vendor may give a Standalone, in a program folder with a plain name, and one with a hostile name of its own (a % in it too).
+  const names = ['Boost 100%', 'Boost %% 50', '%u %f', 'Acme $HOME $(id)', 'Acme `id`', 'Acme "Gain"', "it's", 'back\\slash', 'semi;colon & pipe | <lt> >gt', 'star * ? [x] #hash ~tilde', 'Ünïcødé 音', ' leading space', 'trailing space ', 'equals=sign', '-dash', 'Acme Gain'];
+  const folders = [join(root, 'home', 'Acme Audio'), join(root, `home "q" $x \\ 'y' %u =`, 'Acme Audio')];
+  it.each(folders.flatMap((folder) => names.map((name) => [name, folder])))('%j in %s', async (name, folder) => {
+    mkdirSync(folder, { recursive: true });
+    const program = join(folder, name);
+    const ran = join(root, `ran-${Buffer.from(name + folder).toString('hex').slice(-80)}`);
+    writeFileSync(program, `#!/bin/sh\nprintf '%s' "$0" > '${ran}'\n`);
+    chmodSync(program, 0o755);
+    const file = join(folder, '..', `${desktopFileName('acme-audio', name)}`);
+    writeFileSync(file, desktopEntry(name, program));
+    const valid = spawnSync('desktop-file-validate', [file], { encoding: 'utf8' });
+    expect(valid.stdout + valid.stderr).toBe('');
+    expect(valid.status).toBe(0);
+    const launched = spawnSync('gio', ['launch', file], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', HOME: root }, timeout: 20_000 });
+    expect(launched.stderr).toBe('');
+    expect(launched.status).toBe(0);
+    await expect.poll(() => (existsSync(ran) ? readFileSync(ran, 'utf8') : undefined), { timeout: 10_000 }).toBe(program);
+  });
+  it.each(['Acme\nGain', 'Acme\tGain', 'Acme\rGain'])('refuses %j in words: a menu entry cannot carry it', (name) => {
+    expect(() => desktopEntry(name, join(folders[0]!, name))).toThrow(/control character/);
   });
 });
 
@@ -241,6 +277,101 @@ describe('a path inside a bundle a record may name (isInsideRel)', () => {
   ] as const)('%j: %s', (rel, ok) => {
     expect(isInsideRel(rel)).toBe(ok);
   });
+});
+
+describe("the names the installers keep in the program's folder (reservedNameConflict)", () => {
+  it.each([
+    ['linux', 'acme-license', 'uninstall.sh', 'uninstall.sh'],
+    ['linux', 'acme-license', 'uninstall-acme-gain.sh', 'uninstall-…\\.sh'],
+    ['linux', 'acme-license', 'install.sh', 'install.sh'],
+    ['linux', 'acme-license', 'plugins', 'plugins'],
+    ['linux', 'acme-license', 'acme-license', 'acme-license \\(the program itself\\)'],
+    ['linux', 'acme-license', 'installed-plugins', 'installed-plugins'],
+    ['linux', 'acme-license', 'installed-plugins.json.lock-pid', 'installed-plugins.json…'],
+    ['linux', 'acme-license', 'config.json', 'config.json'],
+    ['darwin', 'acme-license', 'Uninstall.SH', 'uninstall.sh'],
+    ['darwin', 'acme-license', 'tickets', 'tickets'],
+    ['darwin', 'acme-license', 'agent.sock', 'agent.sock'],
+    ['win32', 'acme-license.exe', 'Acme-License.EXE', 'acme-license.exe'],
+    ['win32', 'acme-license.exe', 'UNINSTALL.exe', 'uninstall.exe'],
+    ['win32', 'acme-license.exe', 'uninstall-acme-gain.exe', 'uninstall-…\\.exe'],
+    ['win32', 'acme-license.exe', 'acme-license.new.exe', 'acme-license.new.exe'],
+    ['win32', 'acme-license.exe', 'acme-license.old-20250101.exe', 'acme-license.old-…\\.exe'],
+    ['win32', 'acme-license.exe', 'Install.log', 'install.log'],
+  ] as const)('%s, program %s: %j is taken by %s', (platform, program, name, taken) => {
+    expect(reservedNameConflict(platform, program, name)).toMatch(new RegExp(`^${taken}`));
+  });
+  it.each([
+    ['linux', 'acme-license', 'Uninstall.sh'],
+    ['linux', 'acme-license', 'Acme Gain'],
+    ['linux', 'acme-license', 'uninstall-.sh.bak'],
+    ['win32', 'acme-license.exe', 'Acme Gain.exe'],
+    ['win32', '', 'Acme Gain.exe'],
+    ['darwin', 'acme-license', 'Acme Gain.app'],
+  ] as const)('%s, program %j: %j is free', (platform, program, name) => expect(reservedNameConflict(platform, program, name)).toBeUndefined());
+  it('the program itself may take its own name (--name), never another reserved one', () => {
+    expect(reservedNameConflict('linux', 'acme-license', 'acme-license', { asProgram: true })).toBeUndefined();
+    expect(reservedNameConflict('linux', 'uninstall.sh', 'uninstall.sh', { asProgram: true })).toMatch(/^uninstall\.sh/);
+    expect(reservedNameConflict('win32', 'uninstall.exe', 'uninstall.exe', { asProgram: true })).toMatch(/^uninstall\.exe/);
+  });
+});
+
+describe('a product id (productIdOf, productIdProblem)', () => {
+  it.each([
+    ['Acme Gain', 'acme-gain'],
+    ['Acme "Gain" 2 $x', 'acme-gain-2-x'],
+    ['  --Acme__Reverb--  ', 'acme-reverb'],
+    ['Ünïcødé Synth', 'n-c-d-synth'],
+    ['音', undefined],
+    ['Earlier Installer', undefined],
+    [`${'a'.repeat(39)} b`, 'a'.repeat(39)],
+  ] as const)('%j gives %j', (product, id) => expect(productIdOf(product)).toBe(id));
+  it.each(['acme-gain', 'a', '2-b-3'])('%j is an id', (id) => expect(productIdProblem(id)).toBeUndefined());
+  it.each(['', 'Acme', 'acme--gain', '-acme', 'acme-', 'acme_gain', 'acme.gain', 'earlier-installer', 'a'.repeat(41)])('%j is not', (id) => expect(productIdProblem(id)).toBeDefined());
+});
+
+describe("the temporary names a record may ask to remove (isOwnScratch)", () => {
+  const places = pluginPlaces({ platform: 'linux', env: { HOME: '/home/u' }, exeFolder: '/home/u/.local/lib/acme' });
+  it.each([
+    ['/home/u/.vst3/.Acme Gain.vst3.old-4242', true],
+    ['/home/u/.vst3/.Acme Gain.vst3.old-4242-2', true],
+    ['/home/u/.clap/.Acme "$x".clap.new-7', true],
+    ['/home/u/.local/share/applications/.acme-audio-acme-gain-1a2b3c4d.desktop.new-9', true],
+    ['/home/u/.local/lib/acme/.Acme Gain.new-12', true],
+    ['/home/u/.vst3/.OtherVendor Presets', false],
+    ['/home/u/.local/share/applications/.hidden-other', false],
+    ['/home/u/.vst3/Acme Gain.vst3.old-1', false],
+    ['/home/u/.vst3/.Acme.old-', false],
+    ['/home/u/.vst3/.Acme.old-0', false],
+    ['/home/u/.vst3/.Acme.old-1x', false],
+    ['/home/u/.vst3/.Acme.kept-1', false],
+    ['/home/u/.x.old-1', false],
+    ['/etc/.x.old-1', false],
+    ['/home/u/.vst3/../.ssh/.k.old-1', false],
+    ['/home/u/.vst3/./.k.old-1', false],
+    ['/home/u/.vst3//.k.old-1', false],
+    ['/home/u/.vst3/sub/.k.old-1', false],
+    ['.vst3/.k.old-1', false],
+    ['', false],
+  ] as const)('%j: %s', (path, ok) => expect(isOwnScratch(places, path)).toBe(ok));
+});
+
+describe("which licenses a product's uninstaller gives back (licenseKeptFor)", () => {
+  const P = { gain: '11111111-1111-4111-8111-111111111111', reverb: '22222222-2222-4222-8222-222222222222', shared: '33333333-3333-4333-8333-333333333333', stray: '44444444-4444-4444-8444-444444444444' };
+  const record = (id: string, name: string | null, projects: string[]): ProductRecord => ({ version: 2, product_id: id, product: name, projects: projects.map((projectId) => ({ projectId, name: id })), items: [], scratch: [] });
+  const gain = record('acme-gain', 'Acme Gain', [P.gain, P.shared]);
+  const reverb = record('acme-reverb', 'Acme Reverb', [P.reverb, P.shared]);
+  it.each([
+    ['the last product: every license', [gain], 'acme-gain', P.stray, undefined],
+    ['the last product, its own', [gain], 'acme-gain', P.gain, undefined],
+    ['no product recorded (plain Node): every license', [], 'acme-gain', P.reverb, undefined],
+    ['another product remains: its own, not shared', [gain, reverb], 'acme-gain', P.gain, undefined],
+    ['another product remains: the other one\'s', [gain, reverb], 'acme-gain', P.reverb, 'Acme Reverb, another product of this vendor installed here, uses it'],
+    ['another product remains: one both name', [gain, reverb], 'acme-gain', P.shared.toUpperCase(), 'Acme Reverb, another product of this vendor installed here, uses it'],
+    ['another product remains: one no product names', [gain, reverb], 'acme-gain', P.stray, "not one of this product's plugins, and other products of this vendor are still installed here (Acme Reverb)"],
+    ['a product not recorded, others are', [reverb], 'acme-gain', P.gain, "not one of this product's plugins, and other products of this vendor are still installed here (Acme Reverb)"],
+    ['the earlier installer\'s plugins keep the program too', [gain, record('earlier-installer', null, [])], 'acme-gain', P.gain, undefined],
+  ] as const)('%s', (_what, products, productId, projectId, kept) => expect(licenseKeptFor(products, productId, projectId)).toBe(kept));
 });
 
 describe('the rescan line (rescanLine)', () => {

@@ -7,11 +7,11 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { otherUserUnavailable, OTHER_UID } from '@plugin-license/test-utils';
+import { asOtherUser, otherUserUnavailable, OTHER_UID, shareWithOtherUser, type SharedCopy } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BUILT, CLI, cli, jsonOf, type Run } from './helpers.js';
+import { BUILT, cli, jsonOf, type Run } from './helpers.js';
 
 const VST3_NAME = 'Acme "Gain" $HOME *.vst3';
 const CLAP_NAME = "it's a \\ Ünïcødé.clap";
@@ -22,6 +22,7 @@ let work: string;
 let home: string;
 let app: string;
 let record: string;
+let legacy: string;
 let plh: string;
 let tools: string;
 beforeAll(() => {
@@ -61,12 +62,16 @@ beforeEach(() => {
   app = join(work, 'Acme Audio');
   plh = join(work, 'plh');
   for (const d of [home, app, plh]) mkdirSync(d);
-  record = join(app, 'installed-plugins.json');
+  record = join(app, 'installed-plugins', `${PRODUCT_ID}.json`);
+  legacy = join(app, 'installed-plugins.json');
 });
 afterEach(() => rmSync(work, { recursive: true, force: true }));
 
 const env = (extra: Record<string, string> = {}): Record<string, string> => ({ PATH: process.env.PATH!, HOME: home, PLUGIN_LICENSE_HOME: plh, PLUGIN_LICENSE_APP: 'acme-audio', ...extra });
-const plugins = (args: string[], extra: Record<string, string> = {}): Promise<Run> => cli(['plugins', ...args, '--record', record], env(extra));
+/** The product of these runs; install and uninstall name it, as a product's installer does. */
+const PRODUCT_ID = 'acme-gain';
+const productArgs = (args: string[], id = PRODUCT_ID): string[] => (['install', 'uninstall'].includes(args[0]!) ? ['--product-id', id] : []);
+const plugins = (args: string[], extra: Record<string, string> = {}, id = PRODUCT_ID): Promise<Run> => cli(['plugins', ...args, ...productArgs(args, id), '--folder', app], env(extra));
 
 /** A staged plugin folder: the VST3 holds `plugin<version>.so`; `drop` leaves the old product out. */
 function stage(version: 1 | 2 | 3, o: { old?: boolean; standalone?: boolean } = {}): string {
@@ -287,7 +292,7 @@ describe('plugins uninstall', () => {
     check();
     // Nothing recorded: nothing to do, said.
     const again = await plugins(['uninstall']);
-    expect(again).toMatchObject({ code: 0, stdout: `no plugins are recorded in ${record}: nothing to remove\n` });
+    expect(again).toMatchObject({ code: 0, stdout: `no plugins are recorded for ${PRODUCT_ID} in ${app}: nothing to remove\n` });
   });
 });
 
@@ -364,6 +369,215 @@ describe('an uninstall killed at any step (a real SIGKILL at a chosen point)', (
   });
 });
 
+/** A product's staged folder: each named VST3 bundle (its version in a file), CLAP file and Standalone. */
+function stageProduct(parts: { vst3?: string[]; clap?: string[]; standalone?: string[] }, version = 1): string {
+  const dir = join(work, `stage-${Math.random().toString(36).slice(2, 8)}`);
+  for (const name of parts.vst3 ?? []) {
+    mkdirSync(join(dir, 'vst3', `${name}.vst3`, 'Contents', 'x86_64-linux'), { recursive: true });
+    writeFileSync(join(dir, 'vst3', `${name}.vst3`, 'Contents', 'x86_64-linux', `${name}.so`), `${name} v${version}`);
+  }
+  for (const name of parts.clap ?? []) {
+    mkdirSync(join(dir, 'clap'), { recursive: true });
+    writeFileSync(join(dir, 'clap', `${name}.clap`), `${name} v${version}`);
+  }
+  for (const name of parts.standalone ?? []) {
+    mkdirSync(join(dir, 'standalone'), { recursive: true });
+    writeFileSync(join(dir, 'standalone', name), `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+  }
+  return dir;
+}
+
+describe('one vendor, several products: each owns only its own plugins', () => {
+  const A = { id: 'acme-gain', name: 'Acme Gain', parts: { vst3: ['Acme Gain'], standalone: ['Acme Gain'] }, project: '11111111-1111-4111-8111-111111111111' };
+  const B = { id: 'acme-reverb', name: 'Acme "Reverb" $x', parts: { vst3: ['Acme Reverb'], clap: ['Acme Reverb'], standalone: ['Acme Reverb'] }, project: '22222222-2222-4222-8222-222222222222' };
+  const C = { id: 'acme-delay', name: 'Acme Delay', parts: { vst3: ['Acme Delay'] }, project: '33333333-3333-4333-8333-333333333333' };
+  type Product = typeof A | typeof B | typeof C;
+  const install = (p: Product, version = 1): Promise<Run> => cli(['plugins', 'install', '--product-id', p.id, '--product', p.name, '--project', `${p.project}=${p.name} Plugin`, '--from', stageProduct(p.parts, version), '--folder', app, '--json'], env());
+  const uninstall = (p: Product | undefined): Promise<Run> => cli(['plugins', 'uninstall', ...(p ? ['--product-id', p.id] : []), '--folder', app, '--json'], env());
+  const products = async (): Promise<Array<{ product_id: string; product: string | null; projects: Array<{ project_id: string; name: string }> }>> => (jsonOf(await cli(['plugins', 'products', '--folder', app, '--json'], env())) as { products: [] }).products;
+  /** Everything of a product in place, byte for byte as staged at `version`. */
+  const placed = (p: Product, version = 1): void => {
+    for (const v of p.parts.vst3 ?? []) expect(readFileSync(join(vst3(), `${v}.vst3`, 'Contents', 'x86_64-linux', `${v}.so`), 'utf8')).toBe(`${v} v${version}`);
+    for (const c of 'clap' in p.parts ? p.parts.clap : []) expect(readFileSync(join(clap(), `${c}.clap`), 'utf8')).toBe(`${c} v${version}`);
+    for (const s of 'standalone' in p.parts ? p.parts.standalone : []) expect(readFileSync(join(app, s), 'utf8')).toBe(`#!/bin/sh\necho ${version}\n`);
+  };
+  const gone = (p: Product): void => {
+    for (const v of p.parts.vst3 ?? []) expect(existsSync(join(vst3(), `${v}.vst3`))).toBe(false);
+    for (const c of 'clap' in p.parts ? p.parts.clap : []) expect(existsSync(join(clap(), `${c}.clap`))).toBe(false);
+    for (const s of 'standalone' in p.parts ? p.parts.standalone : []) expect(existsSync(join(app, s))).toBe(false);
+  };
+  const menuEntries = (): string[] => (existsSync(menuFolder()) ? readdirSync(menuFolder()).sort() : []);
+
+  it('install A, B, C; uninstall B (the middle): A and C intact and named; upgrade A; uninstall A, then C: nothing of theirs is left', async () => {
+    const check = usersOwn();
+    for (const p of [A, B, C]) {
+      const run = await install(p);
+      expect(run.code, run.stderr).toBe(0);
+      expect((jsonOf(run) as { removed: unknown[]; kept: unknown[] })).toMatchObject({ removed: [], kept: [] });
+    }
+    for (const p of [A, B, C]) placed(p);
+    expect(menuEntries()).toHaveLength(2);
+    expect((await products()).map((p) => [p.product_id, p.product, p.projects])).toEqual([
+      [C.id, C.name, [{ project_id: C.project, name: `${C.name} Plugin` }]],
+      [A.id, A.name, [{ project_id: A.project, name: `${A.name} Plugin` }]],
+      [B.id, B.name, [{ project_id: B.project, name: `${B.name} Plugin` }]],
+    ]);
+    // The middle one goes: only its own.
+    const removedB = await uninstall(B);
+    expect(removedB.code, removedB.stderr).toBe(0);
+    expect(jsonOf(removedB)).toMatchObject({ kept: [], remaining: [{ product_id: C.id, product: C.name }, { product_id: A.id, product: A.name }] });
+    gone(B);
+    placed(A);
+    placed(C);
+    expect(menuEntries()).toEqual([expect.stringMatching(/^acme-audio-acme-gain-[0-9a-f]{8}\.desktop$/)]);
+    expect((await products()).map((p) => p.product_id)).toEqual([C.id, A.id]);
+    // A's upgrade replaces A's, touches nothing of C's.
+    const upgraded = await install(A, 2);
+    expect(upgraded.code, upgraded.stderr).toBe(0);
+    placed(A, 2);
+    placed(C);
+    // Uninstalled in any order, the last one leaves nothing: no record, no folder of records.
+    for (const p of [A, C]) {
+      const run = await uninstall(p);
+      expect(run.code, run.stderr).toBe(0);
+      gone(p);
+    }
+    expect(jsonOf(await uninstall(C))).toMatchObject({ record_found: false, remaining: [] });
+    expect(readdirSync(app)).toEqual([]);
+    expect(menuEntries()).toEqual([]);
+    expect(hidden()).toEqual([]);
+    check();
+  });
+
+  it('a plugin two products ship (a bundle and a suite): the second install takes it as the vendor\'s, not a stranger\'s; it goes with the last of them', async () => {
+    const suite = { id: 'acme-suite', name: 'Acme Suite', parts: { vst3: ['Acme Gain', 'Acme Delay'] }, project: '44444444-4444-4444-8444-444444444444' };
+    expect((await install(A)).code).toBe(0);
+    const both = await install(suite, 2);
+    expect(both.code, both.stderr).toBe(0);
+    expect(jsonOf(both)).toMatchObject({ kept: [], installed: expect.arrayContaining([expect.objectContaining({ name: 'Acme Gain.vst3', replaced: true })]) });
+    expect(readdirSync(vst3()).filter((n) => n.includes('kept'))).toEqual([]);
+    const first = await uninstall(A);
+    expect(first.code, first.stderr).toBe(0);
+    // A's own Standalone and menu entry go; the bundle the suite has too stays.
+    expect(jsonOf(first)).toMatchObject({ removed: [expect.objectContaining({ format: 'standalone' }), expect.objectContaining({ format: 'menu' })], kept: [{ path: join(vst3(), 'Acme Gain.vst3'), reason: 'also part of Acme Suite, so it stays' }] });
+    placed(suite, 2);
+    const last = await uninstall(suite);
+    expect(last.code, last.stderr).toBe(0);
+    gone(suite);
+    expect(readdirSync(app)).toEqual([]);
+  });
+
+  /** The previous release's one record, as it wrote it: product A's items, in `installed-plugins.json`. */
+  async function legacyOf(p: Product): Promise<void> {
+    expect((await install(p)).code).toBe(0);
+    const written = JSON.parse(readFileSync(join(app, 'installed-plugins', `${p.id}.json`), 'utf8')) as { items: unknown[] };
+    rmSync(join(app, 'installed-plugins'), { recursive: true });
+    // An editor's byte order mark too: the record is read all the same.
+    writeFileSync(legacy, `\uFEFF${JSON.stringify({ version: 1, items: written.items, scratch: [] }, null, 2)}\n`);
+  }
+
+  it("an earlier release's record is the product's that wrote it: its upgrade takes it over, and nothing is removed", async () => {
+    await legacyOf(A);
+    const run = await install(A, 2);
+    expect(run.code, run.stderr).toBe(0);
+    expect(jsonOf(run)).toMatchObject({ removed: [], kept: [] });
+    placed(A, 2);
+    expect(existsSync(legacy)).toBe(false);
+    expect((await products()).map((p) => p.product_id)).toEqual([A.id]);
+  });
+
+  it("an earlier release's record of another product stays that product's: a new product's install and uninstall leave its plugins; its own (earlier) uninstaller removes them, then stops while the new product uses the program", async () => {
+    await legacyOf(A);
+    expect((await install(B)).code).toBe(0);
+    placed(A);
+    placed(B);
+    // Kept, emptied, so the earlier uninstaller still asks the program before it removes anything.
+    expect(JSON.parse(readFileSync(legacy, 'utf8'))).toEqual({ version: 1, items: [], scratch: [] });
+    expect((await products()).map((p) => [p.product_id, p.product])).toEqual([[B.id, B.name], ['earlier-installer', null]]);
+    expect((await cli(['plugins', 'products', '--folder', app], env())).stdout).toBe(`${B.name}\nan earlier installer's plugins\n`);
+    // The earlier release's uninstaller runs "plugins uninstall": its plugins go, and it learns the program stays.
+    for (const round of [1, 2]) {
+      const old = await uninstall(undefined);
+      expect(old.code, `round ${round}`).toBe(1);
+      expect(jsonOf(old)).toMatchObject({ error: { code: 'program_in_use', message: `the earlier installer's plugins are removed, but the program stays: ${B.name} still uses it. Uninstall that product to remove it` } });
+      gone(A);
+      placed(B);
+      expect(existsSync(legacy)).toBe(true);
+    }
+    const last = await uninstall(B);
+    expect(last.code, last.stderr).toBe(0);
+    expect(readdirSync(app)).toEqual([]);
+  });
+});
+
+describe("a record's list of temporary names: only this command's own, in its own places, are ever removed", () => {
+  it('ignores (says once, drops) every other path an edited record lists: another vendor\'s hidden folder, a hidden menu file, other folders, .. and relative paths; removes ours, a link of that pattern as a link', async () => {
+    expect((await plugins(['install', '--from', stage(1)])).code).toBe(0);
+    const outside = join(work, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'keep.txt'), 'theirs');
+    const theirs = [
+      join(vst3(), '.OtherVendor Presets'),
+      join(menuFolder(), '.hidden-other'),
+      join(home, '.x.old-1'),
+      join(outside, '.y.new-2'),
+      join(vst3(), '..', '.z.old-3'),
+      `${vst3()}/./.w.old-4`,
+      join(vst3(), 'Visible.vst3'),
+      join(vst3(), '.no-pid.old-'),
+      join(vst3(), '.spoof.old-1x'),
+      'relative/.a.old-1',
+    ];
+    for (const path of theirs.filter((p) => p.startsWith('/'))) {
+      mkdirSync(path, { recursive: true });
+      writeFileSync(join(path, 'file'), 'not ours');
+    }
+    const ours = [join(vst3(), `.${VST3_NAME}.old-99`), join(clap(), `.${CLAP_NAME}.new-7-2`)];
+    for (const path of ours) mkdirSync(path);
+    const link = join(vst3(), '.link.old-5');
+    symlinkSync(outside, link);
+    const recorded = JSON.parse(readFileSync(record, 'utf8')) as { scratch: string[] };
+    writeFileSync(record, JSON.stringify({ ...recorded, scratch: [...theirs, ...ours, link] }));
+    const run = await plugins(['install', '--from', stage(1)]);
+    expect(run.code, run.stderr).toBe(0);
+    const ignored = run.stdout.split('\n').filter((l) => l.startsWith('ignored '));
+    expect(ignored).toEqual(theirs.map((p) => `ignored ${p}: the record listed it among its temporary files, but it is not one, so it was left alone`));
+    for (const path of theirs.filter((p) => p.startsWith('/'))) expect(readFileSync(join(path, 'file'), 'utf8'), path).toBe('not ours');
+    for (const path of [...ours, link]) expect(existsSync(path), path).toBe(false);
+    expect(readFileSync(join(outside, 'keep.txt'), 'utf8')).toBe('theirs');
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { scratch: string[] }).scratch).toEqual([]);
+    // Said once: the record no longer lists them.
+    const again = await plugins(['install', '--from', stage(1)]);
+    expect(again.stdout).not.toContain('ignored');
+  });
+});
+
+describe('names no file system can give as text, and names the program keeps for itself', () => {
+  it.each([
+    ['a bundle', (dir: string) => mkdirSync(Buffer.concat([Buffer.from(join(dir, 'vst3', 'Acme ')), Buffer.from([0xff, 0xfe]), Buffer.from('.vst3')]), { recursive: true })],
+    ['a file inside a bundle', (dir: string) => (mkdirSync(join(dir, 'vst3', 'Acme.vst3', 'Contents'), { recursive: true }), writeFileSync(Buffer.concat([Buffer.from(join(dir, 'vst3', 'Acme.vst3', 'Contents', 'preset-')), Buffer.from([0xc3, 0x28])]), 'x'))],
+    ['a format folder', (dir: string) => mkdirSync(Buffer.concat([Buffer.from(join(dir, 'vst')), Buffer.from([0xe9])]), { recursive: true })],
+  ])('a staged name with bytes that are not UTF-8 (%s): exit 2, one line saying so, nothing placed', async (_what, make) => {
+    const dir = join(work, 'staged');
+    mkdirSync(dir);
+    make(dir);
+    const run = await plugins(['install', '--from', dir]);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^plugin-license: .* is named with bytes that are not UTF-8 text \(([0-9a-f]{2} ?)+\), which cannot be copied by name; the vendor must rename it$/)]);
+    expect(run.code).toBe(2);
+    expect(readdirSync(app)).toEqual([]);
+  });
+
+  it.each(['uninstall.sh', 'uninstall-acme-gain.sh', 'install.sh', 'installed-plugins', 'installed-plugins.json', 'installed-plugins.json.lock', 'config.json', 'plugins'])('a Standalone named %j, a name the installers keep beside the program: exit 2, saying which, nothing placed', async (name) => {
+    const dir = stageProduct({ vst3: ['Acme Gain'], standalone: [name] });
+    const run = await plugins(['install', '--from', dir]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^plugin-license: .*/standalone/${name.replace(/[.]/g, '\\.')}: a Standalone goes beside the program, where this name is taken by .+: rename it$`))]);
+    expect(readdirSync(app)).toEqual([]);
+    expect(existsSync(vst3())).toBe(false);
+  });
+});
+
 describe('bad input: a clear error, said once, exit 2, nothing placed', () => {
   const cases: Array<[string, (dir: string) => void, RegExp]> = [
     ['a missing folder', () => undefined, /--from .*: no such folder/],
@@ -392,23 +606,34 @@ describe('bad input: a clear error, said once, exit 2, nothing placed', () => {
     expect(readdirSync(app)).toEqual([]);
   });
 
-  it('under node without --record: says to give it (there is no executable folder)', async () => {
+  it('under node without --folder: says to give it (there is no executable folder); install without a product: says to name it', async () => {
     const run = await cli(['plugins', 'list'], env());
     expect(run).toMatchObject({ code: 2, stdout: '' });
-    expect(run.stderr).toContain('this is not a packaged executable, so it has no folder of its own for installed-plugins.json: give --record FILE');
-    const json = await cli(['plugins', 'install', '--from', work, '--json'], env());
+    expect(run.stderr).toContain('this is not a packaged executable, so it has no folder of its own for the records of installed plugins (installed-plugins/): give --folder DIR');
+    const unnamed = await cli(['plugins', 'install', '--from', stage(1), '--folder', app], env());
+    expect(unnamed).toMatchObject({ code: 2, stdout: '' });
+    expect(unnamed.stderr.trim()).toBe('plugin-license: give --product-id ID: the product these plugins belong to (each product installer of a vendor owns only its own)');
+    for (const id of ['Acme Gain', 'acme--gain', '-acme', 'earlier-installer', 'a'.repeat(41)]) {
+      const bad = await cli(['plugins', 'install', '--from', stage(1), '--folder', app, '--product-id', id], env());
+      expect(bad.code, id).toBe(2);
+      expect(bad.stderr).toContain(`--product-id ${JSON.stringify(id)}: `);
+    }
+    expect(readdirSync(app)).toEqual([]);
+    const json = await cli(['plugins', 'install', '--from', work, '--product-id', PRODUCT_ID, '--json'], env());
     expect(json.code).toBe(2);
     expect(jsonOf(json)).toMatchObject({ error: { code: 'usage' } });
   });
 
   const records: Array<[string, () => void, RegExp]> = [
-    ['not JSON', () => writeFileSync(record, '{"version": 1, "items": ['), /is not JSON; nothing was changed/],
-    ['another document', () => writeFileSync(record, '{"version": 1, "items": [{"path": "/etc"}], "scratch": []}'), /is not a record of installed plugins this version reads/],
-    ['a FIFO (never waited on)', () => spawnSync('mkfifo', [record]), /is not a regular file; nothing was changed/],
-    ['a link', () => symlinkSync(join(work, 'elsewhere.json'), record), /is a link, not a regular file; nothing was changed/],
+    ['not JSON', () => writeFileSync(legacy, '{"version": 1, "items": ['), /is not JSON; nothing was changed/],
+    ['another document', () => writeFileSync(legacy, '{"version": 1, "items": [{"path": "/etc"}], "scratch": []}'), /is not a record of installed plugins this version reads/],
+    ['a FIFO (never waited on)', () => spawnSync('mkfifo', [legacy]), /is not a regular file; nothing was changed/],
+    ['a link', () => symlinkSync(join(work, 'elsewhere.json'), legacy), /is a link, not a regular file; nothing was changed/],
+    ["a product's record that is not JSON", () => (mkdirSync(dirname(record)), writeFileSync(record, '\uFEFF{"version": 2,')), /is not JSON; nothing was changed/],
+    ["a product's record of another product", () => (mkdirSync(dirname(record)), writeFileSync(record, JSON.stringify({ version: 2, product_id: 'other', product: 'x', projects: [], items: [], scratch: [] }))), /is not a record of installed plugins this version reads/],
     ...(['../../x', 'Contents/../../x', '/etc/passwd', 'Contents\\..\\..\\x', ''].map((rel) => [
       `an intent whose code to put back names ${JSON.stringify(rel)}`,
-      () => writeFileSync(record, JSON.stringify({ version: 1, items: [], intent: [{ format: 'vst3', name: 'A.vst3', product: 'A', path: join(vst3(), 'A.vst3'), digests: [], modules: [{ from: join(vst3(), '.A.vst3.old-1-2'), rel }] }], scratch: [] })),
+      () => writeFileSync(legacy, JSON.stringify({ version: 1, items: [], intent: [{ format: 'vst3', name: 'A.vst3', product: 'A', path: join(vst3(), 'A.vst3'), digests: [], modules: [{ from: join(vst3(), '.A.vst3.old-1-2'), rel }] }], scratch: [] })),
       /is not a record of installed plugins this version reads/,
     ]) as Array<[string, () => void, RegExp]>),
   ];
@@ -427,9 +652,17 @@ describe('bad input: a clear error, said once, exit 2, nothing placed', () => {
 
 const unavailable = otherUserUnavailable();
 describe.skipIf(unavailable !== undefined)(`another user (uid ${OTHER_UID}, by setpriv)`, () => {
+  // That user runs the CLI's one-file build from a copy every user can read: the checkout may sit
+  // in a private home (root's, 0700), closed to it.
+  let shared: SharedCopy;
+  beforeAll(() => {
+    shared = shareWithOtherUser([dirname(BUILT)]);
+  });
+  afterAll(() => shared?.cleanup());
   const asOther = (args: string[], extra: Record<string, string> = {}): Promise<Run> =>
     new Promise((resolve) => {
-      const child = spawn('setpriv', [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, '--clear-groups', process.execPath, CLI, 'plugins', ...args, '--record', record], { env: env(extra) });
+      const [file, argv] = asOtherUser([process.execPath, shared.path('bin', 'cli.cjs'), 'plugins', ...args, ...productArgs(args), '--folder', app]);
+      const child = spawn(file, argv, { env: env(extra) });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

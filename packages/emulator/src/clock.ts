@@ -2,10 +2,14 @@
 export class EmulatorClock {
   #offsetMs = 0;
 
-  constructor(private readonly base: () => number) {}
+  readonly #base: () => number;
+
+  constructor(base: () => number) {
+    this.#base = base;
+  }
 
   now(): number {
-    return this.base() + this.#offsetMs;
+    return this.#base() + this.#offsetMs;
   }
 
   iso(offsetMs = 0): string {
@@ -21,7 +25,7 @@ export class EmulatorClock {
   }
 
   set(epochMs: number): void {
-    this.#offsetMs = epochMs - this.base();
+    this.#offsetMs = epochMs - this.#base();
   }
 
   reset(): void {

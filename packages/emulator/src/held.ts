@@ -32,11 +32,15 @@ interface Entry {
  * a loaded machine can outrun). Held requests are kept in arrival order.
  */
 export class HeldRequests {
-  private readonly entries: Entry[] = [];
-  private readonly byKey = new WeakMap<object, Entry>();
-  private readonly watchers = new Set<() => void>();
+  readonly #entries: Entry[] = [];
+  readonly #byKey = new WeakMap<object, Entry>();
+  readonly #watchers = new Set<() => void>();
 
-  constructor(private readonly shutdown: AbortSignal) {}
+  readonly #shutdown: AbortSignal;
+
+  constructor(shutdown: AbortSignal) {
+    this.#shutdown = shutdown;
+  }
 
   /** Holds the request `key` until it is released; rejects when the emulator closes meanwhile. */
   hold(key: object, view: HeldView): Promise<void> {
@@ -45,18 +49,18 @@ export class HeldRequests {
     const released = new Promise<void>((resolve) => (release = resolve));
     const handled = new Promise<void>((resolve) => (markHandled = resolve));
     const entry: Entry = { view, release, handled, markHandled };
-    this.entries.push(entry);
-    this.byKey.set(key, entry);
-    for (const watcher of [...this.watchers]) watcher();
+    this.#entries.push(entry);
+    this.#byKey.set(key, entry);
+    for (const watcher of [...this.#watchers]) watcher();
     return new Promise<void>((resolve, reject) => {
       const onClose = (): void => {
         markHandled();
         reject(new Error('the emulator is closing'));
       };
-      if (this.shutdown.aborted) return onClose();
-      this.shutdown.addEventListener('abort', onClose, { once: true });
+      if (this.#shutdown.aborted) return onClose();
+      this.#shutdown.addEventListener('abort', onClose, { once: true });
       void released.then(() => {
-        this.shutdown.removeEventListener('abort', onClose);
+        this.#shutdown.removeEventListener('abort', onClose);
         resolve();
       });
     });
@@ -64,29 +68,29 @@ export class HeldRequests {
 
   /** The request `key`, if it was held, has been answered: a release waiting on it may answer. */
   handled(key: object): void {
-    this.byKey.get(key)?.markHandled();
+    this.#byKey.get(key)?.markHandled();
   }
 
   list(): HeldView[] {
-    return this.entries.map((e) => ({ ...e.view }));
+    return this.#entries.map((e) => ({ ...e.view }));
   }
 
   /** The held requests once there are at least `atLeast` of them, or after `waitMs` of real time, or at close. */
   async waitFor(atLeast: number, waitMs: number): Promise<HeldView[]> {
-    if (this.entries.length >= atLeast || waitMs === 0 || this.shutdown.aborted) return this.list();
+    if (this.#entries.length >= atLeast || waitMs === 0 || this.#shutdown.aborted) return this.list();
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
-        this.watchers.delete(check);
-        this.shutdown.removeEventListener('abort', done);
+        this.#watchers.delete(check);
+        this.#shutdown.removeEventListener('abort', done);
         resolve();
       };
       const check = (): void => {
-        if (this.entries.length >= atLeast) done();
+        if (this.#entries.length >= atLeast) done();
       };
       const timer = setTimeout(done, waitMs);
-      this.watchers.add(check);
-      this.shutdown.addEventListener('abort', done, { once: true });
+      this.#watchers.add(check);
+      this.#shutdown.addEventListener('abort', done, { once: true });
     });
     return this.list();
   }
@@ -96,7 +100,7 @@ export class HeldRequests {
    * them has been answered, so what they changed can be read next without waiting.
    */
   async release(count?: number): Promise<HeldView[]> {
-    const taken = this.entries.splice(0, count ?? this.entries.length);
+    const taken = this.#entries.splice(0, count ?? this.#entries.length);
     for (const entry of taken) entry.release();
     await Promise.all(taken.map((e) => e.handled));
     return taken.map((e) => e.view);

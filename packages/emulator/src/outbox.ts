@@ -98,19 +98,27 @@ function describeFailure(error: unknown, timeoutMs: number): string {
 export class Outbox {
   readonly #inFlight = new Map<string, Promise<void>>();
 
+  readonly #ctx: OutboxDeps;
+  readonly #timeoutMs: number;
+  readonly #shutdown: AbortSignal;
+
   constructor(
-    private readonly ctx: OutboxDeps,
-    private readonly timeoutMs: number,
-    private readonly shutdown: AbortSignal,
-  ) {}
+    ctx: OutboxDeps,
+    timeoutMs: number,
+    shutdown: AbortSignal,
+  ) {
+    this.#ctx = ctx;
+    this.#timeoutMs = timeoutMs;
+    this.#shutdown = shutdown;
+  }
 
   /** Records a delivery for each transition its project selected; they are attempted by {@link dispatchDue}. */
   record(transitions: readonly BuildTransition[]): void {
     for (const t of transitions) {
-      const config = this.ctx.store.project(t.build.project_id)?.notifications;
+      const config = this.#ctx.store.project(t.build.project_id)?.notifications;
       if (!config || !config.events.includes(t.event)) continue;
       const at = new Date(t.at).toISOString();
-      this.ctx.store.data.deliveries.push({
+      this.#ctx.store.data.deliveries.push({
         id: randomUUID(),
         project_id: t.build.project_id,
         build_id: t.build.id,
@@ -128,7 +136,7 @@ export class Outbox {
 
   /** Starts an attempt of every delivery due at `nowMs` that is not already in flight. */
   dispatchDue(nowMs: number): void {
-    for (const delivery of this.ctx.store.data.deliveries) {
+    for (const delivery of this.#ctx.store.data.deliveries) {
       if (delivery.next_attempt_at === null || this.#inFlight.has(delivery.id) || Date.parse(delivery.next_attempt_at) > nowMs) continue;
       const attempt = this.#attempt(delivery).finally(() => this.#inFlight.delete(delivery.id));
       this.#inFlight.set(delivery.id, attempt);
@@ -141,16 +149,16 @@ export class Outbox {
   }
 
   async #attempt(delivery: DeliveryRecord): Promise<void> {
-    const build = this.ctx.store.build(delivery.build_id);
-    const startedAt = this.ctx.clock.now();
+    const build = this.#ctx.store.build(delivery.build_id);
+    const startedAt = this.#ctx.clock.now();
     const started = performance.now();
     let status: number | null = null;
     let error: string | null = null;
     if (!build) {
       error = 'the build no longer exists';
     } else {
-      const body = JSON.stringify(payloadOf(this.ctx, delivery, build, startedAt));
-      const secret = this.ctx.store.project(delivery.project_id)?.webhook_secret ?? '';
+      const body = JSON.stringify(payloadOf(this.#ctx, delivery, build, startedAt));
+      const secret = this.#ctx.store.project(delivery.project_id)?.webhook_secret ?? '';
       try {
         const response = await fetch(delivery.url, {
           method: 'POST',
@@ -162,13 +170,13 @@ export class Outbox {
             'x-service-delivery': delivery.id,
             ...signWebhook(body, secret, { now: () => startedAt }),
           },
-          signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.shutdown]),
+          signal: AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#shutdown]),
         });
         status = response.status;
         await response.body?.cancel().catch(() => undefined);
         if (status < 200 || status > 299) error = `the receiver answered ${status}`;
       } catch (e) {
-        error = describeFailure(e, this.timeoutMs);
+        error = describeFailure(e, this.#timeoutMs);
       }
     }
     delivery.attempts.push({ at: new Date(startedAt).toISOString(), status, error, duration_ms: Math.round(performance.now() - started) });
@@ -180,6 +188,6 @@ export class Outbox {
       delivery.gave_up = delay === undefined || build === undefined;
       delivery.next_attempt_at = delivery.gave_up || delay === undefined ? null : new Date(startedAt + delay).toISOString();
     }
-    await this.ctx.store.commit().catch(() => undefined);
+    await this.#ctx.store.commit().catch(() => undefined);
   }
 }

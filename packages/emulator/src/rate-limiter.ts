@@ -27,13 +27,17 @@ export interface RateDecision {
 export class FixedWindowRateLimiter {
   readonly #windows = new Map<string, { start: number; count: number }>();
 
+  readonly #now: () => number;
+
   constructor(
     readonly limits: RateLimits,
-    private readonly now: () => number,
-  ) {}
+    now: () => number,
+  ) {
+    this.#now = now;
+  }
 
   hit(bucket: Bucket, key: string): RateDecision {
-    const now = this.now();
+    const now = this.#now();
     const start = Math.floor(now / WINDOW_MS) * WINDOW_MS;
     const id = `${bucket}|${key}`;
     let window = this.#windows.get(id);

@@ -6,14 +6,18 @@ import type { BuildRecord, CodeRecord, EmulatorData, ProjectRecord } from './sta
 export class EmulatorStore {
   #chain: Promise<void> = Promise.resolve();
 
+  readonly #file: string | undefined;
+
   constructor(
     public data: EmulatorData,
-    private readonly file: string | undefined,
-  ) {}
+    file: string | undefined,
+  ) {
+    this.#file = file;
+  }
 
   /** Persists the current state; resolves once it is on disk, so an answer is only sent for durable changes. */
   async commit(): Promise<void> {
-    const file = this.file;
+    const file = this.#file;
     if (file === undefined) return;
     const snapshot = structuredClone(this.data);
     const write = this.#chain.then(() => writeDataFile(file, snapshot));

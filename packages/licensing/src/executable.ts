@@ -1,6 +1,7 @@
 // What a packaged executable (`pnpm package`) carries about itself, and the namespace rule that
 // depends on it. No dependencies but Node's own, so the CLI's parser can read it (`--version`)
 // without loading the rest of the library.
+import { productIdProblem } from './program-folder.js';
 
 /** The namespace when nothing chose one. */
 export const DEFAULT_NAMESPACE = 'plugin-license';
@@ -24,6 +25,12 @@ export interface ExecutableInfo {
   appGroup?: string;
   /** Baked product names (`--project ID=NAME`): how the CLI and the license manager name each plugin. */
   projects?: NamedProject[];
+  /**
+   * The installer's product this executable was built for (`--product`, `--product-id`): what its
+   * `plugins install` records the plugins under. The executable is shared by the vendor's
+   * products (the last installed one's), so a product's uninstaller names its own id.
+   */
+  product?: { id: string; name: string };
 }
 
 /** A plugin (a project of the service) and the name a musician knows it by. */
@@ -164,12 +171,16 @@ function readInfo(): ExecutableInfo | undefined {
   const baseUrl = text('base_url');
   const appGroup = text('app_group');
   const projects = readBakedProjects(raw.projects);
+  const productId = text('product_id');
+  const productName = text('product');
+  const product = productId !== undefined && productIdProblem(productId) === undefined ? { id: productId, name: productName !== undefined && productNameProblem(productName) === undefined ? productName.trim() : productId } : undefined;
   return {
     name: text('name') ?? 'plugin-license',
     ...(app ? { app } : {}),
     ...(baseUrl ? { baseUrl } : {}),
     ...(appGroup ? { appGroup } : {}),
     ...(projects.length > 0 ? { projects } : {}),
+    ...(product ? { product } : {}),
   };
 }
 

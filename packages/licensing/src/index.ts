@@ -14,7 +14,7 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState, LoadCheckState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { resolvePaths, userHome, xdgDir, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
 export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
@@ -58,6 +58,9 @@ export { offlineDir } from './paths.js';
 export { writeFileAtomic } from './cache-file.js';
 export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentCommandHint, programName, EXECUTABLE_INFO_ASSET, productName, productNames, productNameProblem, projectNameError, readBakedProjects, MAX_PRODUCT_NAME_LENGTH } from './executable.js';
 export type { ExecutableInfo, ChosenNamespace, NamedProject, GivenProject } from './executable.js';
+// The program's folder, shared by a vendor's product installers: product ids and the names it reserves.
+export { productIdProblem, productIdOf, programFile, reservedNameConflict, EARLIER_PRODUCT_ID, MAX_PRODUCT_ID_LENGTH } from './program-folder.js';
+export type { InstallerPlatform } from './program-folder.js';
 // The one rename rule lives in the api package (the emulator uses it too); re-exported here.
 export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/api';
 export type { RenameEnvironment } from '@plugin-license/api';

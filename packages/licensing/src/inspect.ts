@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readCache } from './cache-file.js';
-import { countIntents } from './intent-file.js';
+import { countIntents, pendingReleases } from './intent-file.js';
 import type { LicenseStatus } from './license-status.js';
 import { peekIdentity, type RawMachineIdProvider } from './machine-id.js';
 import { licensesDir, type PathOptions } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
-import { bucketOf, statusOf, validUntilOf } from './status-rules.js';
+import { bucketOf, statusOf, validUntilOf, whileReleasing } from './status-rules.js';
 import { trustedOffline } from './offline.js';
 import { parsePublicKeys } from './offline-format.js';
 import type { ServiceClient, ValidationReason } from '@plugin-license/api';
@@ -135,6 +135,8 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
         }));
         if (read.kind === 'ok' && !trustedOffline(read.license, projectId, identity.id, keys)) problem = 'an offline activation that none of the configured public keys signed';
         else if (read.kind === 'ok') stored = read.license;
+        // A license being given back reads as not used, as check() and the ticket say.
+        if (stored !== null && intents.has(projectId)) stored = whileReleasing(stored, await pendingReleases(dir, projectId, identity.id).catch(() => []));
         else if (read.kind === 'invalid') problem = read.problem;
         else if (read.kind === 'newer') problem = `written by a newer version of this library (format ${read.format})`;
       }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { moveAside, readCapped, removeFileDurably, writeFileAtomic } from './cache-file.js';
+import { moveAside, readCapped, readCappedSync, removeFileDurably, writeFileAtomic, type CappedRead } from './cache-file.js';
 
 /**
  * Durable intents: before the service is asked to take or release a slot, what is about to be
@@ -91,6 +92,63 @@ export async function countIntents(licensesDir: string): Promise<Map<string, num
     if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
+}
+
+/**
+ * The codes this machine is giving back for one project: its deactivation intents not yet
+ * settled (recorded before the service is asked to release, cleared once the outcome is stored).
+ * Read only (a garbled file is skipped, not moved), for readers that must not write: `check()`'s
+ * first load and `readCachedStatus`. What a pending release means is `whileReleasing`.
+ */
+export async function pendingReleases(licensesDir: string, projectId: string, machineId: string): Promise<string[]> {
+  const dir = intentsDir(licensesDir);
+  const codes: string[] = [];
+  for (const name of await intentNames(dir)) {
+    if (!isReleaseOf(name, projectId)) continue;
+    const code = releaseCode(await readCapped(join(dir, name)).catch(() => undefined), projectId, machineId);
+    if (code !== undefined) codes.push(code);
+  }
+  return codes;
+}
+
+/** {@link pendingReleases}, synchronously (`check()`'s first load). */
+export function pendingReleasesSync(licensesDir: string, projectId: string, machineId: string): string[] {
+  const dir = intentsDir(licensesDir);
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  const codes: string[] = [];
+  for (const name of names) {
+    if (!isReleaseOf(name, projectId)) continue;
+    let read: CappedRead | undefined;
+    try {
+      read = readCappedSync(join(dir, name));
+    } catch {
+      read = undefined;
+    }
+    const code = releaseCode(read, projectId, machineId);
+    if (code !== undefined) codes.push(code);
+  }
+  return codes;
+}
+
+/** The codes of this machine's pending releases among intents already read (a writer's view under the lock). */
+export function releasesAmong(intents: readonly Intent[], machineId: string): string[] {
+  return intents.filter((i) => i.op === 'deactivate' && i.machineId === machineId).map((i) => i.code);
+}
+
+function isReleaseOf(name: string, projectId: string): boolean {
+  const m = NAME.exec(name);
+  return m !== null && m[1] === projectId && m[2] === 'deactivate';
+}
+
+function releaseCode(read: CappedRead | undefined, projectId: string, machineId: string): string | undefined {
+  const body = read?.kind === 'text' ? parse(read.text) : undefined;
+  return body !== undefined && body.op === 'deactivate' && body.projectId === projectId && body.machineId === machineId ? body.code : undefined;
 }
 
 async function intentNames(dir: string): Promise<string[]> {

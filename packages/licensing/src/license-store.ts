@@ -18,15 +18,16 @@ import {
 } from './cache-file.js';
 import { LicenseError } from './errors.js';
 import { acquireFileLock } from './file-lock.js';
-import { readIntents, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
+import { pendingReleases, pendingReleasesSync, readIntents, releasesAmong, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
 import type { MachineIdentity } from './machine-id.js';
 import { cacheFilePath, ticketPath, type PathOptions } from './paths.js';
+import { whileReleasing } from './status-rules.js';
 import { removeTicket, ticketOf, writeTicket, type TicketContext, type TicketFields } from './ticket.js';
 
 /** What a read of the store found; a bad file has been moved aside when `movedTo` is set. */
 export type StoreRead =
   | { kind: 'missing' }
-  | { kind: 'ok'; license: StoredLicense }
+  | { kind: 'ok'; license: StoredLicense; releasing: string[] }
   | { kind: 'invalid'; problem: string; movedTo: string | null };
 
 /** `undefined`: leave the file as it is; `null`: delete it; a state: write it (the store sets `revision`). */
@@ -34,6 +35,8 @@ export type Mutator = (current: StoredLicense | null) => StoredLicense | null | 
 
 export interface StoreUpdate {
   license: StoredLicense | null;
+  /** The codes this machine is giving back (see `whileReleasing`), as the ticket was written with them. */
+  releasing: string[];
   /** Set when the file was bad before this update (and has been moved aside). */
   invalid?: { problem: string; movedTo: string | null };
   /**
@@ -59,6 +62,30 @@ export function isTicketError(e: unknown): boolean {
 }
 
 /**
+ * A durable step of a write, named for a test that kills the process right after it (the CLI's
+ * `PLUGIN_LICENSE_TEST_KILL_AT`): `intent-recorded`, `ticket-written`, `state-written`,
+ * `state-removed`, `intent-cleared`, `release-answered` (the service answered a release), and the
+ * offline release's `release-proof-written`.
+ */
+export type WriteStep = 'intent-recorded' | 'ticket-written' | 'state-written' | 'state-removed' | 'intent-cleared' | 'release-answered' | 'release-proof-written';
+
+/** What an update does besides the mutation. */
+export interface UpdateOptions {
+  /**
+   * The intent this update settles: the state and ticket are written as if it were gone, then it
+   * is removed (under the lock). With a mutator that changes nothing, the ticket is still written
+   * again from the state (a release that did not happen gives the ticket back its grant).
+   */
+  settles?: Intent;
+  /**
+   * Every pending release of this code is settled by this update, as `settles` is: the offline
+   * release once its proof exists and the state is gone; an offline import, a grant for this
+   * machine newer than any release it had left unfinished.
+   */
+  settlesReleasesOf?: string;
+}
+
+/**
  * One project's cache file: lock-free reads (writes are atomic renames), read-modify-write under
  * a cross-process lock (proper-lockfile; a stale lock of a dead holder is taken over), and bad
  * files moved aside for support instead of deleted.
@@ -69,13 +96,20 @@ export class LicenseStore {
   readonly #identity: CacheIdentity;
   readonly #staleMs: number;
   readonly #ticket: TicketSink | undefined;
+  readonly #step: (step: WriteStep) => void;
 
-  constructor(file: string, identity: CacheIdentity, options: { lockStaleMs: number; ticket?: TicketSink }) {
+  constructor(file: string, identity: CacheIdentity, options: { lockStaleMs: number; ticket?: TicketSink; onStep?: (step: WriteStep) => void }) {
     this.file = file;
     this.lockPath = `${file}.lock`;
     this.#identity = identity;
     this.#staleMs = Math.max(2000, options.lockStaleMs);
     this.#ticket = options.ticket;
+    this.#step = options.onStep ?? (() => undefined);
+  }
+
+  /** A test's view of the durable steps (see {@link WriteStep}); nothing in production. */
+  step(step: WriteStep): void {
+    this.#step(step);
   }
 
   /** The ticket's path, when this store writes one. */
@@ -87,6 +121,7 @@ export class LicenseStore {
   readSync(): StoreRead {
     const read = this.#guard(() => readCacheSync(this.file, this.#identity));
     if (read.kind === 'newer') return newer(read.format);
+    if (read.kind === 'ok') return { ...read, releasing: this.#guard(() => pendingReleasesSync(dirname(this.file), this.#identity.projectId, this.#identity.machineId)) };
     if (read.kind !== 'invalid') return read;
     let movedTo: string | null = null;
     try {
@@ -110,10 +145,12 @@ export class LicenseStore {
   async read(): Promise<StoreRead> {
     const read = await this.#guardAsync(() => readCache(this.file, this.#identity));
     if (read.kind === 'newer') return newer(read.format);
+    if (read.kind === 'ok') return { ...read, releasing: await this.#guardAsync(() => pendingReleases(dirname(this.file), this.#identity.projectId, this.#identity.machineId)) };
     if (read.kind !== 'invalid') return read;
     return this.locked(async () => {
       const again = await readCache(this.file, this.#identity);
       if (again.kind === 'newer') return newer(again.format);
+      if (again.kind === 'ok') return { ...again, releasing: await pendingReleases(dirname(this.file), this.#identity.projectId, this.#identity.machineId) };
       if (again.kind !== 'invalid') return again;
       const movedTo = await moveAside(this.file);
       // Best effort: a read reports the state; a ticket it can't write is written at the next update.
@@ -126,14 +163,15 @@ export class LicenseStore {
    * Read-modify-write under the lock. The mutator sees the file as it is now (a bad one is moved
    * aside and seen as null), so writers in other processes never lose each other's updates.
    */
-  async update(mutator: Mutator): Promise<StoreUpdate> {
-    return this.locked(() => this.updateHeld(mutator));
+  async update(mutator: Mutator, options: UpdateOptions = {}): Promise<StoreUpdate> {
+    return this.locked(() => this.updateHeld(mutator, options));
   }
 
   /** {@link read} for a caller that already holds the lock ({@link locked}): a bad file is moved aside now. */
   async readHeld(): Promise<StoreRead> {
     const read = await readCache(this.file, this.#identity);
     if (read.kind === 'newer') return newer(read.format);
+    if (read.kind === 'ok') return { ...read, releasing: releasesAmong(await this.#intentsHeld(), this.#identity.machineId) };
     if (read.kind !== 'invalid') return read;
     const movedTo = await moveAside(this.file);
     await this.#setAsideTicket().catch(() => undefined);
@@ -141,7 +179,17 @@ export class LicenseStore {
   }
 
   /** {@link update} for a caller that already holds the lock ({@link locked}). */
-  async updateHeld(mutator: Mutator): Promise<StoreUpdate> {
+  async updateHeld(mutator: Mutator, options: UpdateOptions = {}): Promise<StoreUpdate> {
+    const intents = await this.#intentsHeld();
+    const machineId = this.#identity.machineId;
+    const settled = intents.filter(
+      (i) => i.file === options.settles?.file || (i.op === 'deactivate' && i.machineId === machineId && i.code === options.settlesReleasesOf),
+    );
+    if (options.settles !== undefined && !settled.some((i) => i.file === options.settles?.file)) settled.push(options.settles);
+    const releasing = releasesAmong(
+      intents.filter((i) => !settled.includes(i)),
+      machineId,
+    );
     const read = await readCache(this.file, this.#identity);
     let current: StoredLicense | null = null;
     let invalid: StoreUpdate['invalid'];
@@ -158,24 +206,85 @@ export class LicenseStore {
       // project with no state), so a plugin knows it without the agent instead of playing through
       // an unknown. It goes first: killed in between, no valid ticket outlives the state.
       ticketError = await this.#putTicket(this.#ticket ? ticketOf(null, this.#ticket.context()) : null);
-      if (current !== null) await removeFileDurably(this.file);
+      if (current !== null) {
+        await removeFileDurably(this.file);
+        this.#step('state-removed');
+      }
       license = null;
     } else if (next !== undefined) {
       license = { ...next, revision: (current?.revision ?? 0) + 1 };
       // A ticket that grants less than before (invalid) goes before the state, one that grants
       // after it: killed in between, a plugin is never licensed by a state no longer stored.
-      const ticket = this.#ticket ? ticketOf(license, this.#ticket.context()) : undefined;
+      const ticket = this.#ticket ? ticketOf(whileReleasing(license, releasing), this.#ticket.context()) : undefined;
       if (ticket?.valid === false) ticketError = await this.#putTicket(ticket);
       await writeFileAtomic(this.file, encodeCache(this.#identity, license));
       await sweepTempFiles(this.file);
+      this.#step('state-written');
       if (ticket?.valid === true) ticketError = await this.#putTicket(ticket);
     } else if (invalid !== undefined && current === null) {
       ticketError = await this.#setAsideTicket().then(
         () => undefined,
         (e: unknown) => this.#ticketError(e),
       );
+    } else if (settled.length > 0 && current !== null && this.#ticket) {
+      // Nothing changes in the state, but the release it settles no longer holds the ticket back.
+      ticketError = await this.#putTicket(ticketOf(whileReleasing(current, releasing), this.#ticket.context()));
     }
-    return { license, ...(invalid ? { invalid } : {}), ...(ticketError ? { ticketError } : {}) };
+    for (const intent of settled) await this.clearIntent(intent);
+    return { license, releasing, ...(invalid ? { invalid } : {}), ...(ticketError ? { ticketError } : {}) };
+  }
+
+  /**
+   * The one "before releasing" step, for every path that gives back this machine's slot of
+   * `code` (a deactivation; a slot given back because its state could not be stored; the offline
+   * release). Under the lock, the ticket is written as the state reads with that release pending
+   * (`whileReleasing`: not licensed, `deactivated`, when the stored state holds `code`;
+   * `cache_invalid` when the state cannot be read; nothing to write when no state or another
+   * code's is stored, since then the ticket grants nothing of `code`). Only then may the release
+   * go out: killed at any later point, no ticket grants a slot the service may have freed.
+   *
+   * With `record` (the default) the release is first recorded durably as a deactivation intent,
+   * which keeps the license unused here and tells the next start to settle it with the service; a
+   * caller whose own intent already covers a kill (the activation that gives its slot back) passes
+   * `record: false`. When a write fails, nothing stays recorded and `cache_io` says nothing was
+   * released.
+   */
+  async beforeRelease(code: string, at: number, options: { record?: boolean } = {}): Promise<{ intent?: Intent; update: StoreUpdate }> {
+    return this.locked(() => this.beforeReleaseHeld(code, at, options));
+  }
+
+  /** {@link beforeRelease} for a caller that holds the lock (the offline release, whose proof is written under it). */
+  async beforeReleaseHeld(code: string, at: number, options: { record?: boolean } = {}): Promise<{ intent?: Intent; update: StoreUpdate }> {
+    const intent = options.record === false ? undefined : await this.recordIntent('deactivate', code, at);
+    try {
+      return { ...(intent ? { intent } : {}), update: await this.#ticketBeforeRelease(code) };
+    } catch (e) {
+      if (intent) await this.clearIntent(intent);
+      throw e;
+    }
+  }
+
+  async #ticketBeforeRelease(code: string): Promise<StoreUpdate> {
+    const releasing = releasesAmong(await this.#intentsHeld(), this.#identity.machineId);
+    let read: CacheRead;
+    try {
+      read = await readCache(this.file, this.#identity);
+    } catch (e) {
+      read = { kind: 'invalid', problem: String((e as NodeJS.ErrnoException).code ?? e), text: '' };
+    }
+    const license = read.kind === 'ok' ? read.license : null;
+    const sink = this.#ticket;
+    if (!sink || read.kind === 'missing' || (read.kind === 'ok' && read.license.code !== code)) return { license, releasing };
+    const fields = read.kind === 'ok' ? ticketOf(whileReleasing(read.license, [code]), sink.context()) : ticketOf(null, sink.context(), true);
+    const ticketError = await this.#putTicket(fields);
+    if (ticketError) {
+      throw ioError(ticketError.cause, sink.file, `could not make the ticket ${sink.file} say "not licensed" before giving back the slot`, 'nothing was released; make the folder writable or free some space, then try again');
+    }
+    return { license, releasing };
+  }
+
+  async #intentsHeld(): Promise<Intent[]> {
+    return readIntents(dirname(this.file), this.#identity.projectId);
   }
 
   /** Writes (or with null removes) the ticket; a failure is returned as `cache_io`, never thrown. */
@@ -189,6 +298,7 @@ export class LicenseStore {
         await writeTicket(sink.file, sink.key, fields);
         await sweepTempFiles(sink.file);
       }
+      this.#step('ticket-written');
       return undefined;
     } catch (e) {
       return this.#ticketError(e);
@@ -223,7 +333,9 @@ export class LicenseStore {
   async recordIntent(op: IntentBody['op'], code: string, at: number): Promise<Intent> {
     const dir = dirname(this.file);
     try {
-      return await writeIntent(dir, { format: 1, op, projectId: this.#identity.projectId, machineId: this.#identity.machineId, code, at });
+      const intent = await writeIntent(dir, { format: 1, op, projectId: this.#identity.projectId, machineId: this.#identity.machineId, code, at });
+      this.#step('intent-recorded');
+      return intent;
     } catch (e) {
       throw ioError(e, dir, `could not record the ${op === 'activate' ? 'activation' : 'deactivation'} in ${dir} before asking the service`, 'nothing was asked of the service; make the folder writable or free some space, then try again');
     }
@@ -254,7 +366,10 @@ export class LicenseStore {
 
   /** Forgets a settled intent. Best effort: one left behind is settled again, harmlessly. */
   async clearIntent(intent: Intent): Promise<void> {
-    await removeIntent(intent).catch(() => undefined);
+    await removeIntent(intent).then(
+      () => this.#step('intent-cleared'),
+      () => undefined,
+    );
   }
 
   /**
@@ -280,7 +395,7 @@ export class LicenseStore {
     }
   }
 
-  #guard(fn: () => CacheRead): CacheRead {
+  #guard<T>(fn: () => T): T {
     try {
       return fn();
     } catch (e) {
@@ -288,7 +403,7 @@ export class LicenseStore {
     }
   }
 
-  async #guardAsync(fn: () => Promise<CacheRead>): Promise<CacheRead> {
+  async #guardAsync<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (e) {
@@ -306,13 +421,13 @@ export type TicketClock = () => Omit<TicketContext, 'app' | 'projectId'>;
  * ticket in the same step; acting for another computer (a caller's id that is not this one's)
  * writes none.
  */
-export function openProjectStore(projectId: string, identity: MachineIdentity, where: PathOptions, lockStaleMs: number, ticket?: TicketClock): LicenseStore {
+export function openProjectStore(projectId: string, identity: MachineIdentity, where: PathOptions, lockStaleMs: number, ticket?: TicketClock, onStep?: (step: WriteStep) => void): LicenseStore {
   const id = projectId.toLowerCase();
   const sink: TicketSink | undefined =
     ticket && identity.local
       ? { file: ticketPath(where, id), key: identity.ticketKey, context: () => ({ ...ticket(), app: identity.namespace, projectId: id }) }
       : undefined;
-  return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs, ...(sink ? { ticket: sink } : {}) });
+  return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs, ...(sink ? { ticket: sink } : {}), ...(onStep ? { onStep } : {}) });
 }
 
 /** A file-system failure as `cache_io`, with the system's code (EACCES, ENOSPC, …) and the path. */

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { codeHint, type ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
+import { codeHint, isServiceError, type ServiceClient, type ServiceClientOptions, type ValidationReason } from '@plugin-license/api';
 
 import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
@@ -8,7 +8,7 @@ import type { Intent } from './intent-file.js';
 import { normalizeCode } from './input.js';
 import { requireBaseUrl, resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
-import { isTicketError, openProjectStore, type LicenseStore, type Mutator } from './license-store.js';
+import { isTicketError, openProjectStore, type LicenseStore, type Mutator, type WriteStep } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
 import { trustedOffline } from './offline.js';
 import { parsePublicKeys, type OfflinePublicKey } from './offline-format.js';
@@ -16,7 +16,7 @@ import { normalizeCallerMachineId, resolveIdentity, resolveIdentitySync, type Ma
 import { assertProjectId, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { earliestRequestAt, loadCheckDue, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
-import { bucketOf, statusOf, STATIC, validUntilOf, type Bucket } from './status-rules.js';
+import { bucketOf, statusOf, STATIC, validUntilOf, whileReleasing, type Bucket } from './status-rules.js';
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 
@@ -69,6 +69,11 @@ export interface LicenseOptions {
    * @example ['q1Xh…43 base64url characters…']
    */
   offlinePublicKeys?: string[];
+  /**
+   * A test hook: called after each durable step of a write (see {@link WriteStep}), so a test can
+   * kill the process at a chosen point (the CLI's `PLUGIN_LICENSE_TEST_KILL_AT`). Leave it unset.
+   */
+  onStep?: (step: WriteStep) => void;
 }
 
 /** Options of every async call. */
@@ -113,11 +118,16 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   readonly #client: ServiceClient;
   readonly #ownsClient: boolean;
   readonly #offlineKeys: OfflinePublicKey[];
+  readonly #onStep: ((step: WriteStep) => void) | undefined;
 
   #identity: MachineIdentity | undefined;
   #store: LicenseStore | undefined;
   #loaded = false;
   #state: StoredLicense | null = null;
+  /** Codes whose slot this machine is giving back (pending deactivation intents): see `whileReleasing`. */
+  #releasing: readonly string[] = [];
+  /** `#state` as it reads here (`whileReleasing`), derived with `#validUntil`. */
+  #view: StoredLicense | null = null;
   #cacheInvalid = false;
   #heardOnline = false;
   #maxSeen = 0;
@@ -159,6 +169,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     }
     this.#now = options.now === undefined ? Date.now : checkedClock(options.now);
     this.#random = options.random ?? Math.random;
+    this.#onStep = options.onStep;
     if (options.client) {
       this.#client = options.client;
       this.#ownsClient = false;
@@ -205,7 +216,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    */
   dueOnLoad(): boolean {
     if (!this.#loaded) this.#loadSync();
-    const s = this.#state;
+    const s = this.#seen();
     if (s === null) return false;
     return loadCheckDue(this.policy, { ...s, active: s.status === 'active', offline: s.offline !== undefined, askedAt: this.#askedAt }, this.#now());
   }
@@ -270,12 +281,19 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         }
         if (!isLicenseError(e) || e.code !== 'cache_io') throw e;
         // The disk refused after all (filled up since the probe): a slot no file records is given
-        // back; when the service can't take it back now, memory holds it and the intent settles it.
-        const givenBack = await this.#client.activation.deactivate({ code: c, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) }).then(
-          (r) => r.success,
-          () => false,
-        );
-        if (!givenBack) return this.#commit(active, `the service activated code ${codeHint(c)}`, { online: true, trustAt: t });
+        // back (a release like any other: the ticket says so first); when it can't be given back
+        // now, memory holds it and the intent settles it.
+        const givenBack = await this.#giveBack(c, identity, options);
+        if (givenBack === 'held') return this.#commit(active, `the service activated code ${codeHint(c)}`, { online: true, trustAt: t });
+        if (givenBack === 'unknown') {
+          // The slot may be free or held: nothing uses it here, and the activation's intent settles it.
+          this.#publishNow();
+          throw new LicenseError('cache_io', `the service activated code ${codeHint(c)}, but the state could not be stored, and giving the slot back went unanswered: ${e.message}; it is settled at the next start once that is fixed`, {
+            cause: e,
+            ...(e.path === undefined ? {} : { path: e.path }),
+            ...(e.systemCode === undefined ? {} : { systemCode: e.systemCode }),
+          });
+        }
         await store.clearIntent(intent);
         throw new LicenseError('cache_io', `the service activated code ${codeHint(c)}, but the state could not be stored, so the slot was given back: ${e.message}`, {
           cause: e,
@@ -361,9 +379,13 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   /**
-   * Releases this machine's slot (online), then forgets the stored license. When the service
-   * can't be reached it throws `unavailable` and keeps the state, so a slot is never lost
-   * locally while the service still counts it. Nothing stored: `not_activated`.
+   * Releases this machine's slot (online), then forgets the stored license. From before the
+   * service is asked until its answer is stored, the license is not used here (the ticket and
+   * the status say `deactivated`). When the service can't be reached it throws `unavailable` and
+   * keeps the state, so a slot is never lost locally while the service still counts it; since the
+   * request may have released it, the license stays unused until a later call hears the service
+   * (used again if the slot is still held). A refusal of the service uses it again at once.
+   * Nothing stored: `not_activated`.
    *
    * @example
    * await license.deactivate(); // before moving the plugin to another computer
@@ -374,7 +396,6 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const identity = await this.#load();
       throwIfAborted(options.signal);
       await this.#settlePending(options.signal);
-      const store = this.#store as LicenseStore;
       const state = this.#state;
       if (state === null) {
         throw new LicenseError(
@@ -385,24 +406,29 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         );
       }
       const code = state.code;
-      // Durable intent first: if this write fails, nothing is asked of the service.
-      const intent = await this.#recordIntent('deactivate', code);
+      // The release is recorded and the ticket says "not licensed" first: if either write
+      // fails, nothing is asked of the service.
+      const intent = (await this.#beforeRelease(code)) as Intent;
       try {
         await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
       } catch (e) {
-        const transport = isTransportFailure(e);
+        // Aborted: the request may have gone, so the intent stays and settles it.
         throwIfAborted(options.signal);
         const error = await toLicenseError(e, code, 'deactivate', this.#client, options.signal);
         // The service holds no slot for a code it doesn't know or has revoked: forgetting loses nothing.
         if (error.code !== 'code_not_found' && error.code !== 'code_revoked') {
-          if (!transport) await store.clearIntent(intent);
-          throw error;
+          // Refused: nothing was released, and the license is used again.
+          if (releaseRefused(e)) {
+            await this.#endRelease(intent);
+            throw error;
+          }
+          // Not answered: the slot may be free, so the license stays unused here until the service is heard.
+          throw unknownRelease(error);
         }
       }
+      this.#onStep?.('release-answered');
       this.#tick();
-      const status = await this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`, { online: true });
-      await store.clearIntent(intent);
-      return status;
+      return this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`, { online: true }, intent);
     }, options.signal);
   }
 
@@ -506,11 +532,18 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #makeStore(identity: MachineIdentity): LicenseStore {
-    return openProjectStore(this.projectId, identity, { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) }, this.policy.lockStaleMs, () => ({
-      now: this.#now(),
-      policy: this.policy,
-      trusted: (l) => trustedOffline(l, this.projectId, identity.id, this.#offlineKeys),
-    }));
+    return openProjectStore(
+      this.projectId,
+      identity,
+      { namespace: this.#namespace, ...(this.#home === undefined ? {} : { home: this.#home }) },
+      this.policy.lockStaleMs,
+      () => ({
+        now: this.#now(),
+        policy: this.policy,
+        trusted: (l) => trustedOffline(l, this.projectId, identity.id, this.#offlineKeys),
+      }),
+      this.#onStep,
+    );
   }
 
   async #load(): Promise<MachineIdentity> {
@@ -537,6 +570,52 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const intent = await (this.#store as LicenseStore).recordIntent(op, code, this.#now());
     this.#intentsPending = true;
     return intent;
+  }
+
+  /**
+   * The one way this object gives back a slot: the store's "before releasing" step (the release
+   * recorded unless `record` is false, the ticket made "not licensed"), and this object's status
+   * following, before the caller asks the service.
+   */
+  async #beforeRelease(code: string, record = true): Promise<Intent | undefined> {
+    const { intent, update } = await (this.#store as LicenseStore).beforeRelease(code, this.#now(), { record });
+    if (intent) this.#intentsPending = true;
+    this.#releasing = update.releasing;
+    this.#rederive();
+    this.#publishNow();
+    return intent;
+  }
+
+  /**
+   * A release that did not happen (the service refused it): the intent is settled and the ticket
+   * and status follow the state again. When that write fails the intent stays, and the next
+   * start settles it with the service.
+   */
+  async #endRelease(intent: Intent): Promise<void> {
+    await this.#apply((this.#store as LicenseStore).update(() => undefined, { settles: intent })).catch(() => undefined);
+  }
+
+  /**
+   * Gives back a slot just taken whose state could not be stored. The activation's own intent
+   * covers a kill at any point (settled, it completes or drops the activation as the service
+   * says), so no release intent is recorded; the ticket still goes first. `released`: the service
+   * released it; `held`: it was not asked (the ticket could not be written) or refused;
+   * `unknown`: it did not answer.
+   */
+  async #giveBack(code: string, identity: MachineIdentity, options: CallOptions): Promise<'released' | 'held' | 'unknown'> {
+    try {
+      await this.#beforeRelease(code, false);
+    } catch {
+      return 'held';
+    }
+    try {
+      const r = await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+      if (!r.success) return 'held';
+      this.#onStep?.('release-answered');
+      return 'released';
+    } catch (e) {
+      return !options.signal?.aborted && releaseRefused(e) ? 'held' : 'unknown';
+    }
   }
 
   async #settlePending(signal: AbortSignal | undefined): Promise<void> {
@@ -570,20 +649,23 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     let counts: { activations: number | null; max: number | null } = { activations: null, max: null };
     if (answer.valid && intent.op === 'activate' && this.#state?.code !== intent.code) counts = await this.#slotCounts(intent.code, signal);
     await this.#apply(
-      store.update((cur) => {
-        const same = cur !== null && cur.code === intent.code;
-        if (answer.valid) {
-          if (same) return this.#answered(cur, t, { status: 'active', reason: null, validatedAt: t, maxSeenAt: t });
-          // The slot is held: an activation that never reached the cache is completed.
-          return intent.op === 'activate' ? this.#activeState(intent.code, t, counts.activations, counts.max, cur) : undefined;
-        }
-        if (!same) return undefined;
-        // Not held: a deactivation that never reached the cache is completed; a stored code is told so.
-        return intent.op === 'deactivate' ? null : this.#answered(cur, t, { status: 'invalid', reason: answer.reason });
-      }),
+      store.update(
+        (cur) => {
+          const same = cur !== null && cur.code === intent.code;
+          if (answer.valid) {
+            if (same) return this.#answered(cur, t, { status: 'active', reason: null, validatedAt: t, maxSeenAt: t });
+            // The slot is held: an activation that never reached the cache is completed.
+            return intent.op === 'activate' ? this.#activeState(intent.code, t, counts.activations, counts.max, cur) : undefined;
+          }
+          if (!same) return undefined;
+          // Not held: a deactivation that never reached the cache is completed; a stored code is told so.
+          return intent.op === 'deactivate' ? null : this.#answered(cur, t, { status: 'invalid', reason: answer.reason });
+        },
+        // Written as settled, then the intent goes: a release the service never did gives the ticket back its grant.
+        { settles: intent },
+      ),
       answer.valid ? { online: true, trustAt: t } : { online: true },
     );
-    await store.clearIntent(intent);
     return true;
   }
 
@@ -620,9 +702,9 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * (a released slot is not valid, an activated one is), the intent stays on disk to be settled
    * at the next start, and the caller gets `cache_io` saying both.
    */
-  async #commit(mutator: Mutator, done: string, heard?: Heard): Promise<LicenseStatus> {
+  async #commit(mutator: Mutator, done: string, heard?: Heard, settles?: Intent): Promise<LicenseStatus> {
     try {
-      return await this.#apply((this.#store as LicenseStore).update(mutator), heard);
+      return await this.#apply((this.#store as LicenseStore).update(mutator, settles ? { settles } : {}), heard);
     } catch (e) {
       if (!isLicenseError(e) || e.code !== 'cache_io' || isTicketError(e)) throw e;
       this.#hear(heard);
@@ -651,6 +733,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#loaded = true;
       this.#cacheInvalid = true;
       this.#state = null;
+      this.#releasing = [];
       this.#rederive();
     }
   }
@@ -659,8 +742,10 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#loaded = true;
     if (read.kind === 'ok') {
       this.#cacheInvalid = false;
+      this.#releasing = read.releasing;
       this.#setState(read.license);
     } else {
+      this.#releasing = [];
       this.#cacheInvalid = read.kind === 'invalid';
       this.#setState(null);
     }
@@ -674,9 +759,10 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * state not yet updated would make an old state look fresh).
    */
   async #apply(pending: ReturnType<LicenseStore['update']>, heard?: Heard): Promise<LicenseStatus> {
-    const { license, invalid, ticketError } = await pending;
+    const { license, releasing, invalid, ticketError } = await pending;
     this.#hear(heard);
     this.#cacheInvalid = license === null && invalid !== undefined;
+    this.#releasing = releasing;
     this.#setState(license);
     const status = this.#publishNow();
     // The state is stored and adopted; a ticket that could not be written is reported as a state that could not be.
@@ -701,8 +787,14 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#rederive();
   }
 
+  /** The stored state as it reads here: a license whose slot is being given back is not used (`whileReleasing`). */
+  #seen(): StoredLicense | null {
+    return this.#view;
+  }
+
   #rederive(): void {
-    const s = this.#state;
+    const s = whileReleasing(this.#state, this.#releasing);
+    this.#view = s;
     this.#validUntil = validUntilOf(s, this.policy);
     this.#bucket = -1;
   }
@@ -720,7 +812,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #bucketAt(t: number): Bucket {
-    return bucketOf(this.#state, t, this.#maxSeen, this.#tolerance, this.#validUntil);
+    return bucketOf(this.#seen(), t, this.#maxSeen, this.#tolerance, this.#validUntil);
   }
 
   #publishNow(): LicenseStatus {
@@ -740,7 +832,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #build(bucket: Bucket, t: number): LicenseStatus {
-    return statusOf(this.projectId, this.#state, bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
+    return statusOf(this.projectId, this.#seen(), bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
   }
 
   /** A state after an answer of the service: it replaces an offline activation (ordinary validation takes over). */
@@ -830,6 +922,25 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 
 function signalOf(options: CallOptions): { signal?: AbortSignal } {
   return options.signal ? { signal: options.signal } : {};
+}
+
+/**
+ * A failed release the service surely did not perform: it answered, and not with a failure of its
+ * own (a 5xx may have released before failing). A 429 is a refusal. The rest (no answer, a time-out,
+ * a 5xx, an answer in an unexpected shape) leaves the release unknown.
+ */
+function releaseRefused(e: unknown): boolean {
+  return !isTransportFailure(e) || (isServiceError(e) && e.status === 429);
+}
+
+/** A release the service did not answer: the slot may be free, so the license is not used here until it is heard. */
+function unknownRelease(error: LicenseError): LicenseError {
+  return new LicenseError(error.code, `${error.message}; whether the slot was released is not known, so this computer does not use the license until the service answers (the next check settles it)`, {
+    cause: error.cause,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
+    ...(error.retryAt === undefined ? {} : { retryAt: error.retryAt }),
+  });
 }
 
 /** The wait a refused request was asked for (relative, capped by the api), if any. */

@@ -8,7 +8,7 @@ import { DEFAULT_OFFLINE_MAX_DAYS, requireBaseUrl, resolveConfig } from './confi
 import { LicenseError } from './errors.js';
 import { normalizeCode } from './input.js';
 import type { LicenseStatus } from './license-status.js';
-import { openProjectStore, type LicenseStore } from './license-store.js';
+import { openProjectStore, type LicenseStore, type WriteStep } from './license-store.js';
 import { normalizeCallerMachineId, resolveIdentity, type MachineIdentity, type RawMachineIdProvider } from './machine-id.js';
 import {
   OfflineResponse as OfflineResponseSchema,
@@ -58,6 +58,8 @@ export interface OfflineMachineOptions {
   rawMachineIdProvider?: RawMachineIdProvider;
   /** Overrides of the licensing policy (the lock's stale time, the revalidation period). */
   policy?: Partial<LicensePolicy>;
+  /** A test hook, as `License`'s `onStep`: called after each durable step of a write. Leave it unset. */
+  onStep?: (step: WriteStep) => void;
 }
 
 /** Options of {@link createOfflineRequest}. */
@@ -293,7 +295,8 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
     if (left.length === pending.length) {
       throw refused('the response answers no pending request of this machine: it was imported already, or answers a request made elsewhere; make a new request');
     }
-    const { license, ticketError } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy));
+    // The newest word about this machine's slot of the code: a release it left unfinished is settled.
+    const { license, ticketError } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy), { settlesReleasesOf: res.code });
     await writePending(m.pendingFile, left);
     await removeFileDurably(m.releaseFile);
     // Imported and stored; a ticket that could not be written is reported as a state that could not be.
@@ -303,9 +306,13 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
 }
 
 /**
- * Release, on the offline machine: forgets the license first (the proof is recorded durably
- * before the state is removed), then returns the release proof to confirm online. Asked again
- * after that, it returns the same proof, so a lost file can be made again.
+ * Release, on the offline machine, under the cache's lock: the store's one "before releasing"
+ * step first (the release recorded as an intent, the ticket made "not licensed"), since the proof
+ * frees the slot once confirmed online and no ticket may grant it once a proof exists; then the
+ * proof, durably; then the state is removed and the intent settled. It returns the release proof
+ * to confirm online. Asked again after that, it returns the same proof, so a lost file can be
+ * made again. Killed before the state is removed, the license reads as not used here (the intent):
+ * the release run again finishes it, and a computer that goes online settles it with the service.
  *
  * @example
  * const proof = await releaseOffline({ projectId });
@@ -317,7 +324,11 @@ export async function releaseOffline(options: OfflineMachineOptions & { projectI
     const read = await m.store.readHeld();
     if (read.kind !== 'ok') {
       const earlier = await readRelease(m.releaseFile);
-      if (earlier !== null) return earlier;
+      if (earlier !== null) {
+        // Released already (killed before its intent was settled, perhaps): the intent is done.
+        await m.store.updateHeld(() => undefined, { settlesReleasesOf: earlier.code });
+        return earlier;
+      }
       throw new LicenseError('not_activated', `project ${m.projectId} is not activated on this machine; nothing to release`);
     }
     const proof: OfflineRelease = {
@@ -330,9 +341,19 @@ export async function releaseOffline(options: OfflineMachineOptions & { projectI
       nonce: randomBytes(16).toString('base64url'),
       released_at: new Date(m.now()).toISOString(),
     };
-    // The proof first: if the state removal then fails, the proof exists and the next release returns it.
-    await writeFileAtomic(m.releaseFile, `${JSON.stringify(proof)}\n`);
-    const { ticketError } = await m.store.updateHeld(() => null);
+    // The release recorded and the ticket saying "not licensed" first (the store's one "before
+    // releasing" step), then the proof: if the state removal then fails, the proof exists, the
+    // intent keeps the license unused, and the next release returns the proof.
+    const { intent } = await m.store.beforeReleaseHeld(proof.code, m.now());
+    try {
+      await writeFileAtomic(m.releaseFile, `${JSON.stringify(proof)}\n`);
+    } catch (e) {
+      // No proof, so nothing was released: the license is used again (ticket and status follow the state).
+      await m.store.updateHeld(() => undefined, intent ? { settles: intent } : {}).catch(() => undefined);
+      throw e;
+    }
+    m.store.step('release-proof-written');
+    const { ticketError } = await m.store.updateHeld(() => null, { settlesReleasesOf: proof.code });
     if (ticketError) throw ticketError;
     return proof;
   });
@@ -424,7 +445,7 @@ async function machine(options: OfflineMachineOptions, projectId: string): Promi
   const policy = resolvePolicy(options.policy);
   const now = options.now ?? Date.now;
   // The ticket is written with the state (an import is verified against the keys before it is stored).
-  const store = openProjectStore(id, identity, where, policy.lockStaleMs, () => ({ now: now(), policy }));
+  const store = openProjectStore(id, identity, where, policy.lockStaleMs, () => ({ now: now(), policy }), options.onStep);
   const dir = offlineDir(where);
   return { projectId: id, identity, store, policy, now, pendingFile: join(dir, `${id}.pending.json`), releaseFile: join(dir, `${id}.release.json`) };
 }

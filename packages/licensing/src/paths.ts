@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
-import { join, posix, resolve } from 'node:path';
+import { join, posix, resolve, win32 } from 'node:path';
 import envPaths from 'env-paths';
 import { chooseAppGroup } from './app-group.js';
 import { LicenseError } from './errors.js';
@@ -24,8 +24,64 @@ export interface PathOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** The OS whose folders are meant (default this one): tests of another OS's rule. */
   platform?: NodeJS.Platform;
-  /** The user's home folder (default `os.homedir()`); used for macOS's folders. */
+  /** The user's home folder (default {@link userHome} of `env`); used for the Linux and macOS folders. */
   homedir?: string;
+}
+
+/**
+ * The user's home folder, by the one rule every part shares (plc's `home_folder` says the same):
+ * `HOME` when it is set, else the password database's entry (what `os.homedir()` falls back to).
+ * It must be an absolute path: an empty `HOME` (which `os.homedir()` returns as is) or a relative
+ * one would put the user's files relative to whatever the working folder is (an agent started by
+ * a plugin works in `/`, and wrote `/.local/share/APP`), so it is refused with `invalid_argument`,
+ * before anything is written. On Windows the profile folder (`USERPROFILE`), drive-rooted.
+ *
+ * @example
+ * userHome({ HOME: '/home/me' }); // '/home/me'
+ * userHome({ HOME: '' });         // throws: HOME is set but empty, …
+ */
+export function userHome(env: Readonly<Record<string, string | undefined>> = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (platform === 'win32') {
+    const profile = os.homedir();
+    if (!win32.isAbsolute(profile) || !/^([A-Za-z]:|\\\\)/.test(profile)) throw noHome(`the user's profile folder is '${profile}', not a full path with a drive`);
+    return profile;
+  }
+  const set = env.HOME;
+  let home: string;
+  if (set === undefined) {
+    try {
+      home = os.userInfo().homedir;
+    } catch {
+      throw noHome('HOME is not set and this user has no entry in the password database');
+    }
+    if (!posix.isAbsolute(home)) throw noHome(`HOME is not set and the password database gives '${home}', not an absolute path`);
+    return home;
+  }
+  if (set === '') throw noHome('HOME is set but empty');
+  if (!posix.isAbsolute(set)) throw noHome(`HOME is '${set.slice(0, 200)}', not an absolute path`);
+  return set;
+}
+
+/**
+ * An XDG base directory variable (`XDG_DATA_HOME`, `XDG_CONFIG_HOME`, `XDG_CACHE_HOME`,
+ * `XDG_STATE_HOME`, `XDG_RUNTIME_DIR`) when it is an absolute path; undefined when unset, empty
+ * or relative, which the XDG Base Directory specification says to ignore ("If an implementation
+ * encounters a relative path in any of these variables it should consider the path invalid and
+ * ignore it"): the default under the home folder is used instead, as plc does.
+ *
+ * @example
+ * xdgDir({ XDG_DATA_HOME: 'data' }, 'XDG_DATA_HOME'); // undefined: ~/.local/share is used
+ */
+export function xdgDir(env: Readonly<Record<string, string | undefined>>, variable: 'XDG_DATA_HOME' | 'XDG_CONFIG_HOME' | 'XDG_CACHE_HOME' | 'XDG_STATE_HOME' | 'XDG_RUNTIME_DIR'): string | undefined {
+  const value = env[variable];
+  return value !== undefined && posix.isAbsolute(value) ? value : undefined;
+}
+
+function noHome(why: string): LicenseError {
+  return new LicenseError(
+    'invalid_argument',
+    `${why}, so this user's folders (the license files under ~/.local/share, ~/Library) are unknown and nothing was written; set HOME to the home folder as an absolute path (such as /home/you), or PLUGIN_LICENSE_HOME to a folder for the license files`,
+  );
 }
 
 export interface LicensePaths {
@@ -49,8 +105,10 @@ export function resolveNamespace(namespace?: string, env: Readonly<Record<string
 
 /**
  * Where this namespace keeps its files: under `home` (or `PLUGIN_LICENSE_HOME`) as
- * `config/`, `data/`, `cache/`, `log/`; otherwise the per-OS folders of env-paths
- * (`~/.local/share/plugin-license`, `~/Library/Application Support/plugin-license`, `%LOCALAPPDATA%\plugin-license\Data`, ...).
+ * `config/`, `data/`, `cache/`, `log/`; otherwise the per-OS folders as env-paths names them
+ * (`~/.local/share/plugin-license`, `~/Library/Application Support/plugin-license`, `%LOCALAPPDATA%\plugin-license\Data`, ...),
+ * with the home folder by {@link userHome} (an empty or relative `HOME` is refused) and only
+ * absolute XDG variables ({@link xdgDir}).
  * On macOS with an app group (see `chooseAppGroup`: `PLUGIN_LICENSE_APP_GROUP`, `"app_group"` of
  * `config.json`, or baked into the executable), the whole data folder (caches, tickets, offline
  * records, intents) is `~/Library/Group Containers/GROUP/APP`, where a sandboxed plugin of the
@@ -64,17 +122,33 @@ export function resolveNamespace(namespace?: string, env: Readonly<Record<string
 export function resolvePaths(options: PathOptions = {}): LicensePaths {
   const namespace = resolveNamespace(options.namespace);
   const env = options.env ?? process.env;
-  const home = options.home ?? nonEmpty(env.PLUGIN_LICENSE_HOME);
-  if (home !== undefined) {
-    const root = resolve(home);
+  const portable = options.home ?? nonEmpty(env.PLUGIN_LICENSE_HOME);
+  if (portable !== undefined) {
+    const root = resolve(portable);
     return { config: join(root, 'config'), data: join(root, 'data'), cache: join(root, 'cache'), log: join(root, 'log') };
   }
-  if ((options.platform ?? process.platform) !== 'darwin') {
+  const platform = options.platform ?? process.platform;
+  if (platform === 'win32') {
     const p = envPaths(namespace, { suffix: '' });
     return { config: p.config, data: p.data, cache: p.cache, log: p.log };
   }
-  // macOS, as env-paths names them, spelled here so the rule is testable on any OS.
-  const library = posix.join(options.homedir ?? os.homedir(), 'Library');
+  // Linux and macOS as env-paths names them, spelled here so that the home and XDG rules above
+  // hold (env-paths takes os.homedir() as it is, an empty or relative one too, and any XDG value)
+  // and so the rule is testable on any OS. The home is asked for only when a folder needs it.
+  // A HOME set but empty or relative is refused whatever else is set; the password database is
+  // asked only when a folder needs the home (plc reads an absolute XDG_DATA_HOME without it).
+  const given = options.homedir ?? (env.HOME === undefined ? undefined : userHome(env, platform));
+  const home = (): string => given ?? userHome(env, platform);
+  if (platform !== 'darwin') {
+    const base = (variable: Parameters<typeof xdgDir>[1], ...fallback: string[]): string => posix.join(xdgDir(env, variable) ?? posix.join(home(), ...fallback), namespace);
+    return {
+      config: base('XDG_CONFIG_HOME', '.config'),
+      data: base('XDG_DATA_HOME', '.local', 'share'),
+      cache: base('XDG_CACHE_HOME', '.cache'),
+      log: base('XDG_STATE_HOME', '.local', 'state'),
+    };
+  }
+  const library = posix.join(home(), 'Library');
   const paths = {
     config: posix.join(library, 'Preferences', namespace),
     data: posix.join(library, 'Application Support', namespace),

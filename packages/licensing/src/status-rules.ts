@@ -17,6 +17,23 @@ export const EXPIRED = 2;
 export const STATIC = 3;
 export type Bucket = typeof VALID | typeof TAMPERED | typeof EXPIRED | typeof STATIC;
 
+/**
+ * The one rule of a release in progress: while this machine is giving back the slot of the
+ * stored code (a deactivation recorded before the service is asked, its outcome not yet stored),
+ * that license is not used here. It reads as invalid with reason `deactivated` for `check()`, the
+ * agent, `readCachedStatus` and the ticket alike, from before the service is asked until the
+ * release is settled: then the state says what the service did (removed when the slot is free,
+ * as it was when the service still holds it). `releasing` is the codes of this machine's pending
+ * deactivation intents for the project.
+ *
+ * @example
+ * whileReleasing(stored, ['3f2a9c1e-…']); // { ...stored, status: 'invalid', reason: 'deactivated' }
+ */
+export function whileReleasing(s: StoredLicense | null, releasing: readonly string[]): StoredLicense | null {
+  if (s === null || !releasing.includes(s.code)) return s;
+  return { ...s, status: 'invalid', reason: 'deactivated' };
+}
+
 /** Where an active license stands at `t`: valid, clock behind the highest time seen, or past its grace. */
 export function bucketOf(s: StoredLicense | null, t: number, maxSeen: number, tolerance: number, validUntil: number): Bucket {
   if (s === null || s.status !== 'active') return STATIC;

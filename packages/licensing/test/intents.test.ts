@@ -117,7 +117,8 @@ describe('when the state write fails after the service answered, the intent sett
     expect(intentFiles()).toEqual([]);
   });
 
-  it('activate: when the slot cannot be given back either, memory follows the service, the caller hears cache_io, and the next start completes the cache', async () => {
+  /** Activates with the cache file's place taken by a folder after the intent, and the give-back answered with `status`. */
+  async function activateUnstorable(status: number): Promise<{ code: string; l: License; e: LicenseError }> {
     const code = await service.code();
     const l = license();
     await service.control.faults({ mode: 'hold', count: 1 });
@@ -126,22 +127,40 @@ describe('when the state write fails after the service answered, the intent sett
     expect(intentFiles()).toHaveLength(1);
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
     // The activation held at the service completes; the give-back after it finds the service failing.
-    await service.control.faults({ mode: 'error', status: 503 });
+    await service.control.faults({ mode: 'error', status });
     await service.control.releaseHeld();
     const e = await pending;
     await service.control.faults({ mode: 'none' });
-    expect(e.code).toBe('cache_io');
-    expect(e.message).toMatch(/the service activated code .*, but the state could not be stored.*completed at the next start/);
-    expect(l.check()).toMatchObject({ valid: true });
-    expect(await slots(code)).toBe(1);
-    expect(intentFiles()).toHaveLength(1);
+    return { code, l, e };
+  }
 
+  async function restartCompletes(code: string): Promise<void> {
     rmSync(cacheFile(), { recursive: true });
     const restarted = license();
     expect(await restarted.settle()).toMatchObject({ valid: true, source: 'online', activations: 1 });
     expect(intentFiles()).toEqual([]);
     expect(license().check()).toMatchObject({ valid: true, source: 'cache' });
     expect(await slots(code)).toBe(1);
+  }
+
+  it('activate: when the give-back is refused (429), memory follows the service (the slot is held), the caller hears cache_io, and the next start completes the cache', async () => {
+    const { code, l, e } = await activateUnstorable(429);
+    expect(e.code).toBe('cache_io');
+    expect(e.message).toMatch(/the service activated code .*, but the state could not be stored.*completed at the next start/);
+    expect(l.check()).toMatchObject({ valid: true });
+    expect(await slots(code)).toBe(1);
+    expect(intentFiles()).toHaveLength(1);
+    await restartCompletes(code);
+  });
+
+  it('activate: when the give-back goes unanswered (503), the slot may be free: nothing uses it here, and the next start settles it with the service', async () => {
+    const { code, l, e } = await activateUnstorable(503);
+    expect(e.code).toBe('cache_io');
+    expect(e.message).toMatch(/the service activated code .*, but the state could not be stored, and giving the slot back went unanswered: .*settled at the next start/);
+    expect(l.check()).toMatchObject({ valid: false, reason: 'not_activated' });
+    expect(await slots(code)).toBe(1);
+    expect(intentFiles()).toHaveLength(1); // the activation's: it covers the give-back
+    await restartCompletes(code);
   });
 
   it('deactivate: released at the service but not stored: not valid at once, and the next start removes the cache', async () => {
@@ -159,7 +178,8 @@ describe('when the state write fails after the service answered, the intent sett
     // The old cache is back (as after a kill before the removal): the intent says what happened.
     rmSync(cacheFile(), { recursive: true });
     writeFileSync(cacheFile(), stored);
-    expect(license().check().valid).toBe(true); // a reader that doesn't settle still sees it...
+    // A reader that doesn't settle sees the release pending: not used here (the slot is free).
+    expect(license().check()).toMatchObject({ valid: false, reason: 'deactivated' });
     const restarted = license();
     expect(await restarted.settle()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(existsSync(cacheFile())).toBe(false);

@@ -121,17 +121,20 @@ describe('activate, validate, check, deactivate (happy paths)', () => {
     expect((await other.activate(code)).valid).toBe(true);
   });
 
-  it('deactivate() offline fails with unavailable and keeps the state (the slot is still counted)', async () => {
+  it('deactivate() offline fails with unavailable and keeps the state, unused until the service says whether the slot was released', async () => {
     const code = await service.code();
     const l = license();
     await l.activate(code);
     await service.control.faults({ mode: 'offline' });
     const e = await rejection(l.deactivate());
     expect(e.code).toBe('unavailable');
+    expect(e.message).toMatch(/whether the slot was released is not known, so this computer does not use the license until the service answers/);
     expect(e.cause).toBeTruthy();
-    expect(l.check()).toMatchObject({ valid: true });
-    expect(license().check()).toMatchObject({ valid: true });
+    expect(l.check()).toMatchObject({ valid: false, reason: 'deactivated', codeHint: expect.any(String) });
+    expect(license().check()).toMatchObject({ valid: false, reason: 'deactivated' });
     await service.control.faults({ mode: 'none' });
+    // The service still holds the slot (the request never reached it): the license is used again.
+    expect(await l.validate()).toMatchObject({ valid: true, reason: null });
     expect(await l.deactivate()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(await l.status(code)).toMatchObject({ activations: 0 });
   });
@@ -747,6 +750,7 @@ describe('events', () => {
     l.check();
     l.check();
     await l.deactivate();
-    expect(seen).toEqual([null, 'grace_expired', 'not_activated']);
+    // `deactivated` from before the service is asked to release until it answered.
+    expect(seen).toEqual([null, 'grace_expired', 'deactivated', 'not_activated']);
   });
 });

@@ -13,6 +13,7 @@ import {
   generateOfflineKeyPair,
   importOfflineResponse,
   isLicenseError,
+  judgeTicket,
   License,
   offlineDir,
   offlineJson,
@@ -20,6 +21,7 @@ import {
   parseOfflineDocument,
   readCachedStatus,
   releaseOffline,
+  ticketPath,
   type LicenseError,
   type OfflineResponse,
 } from '../src/index.js';
@@ -264,6 +266,9 @@ describe('offline activation in the library', () => {
     const license = new License({ projectId: projectId(), baseUrl: 'http://127.0.0.1:9/functions/v1', ...at() });
     expect(license.check()).toMatchObject({ valid: true, source: 'offline' });
     await license.close();
+    // The ticket said "not licensed" before the proof was tried; with no proof, it grants again.
+    const ticket = judgeTicket(ticketPath({ home: studio.dir }, projectId()), { app: 'plugin-license', projectId: projectId(), now: Math.floor(clock.now() / 1000), rawMachineId: RAW_A });
+    expect(ticket).toMatchObject({ verdict: 'valid', ticket: { source: 'offline' } });
     rmSync(offline);
     // Killed after the proof was recorded, before the state was removed: the next release gives a proof that confirms.
     const proof = await releaseOffline({ projectId: projectId(), ...at() });

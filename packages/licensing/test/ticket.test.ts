@@ -304,10 +304,12 @@ describe('every write of the state writes the ticket', () => {
       expect(l.check()).toMatchObject({ valid: true, source: 'online' });
       expect(l.check().graceUntil?.getTime()).toBe(env.clock.now() + 30 * DAY);
       expect(license().check().graceUntil?.getTime()).toBe(env.clock.now() + 30 * DAY);
-      // Deactivation: the state goes, the error says the ticket could not.
+      // Deactivation: a ticket that cannot say "not licensed" first stops it before the service is asked.
       const d = await rejection(l.deactivate());
-      expect(d).toMatchObject({ code: 'cache_io', path: file() });
-      expect(l.check()).toMatchObject({ valid: false, reason: 'not_activated' });
+      expect(d).toMatchObject({ code: 'cache_io', path: file(), systemCode: 'EROFS' });
+      expect(d.message).toMatch(/could not make the ticket .* say "not licensed" before giving back the slot .*nothing was released/);
+      expect(l.check()).toMatchObject({ valid: true });
+      expect((await env.service.admin.activation.status(code)).activations).toBe(1);
     } finally {
       ro.undo();
     }

@@ -363,9 +363,10 @@ plc_ticket_verdict plc_ticket_read(const char *path, const char *app, const char
 plc_ticket_verdict plc_ticket_check(const char *app, const char *app_group, const char *project_id, int64_t now, plc_ticket *out);
 
 /* DATA/tickets/PROJECT_ID.ticket (lowercase id) by the library's one rule: PLUGIN_LICENSE_HOME/data;
- * else Linux $XDG_DATA_HOME/APP or ~/.local/share/APP, Windows %LOCALAPPDATA%\APP\Data, macOS
+ * else Linux $XDG_DATA_HOME/APP (an absolute one) or ~/.local/share/APP, Windows %LOCALAPPDATA%\APP\Data, macOS
  * ~/Library/Application Support/APP or ~/Library/Group Containers/GROUP/APP with an app group.
- * PLC_ERR_INVALID_ARGUMENT for a bad app, group or project id, PLC_ERR_NO_PATH without a home,
+ * PLC_ERR_INVALID_ARGUMENT for a bad app, group or project id, PLC_ERR_NO_PATH without a home (or a
+ * HOME set but empty or relative),
  * PLC_ERR_PATH_TOO_LONG when out is too small (never cut). UTF-8, on Windows too. */
 plc_status plc_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size);
 

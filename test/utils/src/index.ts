@@ -405,3 +405,4 @@ export async function startService<E extends ServiceEmulator>(
 }
 export * from './processes.js';
 export * from './squatter.js';
+export { asOtherUser, readableByOtherUser, shareWithOtherUser, type SharedCopy } from './other-user.js';

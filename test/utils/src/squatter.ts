@@ -1,18 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { asOtherUser, OTHER_UID } from './other-user.js';
 
-/** The other user of the tests: `nobody` on Debian, no account needed. */
-export const OTHER_UID = 65534;
+export { OTHER_UID, otherUserUnavailable } from './other-user.js';
 
-/**
- * Why tests of another user cannot run here, or undefined when they can: they need root (to
- * become another user) and util-linux's `setpriv`.
- */
-export function otherUserUnavailable(): string | undefined {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return 'needs root, to run a listener as another user (uid 65534) with setpriv';
-  if (spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status !== 0) return 'needs util-linux setpriv, to run a listener as another user';
-  return undefined;
-}
 
 // The other user's program: listens on the path, answers every line as a convincing agent would
 // (a valid license), and reports each connection and every byte it receives on stdout.
@@ -76,7 +67,8 @@ export interface Squatter {
  * expect((await s.received()).bytes).toBe(0);
  */
 export async function squatSocket(socketPath: string): Promise<Squatter> {
-  const child = spawn('setpriv', [`--reuid=${OTHER_UID}`, `--regid=${OTHER_UID}`, '--clear-groups', process.execPath, '-e', LISTENER, socketPath], { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
+  const [file, args] = asOtherUser([process.execPath, '-e', LISTENER, socketPath]);
+  const child = spawn(file, args, { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
   const events: ListenerEvent[] = [];
   const waiters: Array<() => void> = [];
   let out = '';

@@ -1,10 +1,9 @@
 import { toWireState, type AgentClient } from '@plugin-license/agent';
 import { agentCommandHint } from '@plugin-license/licensing';
-import { productName } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
-import { nameField } from '../plugin-names.js';
+import { nameField, productName } from '../plugin-names.js';
 import { report, THROUGH_AGENT, validity } from './license.js';
 
 async function running(ctx: Context): Promise<AgentClient> {

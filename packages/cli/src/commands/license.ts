@@ -1,8 +1,7 @@
 import type { LicenseState } from '@plugin-license/agent';
 import { codeHint } from '@plugin-license/api';
 import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
-import { productName } from '@plugin-license/licensing/executable';
-import { nameField, pluginField, projectLabel } from '../plugin-names.js';
+import { nameField, packagedFolder, pluginField, productName, projectLabel } from '../plugin-names.js';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 import { when } from '../output.js';
@@ -121,6 +120,11 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
   if (o.code !== undefined || o.machineId !== undefined) {
     // Another machine's slot (a dead or stolen computer): nothing local changes.
     const { code, machineId } = pair(ctx, o);
+    if (machineId === (await thisMachineId(ctx)) && ctx.license(projectId).check().codeHint !== null) {
+      // This computer's own slot of a license stored here goes the one way a release goes (its
+      // ticket says "not licensed" first, the state follows), never around it.
+      throw usageError(`machine id ${machineId} is this computer's, and it holds a license of ${projectLabel(projectId)}: give it back with deactivate --project ${projectId} (without --code and --machine-id)`);
+    }
     const r = await ctx.out.spin('releasing the slot', () => ctx.client(false).activation.deactivate({ code, machine_id: machineId, plugin_id: projectId }));
     // The service answers success false when that machine holds no slot (a mistyped id): nothing was released.
     const exit = r.success ? EXIT.ok : EXIT.negative;
@@ -148,7 +152,8 @@ export async function deactivateCommand(ctx: Context, o: { project: string; code
  * else the library). What an uninstaller runs before it removes anything. A license activated
  * offline is left for `offline deactivate`. Every project is tried; exit 0 when none failed.
  */
-export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
+export async function deactivateAllCommand(ctx: Context, o: { productId?: string } = {}): Promise<ExitCode> {
+  const keptFor = await licensesOfOtherProducts(o.productId);
   const agent = await ctx.agent();
   const { readCachedStatus } = await import('@plugin-license/licensing');
   const held = agent
@@ -164,6 +169,11 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
       continue;
     }
     if (reason === 'not_activated') continue;
+    const other = keptFor(projectId);
+    if (other !== undefined) {
+      skipped.push({ project_id: projectId, why: other });
+      continue;
+    }
     try {
       await ctx.out.spin(`deactivating ${projectId}`, () => (agent ? ctx.deadline.bound(agent.deactivate(projectId), THROUGH_AGENT) : ctx.license(projectId).deactivate({ signal: ctx.signal })));
       released.push(projectId);
@@ -194,6 +204,21 @@ export async function deactivateAllCommand(ctx: Context): Promise<ExitCode> {
     for (const f of failed) ctx.out.line(`could not release ${projectLabel(f.project_id)}: ${f.message}`);
   }
   return failed[0]?.exit ?? EXIT.ok;
+}
+
+/**
+ * With `--product-id` (a product's uninstaller): the rule of `licenseKeptFor` over the products
+ * recorded beside this packaged program (none under plain Node: every license is released).
+ */
+async function licensesOfOtherProducts(productId: string | undefined): Promise<(projectId: string) => string | undefined> {
+  if (productId === undefined) return () => undefined;
+  const { productIdProblem } = await import('@plugin-license/licensing');
+  const problem = productIdProblem(productId);
+  if (problem !== undefined) throw usageError(`--product-id ${JSON.stringify(productId)}: ${problem}`);
+  const folder = packagedFolder();
+  const { installedProducts, licenseKeptFor } = await import('../plugins/engine.js');
+  const products = folder === undefined ? [] : installedProducts(folder);
+  return (projectId) => licenseKeptFor(products, productId, projectId);
 }
 
 /** `machine-id`: this machine's id as the service sees it, and where it comes from. */

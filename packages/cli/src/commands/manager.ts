@@ -1,15 +1,17 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { agentCommandHint, answerOfflineRequest, confirmOfflineRelease, offlineFileName, offlineText, releaseOffline } from '@plugin-license/licensing';
-import { productNames, projectNameError, programName, type GivenProject } from '@plugin-license/licensing/executable';
+import { programName } from '@plugin-license/licensing/executable';
 import { Context } from '../context.js';
 import { classify } from '../errors.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { AgentLink } from '../manager/agent-link.js';
 import { openInBrowser, writeRedirectFile } from '../manager/open.js';
+import { newStopSecret, registerManager, stopManagers, type ManagerRegistration } from '../manager/registry.js';
 import { ManagerServer, type ManagerBackend, type PageError } from '../manager/server.js';
 import { Output } from '../output.js';
-import { doctorCommand } from './doctor.js';
+import { givenProjects, knownProducts } from '../plugin-names.js';
+import { doctorCommand } from './doctor/index.js';
 import { machineOptions, releaseFacts, responseFacts } from './offline.js';
 
 export interface ManagerOptions {
@@ -27,21 +29,12 @@ interface Product {
 }
 
 /**
- * The plugins the page offers: the executable's baked names joined with `--project UUID[=Name]`
- * (each id checked as every project id is, each name by the one rule of names); a name given
- * here wins over the baked one for its id.
+ * The plugins the page offers: every name known here (the vendor's installed products', the
+ * executable's baked ones) joined with `--project UUID[=Name]` (each id checked as every project
+ * id is, each name by the one rule of names); a name given here wins for its id.
  */
 export function parseProducts(ctx: Context, values: readonly string[]): Product[] {
-  const given: GivenProject[] = [];
-  for (const value of values) {
-    const eq = value.indexOf('=');
-    const id = ctx.projectId(eq < 0 ? value : value.slice(0, eq));
-    const name = eq < 0 ? null : value.slice(eq + 1);
-    const problem = name === null ? undefined : projectNameError(id, name);
-    if (problem !== undefined) throw usageError(problem);
-    given.push({ projectId: id, name: name === null ? null : name.trim() });
-  }
-  return productNames(given).map((p) => ({ project_id: p.projectId, name: p.name }));
+  return knownProducts(givenProjects(ctx, values)).map((p) => ({ project_id: p.projectId, name: p.name }));
 }
 
 /** The HTTP status of a failure, from its exit code: bad input 400, a negative answer 422, the agent away (or another user's socket in its place) 503, the service 502. */
@@ -167,6 +160,8 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
     if (redirect !== undefined) rmSync(redirect, { force: true });
     redirect = undefined;
   };
+  const stopSecret = newStopSecret();
+  let registration: ManagerRegistration | undefined;
   const server = new ManagerServer({
     port: o.port,
     idleMs: o.idleMinutes * 60_000,
@@ -174,6 +169,7 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
     onIdle: () => stop(`no page was open for ${o.idleMinutes} minute${o.idleMinutes === 1 ? '' : 's'}`),
     onSession: removeRedirect,
     log: (line) => ctx.out.note(line),
+    stop: { token: stopSecret, onStop: () => stop('asked to stop (manager stop: the program is being uninstalled)') },
   });
   let where: { port: number; url: string };
   try {
@@ -186,6 +182,12 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   const onAbort = (): void => stop('interrupted');
   ctx.signal.addEventListener('abort', onAbort);
   try {
+    // Where `manager stop` finds it (an uninstaller stops it before the program goes), before anything is given out.
+    try {
+      registration = registerManager(config.paths.cache, where.port, stopSecret);
+    } catch (err) {
+      throw new CliError(EXIT.failed, 'output_failed', `cannot register the license manager in ${config.paths.cache} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); make that folder writable`);
+    }
     await link.connect();
     // The redirect file first: a folder that refuses it ends the command before a url is given out.
     if (o.open) {
@@ -211,8 +213,26 @@ export async function managerCommand(ctx: Context, o: ManagerOptions): Promise<E
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
     removeRedirect();
+    registration?.remove();
     link.close();
     await server.close();
   }
+  return EXIT.ok;
+}
+
+/**
+ * `manager stop`: every license manager of this namespace (for this user) stops, asked on its port
+ * with the secret it registered (an uninstaller runs it before the agent is stopped and the
+ * program removed: a manager would start the agent again). Exit 0 once none runs.
+ */
+export async function managerStopCommand(ctx: Context): Promise<ExitCode> {
+  const folder = ctx.inspectionConfig.paths.cache;
+  const done = await stopManagers(folder);
+  if (done.running.length > 0) {
+    throw new CliError(EXIT.failed, 'manager_running', `the license manager${done.running.length === 1 ? '' : 's'} (process ${done.running.join(', ')}) ${done.running.length === 1 ? 'was' : 'were'} asked to stop but still run${done.running.length === 1 ? 's' : ''}; close its page and run this again`, { stopped: done.stopped });
+  }
+  if (ctx.out.json) ctx.out.document({ stopped: done.stopped, stale: done.stale });
+  else if (done.stopped.length === 0) ctx.out.line('no license manager was running');
+  else for (const pid of done.stopped) ctx.out.line(`stopped the license manager (process ${pid})`);
   return EXIT.ok;
 }

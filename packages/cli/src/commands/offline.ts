@@ -121,7 +121,7 @@ export async function importCommand(ctx: Context, input: string, o: { project?: 
 export async function releaseCommand(ctx: Context, o: Destination & { project: string }): Promise<ExitCode> {
   const projectId = ctx.projectId(o.project);
   const sink = destination(ctx, o, 'release proof', 'this machine has already forgotten the license; asked again, offline deactivate gives the same proof, so run it again once that is fixed');
-  const proof = await sink.during(() => releaseOffline({ projectId, ...machineOptions(ctx) }));
+  const proof = await sink.during(() => releaseOffline({ projectId, ...machineOptions(ctx), ...ctx.testHook }));
   const where = sink.write(proof);
   if (ctx.out.json) {
     ctx.out.document({ type: proof.type, project_id: projectId, ...nameField(projectId), machine_id: proof.machine_id, code_hint: codeHint(proof.code), released_at: proof.released_at, ...where });

@@ -27,13 +27,19 @@ export class AgentLink {
   /** Why the last attempt could not connect, when it was refused before a byte was sent (another user's socket path). */
   #refused: AgentError | undefined;
 
+  readonly #changed: () => void;
+  /** Starts the agent on demand when none answers (limited to once per 30 s by the starter): its pid, or undefined when none was started. */
+  readonly #start: (() => Promise<number | undefined>) | undefined;
+
   constructor(
     readonly socketPath: string,
     readonly namespace: string,
-    private readonly changed: () => void,
-    /** Starts the agent on demand when none answers (limited to once per 30 s by the starter): its pid, or undefined when none was started. */
-    private readonly start?: () => Promise<number | undefined>,
-  ) {}
+    changed: () => void,
+    start?: () => Promise<number | undefined>,
+  ) {
+    this.#changed = changed;
+    this.#start = start;
+  }
 
   get view(): AgentView {
     return this.#view;
@@ -90,14 +96,14 @@ export class AgentLink {
       this.#view = { running: true, agent: hello.agent, protocol: hello.protocol };
       subscription.on('changed', (s: LicenseState) => {
         this.#licenses.set(s.projectId, toWireState(s));
-        this.changed();
+        this.#changed();
       });
       client.on('disconnected', () => {
         if (this.#client === client) this.#client = undefined;
         client.close();
         this.#down('the license agent stopped');
       });
-      this.changed();
+      this.#changed();
     } catch (err) {
       client.close();
       this.#down(isAgentError(err) ? err.message : String(err));
@@ -111,7 +117,7 @@ export class AgentLink {
 
   /** Starts the agent on demand and waits for it on its socket (bounded); undefined when none came. */
   async #started(): Promise<AgentClient | undefined> {
-    const pid = await this.start?.().catch(() => undefined);
+    const pid = await this.#start?.().catch(() => undefined);
     if (pid === undefined || this.#closed) return undefined;
     return waitForStartedAgent({ pid, connect: () => this.#open().catch(() => undefined), timeoutMs: AGENT_START_WAIT_MS, signal: this.#closing.signal });
   }
@@ -120,7 +126,7 @@ export class AgentLink {
   record(state: LicenseState): LicenseStateWire {
     const wire = toWireState(state);
     this.#licenses.set(state.projectId, wire);
-    this.changed();
+    this.#changed();
     return wire;
   }
 
@@ -128,7 +134,7 @@ export class AgentLink {
     const same = !this.#view.running && this.#view.problem === problem;
     this.#view = { running: false, problem };
     this.#licenses.clear();
-    if (!same) this.changed();
+    if (!same) this.#changed();
     if (this.#closed) return;
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.connect(), AGENT_RETRY_MS);

@@ -41,6 +41,11 @@ export interface ManagerServerOptions {
   /** One line per event worth a log (never a token, a session or a code). */
   log?: (line: string) => void;
   timers?: Timers;
+  /**
+   * The secret of `POST /api/stop` (`{"token": …}`), kept by the manager in a file only its user
+   * reads (`manager stop` reads it): asked with it, the server answers its pid and `onStop` is called.
+   */
+  stop?: { token: string; onStop: () => void };
 }
 
 /** Largest request body: an offline document is a few KiB, and at most 64 KiB on disk. */
@@ -181,6 +186,7 @@ export class ManagerServer {
       else if (req.method === 'GET') this.#checkFetchSite(req);
       else throw new Refusal(405, 'method_not_allowed', `${req.method} is not allowed here`);
       if (path === '/api/session' && req.method === 'POST') return await this.#exchange(req, res);
+      if (path === '/api/stop' && req.method === 'POST') return await this.#stop(req, res);
       this.#checkSession(req);
       if (path === '/api/events' && req.method === 'GET') return this.#events(req, res);
       const name = path.slice('/api/'.length);
@@ -234,6 +240,16 @@ export class ManagerServer {
     const value = SESSION_SCHEME.exec(req.headers[SESSION_HEADER] ?? '')?.[1];
     const known = value !== undefined && this.#sessions.some((hash) => sameSecret(value, hash));
     if (!known) throw new Refusal(401, 'no_session', 'this page has no session with the license manager: open it again from your plugin or installer (each start of the manager makes a new link)');
+  }
+
+  /** `manager stop` (an uninstaller), with the stop secret from the manager's registration file: its pid, then the stop. */
+  async #stop(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readJson(req);
+    const token = typeof body.token === 'string' ? body.token : '';
+    const stop = this.#o.stop;
+    if (stop === undefined || !sameSecret(token, sha256(stop.token))) throw new Refusal(403, 'bad_token', 'this is not the secret that stops this license manager');
+    send(res, 200, { pid: process.pid });
+    stop.onStop();
   }
 
   /** The start token, once, for a session the page keeps in its sessionStorage; the token is then spent. */

@@ -19,7 +19,7 @@ export function desktopString(value: string, what: string): string {
  * argument in double quotes, `"` `` ` `` `$` `\` inside escaped with a backslash, `%` written `%%`
  * (a field code otherwise), then the whole written as a string value ({@link desktopString}:
  * every backslash doubled, so a literal `$` ends up `\\$` and a literal `\` `\\\\`, as the
- * specification's own example says). The one quoting function for the Exec key.
+ * specification's own example says). The one quoting function for the Exec key's arguments.
  *
  * @example
  * desktopExecArgument('/opt/Acme $Gain'); // '"/opt/Acme \\\\$Gain"' as written in the file: "/opt/Acme \\$Gain"
@@ -28,6 +28,24 @@ export function desktopExecArgument(arg: string): string {
   if (CONTROL.test(arg)) throw usageError(`the path ${JSON.stringify(arg)} holds a control character (a new line or a tab), which a menu entry cannot start; install into a folder without one`);
   const quoted = `"${arg.replace(/[\\"`$]/g, (c) => `\\${c}`).replace(/%/g, '%%')}"`;
   return desktopString(quoted, 'the path');
+}
+
+/**
+ * The `Exec` value that starts the program at `executable` with no arguments. By the
+ * specification, the quoted path ({@link desktopExecArgument}) is the whole value. But GLib, which
+ * most Linux desktops load menu entries with, looks for the program named there before it expands
+ * field codes, so a path with a `%` (written `%%`, as the specification asks) names a file that is
+ * not there and the entry does not load at all ("Unable to load application information"). Such
+ * a path is therefore given as an argument to `sh`, found on every PATH, whose fixed one-line
+ * script runs its `$0` (the path, its `%%` expanded by then): the path stays data, never part of
+ * the script. (`env PATH` would read a path with a `=` as a variable to set.)
+ *
+ * @example
+ * desktopExec('/opt/Acme/Boost 100%'); // 'sh -c "exec \\\\"\\\\$0\\\\"" "/opt/Acme/Boost 100%%"' as written in the file
+ */
+export function desktopExec(executable: string): string {
+  const argument = desktopExecArgument(executable);
+  return executable.includes('%') ? `sh -c ${desktopExecArgument('exec "$0"')} ${argument}` : argument;
 }
 
 /**
@@ -46,10 +64,10 @@ export function desktopEntry(product: string, executable: string): string {
   return [
     '[Desktop Entry]',
     'Type=Application',
-    'Version=1.5',
+    'Version=1.4',
     `Name=${desktopString(product, 'the product name')}`,
     `TryExec=${desktopString(executable, 'the path')}`,
-    `Exec=${desktopExecArgument(executable)}`,
+    `Exec=${desktopExec(executable)}`,
     'Terminal=false',
     'Categories=AudioVideo;Audio;',
     '',

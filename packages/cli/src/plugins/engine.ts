@@ -1,19 +1,42 @@
-import { lstat, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { lstat, readFile, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { acquireFileLock } from '@plugin-license/licensing';
+import { acquireFileLock, EARLIER_PRODUCT_ID, type NamedProject } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
 import { desktopEntry, desktopFileName } from './desktop-entry.js';
 import type { PluginPlaces } from './places.js';
 import { loadableFiles } from './loadable.js';
-import { emptyRecord, isInsideRel, readRecord, removeRecord, writeRecord, type IntentEntry, type ItemFormat, type ModuleMove, type PluginRecord, type RecordedItem } from './record.js';
+import {
+  emptyRecord,
+  isInsideRel,
+  isOwnScratch,
+  LEGACY_RECORD_NAME,
+  productWords,
+  readLegacyRecord,
+  readProductRecords,
+  RECORDS_FOLDER,
+  recordPath,
+  removeFile,
+  writeLegacyRecord,
+  writeProductRecord,
+  type AnyRecord,
+  type IntentEntry,
+  type ItemFormat,
+  type LegacyRecord,
+  type ModuleMove,
+  type ProductRecord,
+  type RecordedItem,
+} from './record.js';
 import type { StagedItem } from './staged.js';
 import { copyTree, makeFolder, removeTree } from './tree-copy.js';
 import { digestIfPresent, fileDigest, linkDigest } from './tree-digest.js';
 
-/** Where a run works: the places of this user, the record, and the vendor (for menu entry names). */
+/** Where a run works: the places of this user, the program's folder (the records), and the vendor (for menu entry names). */
 export interface PluginsSetting {
   places: PluginPlaces;
-  record: string;
+  /** The program's folder: the products' records are in its `installed-plugins/`. */
+  folder: string;
+  /** The program's file name in that folder, when it is the running packaged executable. */
+  program?: string;
   /** The vendor's namespace (`acme-audio`). */
   vendor: string;
   /** Called at each step's end with its label; a test kills the process there (PLUGIN_LICENSE_TEST_KILL_AT). */
@@ -41,9 +64,11 @@ export interface PluginsReport {
   kept: Array<{ path: string; reason: string }>;
   /** Hidden names of ours that could not be removed now (a program has them open): the next install or uninstall removes them. */
   leftovers: string[];
+  /** Paths a record listed as temporary names of ours that are not ({@link isOwnScratch}): left alone, dropped from the record. */
+  ignored: string[];
 }
 
-const emptyReport = (): PluginsReport => ({ installed: [], removed: [], kept: [], leftovers: [] });
+const emptyReport = (): PluginsReport => ({ installed: [], removed: [], kept: [], leftovers: [], ignored: [] });
 
 /** What an item placed is made from: a staged item, or a menu entry we write. */
 type Content = { kind: 'tree'; source: string } | { kind: 'file'; text: string } | { kind: 'link'; target: string };
@@ -177,30 +202,33 @@ function advice(e: NodeJS.ErrnoException): string {
 }
 
 /**
- * Brings the record in line with the disk after a step (finished, failed, or killed at any point
+ * Brings a record in line with the disk after a step (finished, failed, or killed at any point
  * by a run before this one): each path the step named holds one of the digests it may
  * legitimately have (recorded as ours with that digest), or nothing while the previous version
  * is still renamed aside (put back), or something else (not ours: left alone, no longer
  * recorded). Then every hidden name of ours is removed, whatever it holds; one a program keeps
- * open stays listed for the next run. Never touches a path the record does not name.
+ * open stays listed for the next run. Never touches a path the record does not name, nor a name
+ * it lists that is not one of our temporary names in this user's places ({@link isOwnScratch}:
+ * said once in `report.ignored`, and dropped).
  */
-async function settle(record: PluginRecord, places: PluginPlaces, report: PluginsReport): Promise<PluginRecord> {
+async function settle<R extends AnyRecord>(record: R, places: PluginPlaces, report: PluginsReport): Promise<R> {
   const items = new Map(record.items.map((i) => [i.path, i]));
   for (const entry of record.intent ?? []) {
     if (!insidePlaces(places, entry.path)) continue;
-    const modules = (entry.modules ?? []).filter((m) => insidePlaces(places, m.from) && basename(m.from).startsWith('.') && isInsideRel(m.rel));
+    const modules = (entry.modules ?? []).filter((m) => isOwnScratch(places, m.from) && isInsideRel(m.rel));
+    const restore = entry.restore !== undefined && isOwnScratch(places, entry.restore.from) ? entry.restore : undefined;
     if (modules.length > 0) {
       // Code moved out of a bundle whose move never happened (still at its path, incomplete) or was
       // undone (aside, to be put back): it goes back in. After a swap or a removal it is left over.
       const at = await digestIfPresent(entry.path);
       if (at.kind === 'digest' && !entry.digests.includes(at.digest)) await putBack(entry.path, modules);
-      else if (at.kind === 'missing' && entry.restore !== undefined && insidePlaces(places, entry.restore.from) && (await exists(entry.restore.from))) await putBack(entry.restore.from, modules);
+      else if (at.kind === 'missing' && restore !== undefined && (await exists(restore.from))) await putBack(restore.from, modules);
     }
     let found = await digestIfPresent(entry.path);
-    if (found.kind === 'missing' && entry.restore !== undefined && insidePlaces(places, entry.restore.from)) {
-      const aside = await digestIfPresent(entry.restore.from);
-      if (aside.kind === 'digest' && aside.digest === entry.restore.digest) {
-        await rename(entry.restore.from, entry.path);
+    if (found.kind === 'missing' && restore !== undefined) {
+      const aside = await digestIfPresent(restore.from);
+      if (aside.kind === 'digest' && aside.digest === restore.digest) {
+        await rename(restore.from, entry.path);
         found = aside;
       }
     }
@@ -210,7 +238,10 @@ async function settle(record: PluginRecord, places: PluginPlaces, report: Plugin
   }
   const scratch: string[] = [];
   for (const path of record.scratch) {
-    if (!insidePlaces(places, path) || !basename(path).startsWith('.')) continue;
+    if (!isOwnScratch(places, path)) {
+      if (!report.ignored.includes(path)) report.ignored.push(path);
+      continue;
+    }
     try {
       await removeTree(path);
     } catch {
@@ -219,7 +250,8 @@ async function settle(record: PluginRecord, places: PluginPlaces, report: Plugin
       if (!report.leftovers.includes(path)) report.leftovers.push(path);
     }
   }
-  return { version: 1, items: [...items.values()], scratch };
+  const { intent: _i, ...rest } = record;
+  return { ...rest, items: [...items.values()], scratch } as R;
 }
 
 /**
@@ -240,19 +272,77 @@ async function takeOverFromTheDead(lockPath: string): Promise<void> {
   await rm(`${lockPath}-pid`, { force: true }).catch(() => undefined);
 }
 
-/** Runs `work` holding the record's lock (one install or uninstall at a time), after settling what an earlier run left. */
-async function underLock<T>(setting: PluginsSetting, work: (record: PluginRecord, report: PluginsReport) => Promise<T>): Promise<T> {
-  await makeFolder(dirname(setting.record)).catch((e: NodeJS.ErrnoException) => {
-    throw new CliError(EXIT.failed, 'record_unwritable', `cannot create the folder of the record ${setting.record} (${e.code}): ${advice(e)}`, { path: setting.record });
+/** The product a run is for: its id, its name (null: an earlier release's plugins), the plugin names it brings. */
+export interface ProductOfRun {
+  id: string;
+  name: string | null;
+  projects: NamedProject[];
+}
+
+/** Every record of the program's folder, under its lock: the run's product's own, and the others'. */
+interface Records {
+  mine: ProductRecord;
+  others: ProductRecord[];
+  /** The run's product was recorded as installed before this run. */
+  recorded: boolean;
+}
+
+/**
+ * The one rule for an earlier release's record (`installed-plugins.json`, one for every product):
+ * its plugins belong to the product that wrote it. An install of a product that ships one of the
+ * paths it lists is that product's upgrade: those items become its own. Whatever else it lists
+ * (another product's, or a run without a product: the earlier release's uninstaller) is kept
+ * apart as the earlier installer's product ({@link EARLIER_PRODUCT_ID}), removed only by its
+ * uninstaller or when the last product goes. While that product is there, the file stays, empty,
+ * so the earlier release's uninstaller still asks the program (`plugins uninstall`) before it
+ * removes anything, and learns that other products still use the program; otherwise it goes.
+ */
+async function migrateLegacy(folder: string, legacy: LegacyRecord, records: ProductRecord[], installing: { id: string; shipped: ReadonlySet<string> } | undefined, run: ProductOfRun): Promise<void> {
+  // Already taken over: the empty file kept for the earlier uninstaller, until the last product goes.
+  if (legacy.items.length === 0 && legacy.scratch.length === 0) return;
+  const recordOf = (id: string, name: string | null, projects: NamedProject[]): ProductRecord => {
+    let r = records.find((x) => x.product_id === id);
+    if (r === undefined) {
+      r = emptyRecord(id, name, projects);
+      records.push(r);
+    }
+    return r;
+  };
+  const taken = legacy.items.filter((i) => installing?.shipped.has(i.path) === true);
+  const kept = legacy.items.filter((i) => !taken.includes(i));
+  // Hidden leftovers go with the plugins they were of: to this product when it took any.
+  const mine = installing !== undefined && taken.length > 0 ? recordOf(installing.id, run.name, run.projects) : recordOf(EARLIER_PRODUCT_ID, null, []);
+  mine.scratch = [...mine.scratch, ...legacy.scratch];
+  if (taken.length > 0) mine.items = [...mine.items.filter((i) => !taken.some((t) => t.path === i.path)), ...taken];
+  const earlier = recordOf(EARLIER_PRODUCT_ID, null, []);
+  earlier.items = [...earlier.items.filter((i) => !kept.some((k) => k.path === i.path)), ...kept];
+  if (earlier.items.length > 0) delete earlier.removed;
+  else earlier.removed = true;
+  for (const r of new Set([mine, earlier])) if (r.items.length > 0 || r.scratch.length > 0) await writeProductRecord(folder, r);
+  if (earlier.items.length === 0) records.splice(records.indexOf(earlier), 1);
+  const file = join(folder, LEGACY_RECORD_NAME);
+  if (earlier.items.length > 0) await writeLegacyRecord(file, { version: 1, items: [], scratch: [] });
+  else await removeFile(file);
+}
+
+/**
+ * Runs `work` holding the lock of the program's folder's records (one install or uninstall at a
+ * time, whatever the product), after settling what an earlier run left in every record and
+ * taking over an earlier release's record (`migrateLegacy`).
+ */
+async function underLock<T>(setting: PluginsSetting, run: ProductOfRun, installing: ReadonlySet<string> | undefined, work: (records: Records, report: PluginsReport) => Promise<T>): Promise<T> {
+  const folder = join(setting.folder, RECORDS_FOLDER);
+  await makeFolder(folder).catch((e: NodeJS.ErrnoException) => {
+    throw new CliError(EXIT.failed, 'record_unwritable', `cannot create the folder of the records ${folder} (${e.code}): ${advice(e)}`, { path: folder });
   });
-  const lockPath = `${setting.record}.lock`;
+  const lockPath = join(folder, '.lock');
   await takeOverFromTheDead(lockPath);
   let release: () => Promise<void>;
   try {
-    release = await acquireFileLock(setting.record, { lockPath, staleMs: 10_000 });
+    release = await acquireFileLock(folder, { lockPath, staleMs: 10_000 });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new CliError(EXIT.failed, code === 'ELOCKED' ? 'busy' : 'record_unwritable', code === 'ELOCKED' ? `another install or uninstall of these plugins is running (${lockPath}); wait for it to end and run again` : `cannot lock ${setting.record} (${code}): ${advice(e as NodeJS.ErrnoException)}`, { path: setting.record });
+    throw new CliError(EXIT.failed, code === 'ELOCKED' ? 'busy' : 'record_unwritable', code === 'ELOCKED' ? `another install or uninstall of these plugins is running (${lockPath}); wait for it to end and run again` : `cannot lock ${folder} (${code}): ${advice(e as NodeJS.ErrnoException)}`, { path: folder });
   }
   // Who holds the lock, so a run after a crash takes it over at once instead of waiting for it to go stale.
   await writeFile(`${lockPath}-pid`, `${process.pid}\n`).catch(() => undefined);
@@ -263,14 +353,46 @@ async function underLock<T>(setting: PluginsSetting, work: (record: PluginRecord
   };
   try {
     const report = emptyReport();
-    const before = readRecord(setting.record);
-    const record = before.intent !== undefined || before.scratch.length > 0 ? await settle(before, setting.places, report) : before;
-    if (record !== before) await writeRecord(setting.record, record);
-    return await work(record, report);
+    const legacyFile = join(setting.folder, LEGACY_RECORD_NAME);
+    let legacy = readLegacyRecord(legacyFile);
+    const records = readProductRecords(setting.folder);
+    if (legacy !== undefined && (legacy.intent !== undefined || legacy.scratch.length > 0)) {
+      legacy = await settle(legacy, setting.places, report);
+      await writeLegacyRecord(legacyFile, legacy);
+    }
+    for (const [n, r] of records.entries()) {
+      if (r.intent === undefined && r.scratch.length === 0) continue;
+      records[n] = await settle(r, setting.places, report);
+      await writeProductRecord(setting.folder, records[n]!);
+    }
+    if (legacy !== undefined) await migrateLegacy(setting.folder, legacy, records, installing && { id: run.id, shipped: installing }, run);
+    const found = records.find((r) => r.product_id === run.id);
+    const mine = found ?? emptyRecord(run.id, run.name, run.projects);
+    // A product's record whose uninstall left hidden leftovers only: settled above; it goes once they have.
+    for (const r of records) if (r.removed === true && r !== mine && r.scratch.length === 0) await removeFile(recordPath(setting.folder, r.product_id));
+    const others = records.filter((r) => r !== mine && !(r.removed === true && r.scratch.length === 0));
+    return await work({ mine, others, recorded: found !== undefined && found.removed !== true }, report);
   } finally {
     await release();
   }
 }
+
+/**
+ * After a run: a path several products installed (a bundle two products of the vendor ship) holds
+ * one version, the last placed, so every record that lists it says that version's digest: the
+ * product uninstalled last still finds it as installed.
+ */
+async function shareDigests(folder: string, mine: ProductRecord, others: ProductRecord[]): Promise<void> {
+  const digests = new Map(mine.items.map((i) => [i.path, i.digest]));
+  for (const r of others) {
+    if (!r.items.some((i) => digests.has(i.path) && digests.get(i.path) !== i.digest)) continue;
+    r.items = r.items.map((i) => (digests.has(i.path) ? { ...i, digest: digests.get(i.path)! } : i));
+    await writeProductRecord(folder, r);
+  }
+}
+
+/** The products of the vendor, other than the run's, that list `path`. */
+const alsoListing = (others: readonly ProductRecord[], path: string): ProductRecord[] => others.filter((r) => r.removed !== true && r.items.some((i) => i.path === path));
 
 /** Places the content of `p` at its hidden fresh name. */
 async function materialize(p: Placement): Promise<void> {
@@ -357,44 +479,51 @@ function menuPlacement(setting: PluginsSetting, item: StagedItem, target: string
 }
 
 /**
- * `plugins install --from DIR`: every staged item into its place, whole; items an earlier install
- * recorded that this one no longer ships removed (when still exactly as installed); the record
- * written before anything is placed and again after. A same-named item that is not ours in a
- * plug-in folder is kept under `<name>.kept-<time>` (hosts do not scan it) and said; beside the
- * executable (the installer's own folder) it stops the install before anything is placed.
- * Returns the report, and the failure that stopped it part-way, if one did.
+ * `plugins install --product-id ID [--from DIR]`: every staged item into its place, whole; items
+ * this product's earlier install recorded that this one no longer ships removed (when still
+ * exactly as installed, and when no other product of the vendor installed them too); the
+ * product's record written before anything is placed and again after. Other products' plugins
+ * are never touched: a path another product installed is the vendor's own, replaced like ours
+ * and then listed by both. A same-named item that is not the vendor's in a plug-in folder is kept
+ * under `<name>.kept-<time>` (hosts do not scan it) and said; beside the executable (the
+ * installer's own folder) it stops the install before anything is placed. Without staged items
+ * the product is recorded as installed, with no plugins. Returns the report, and the failure that
+ * stopped it part-way, if one did.
  */
-export async function installPlugins(staged: StagedItem[], setting: PluginsSetting): Promise<{ report: PluginsReport; failure?: CliError }> {
-  return underLock(setting, async (record, report) => {
+export async function installPlugins(staged: StagedItem[], product: ProductOfRun, setting: PluginsSetting): Promise<{ report: PluginsReport; failure?: CliError }> {
+  const planned: Array<Omit<Placement, 'fresh'>> = [];
+  for (const item of staged) {
+    const target = join(folderOf(setting.places, item.format), item.name);
+    planned.push({ format: item.format, name: item.name, product: item.product, target, content: { kind: 'tree', source: item.source }, digest: item.digest });
+    if (item.format === 'standalone') {
+      const menu = menuPlacement(setting, item, target);
+      if (menu) planned.push(menu);
+    }
+  }
+  const shipped = new Set(planned.map((p) => p.target));
+  return underLock(setting, product, shipped, async ({ mine: record, others }, report) => {
     const recorded = new Map(record.items.map((i) => [i.path, i]));
     const taken = new Set<string>();
-    const planned: Array<Omit<Placement, 'fresh'>> = [];
-    for (const item of staged) {
-      const target = join(folderOf(setting.places, item.format), item.name);
-      if (item.format === 'standalone' && (item.name === basename(setting.record) || item.name.startsWith(`${basename(setting.record)}.`))) {
-        throw new CliError(EXIT.usage, 'usage', `the Standalone ${item.name} would take the record's name beside the executable; rename it`);
-      }
-      planned.push({ format: item.format, name: item.name, product: item.product, target, content: { kind: 'tree', source: item.source }, digest: item.digest });
-      if (item.format === 'standalone') {
-        const menu = menuPlacement(setting, item, target);
-        if (menu) planned.push(menu);
-      }
-    }
     const placements: Placement[] = [];
+    const items: RecordedItem[] = [];
     for (const p of planned) {
       const found = await digestIfPresent(p.target);
       const mine = recorded.get(p.target);
+      const theirs = alsoListing(others, p.target);
       const placement: Placement = { ...p, fresh: await scratchName(p.target, 'new', taken) };
-      if (found.kind === 'digest' && mine !== undefined && found.digest === mine.digest) {
+      const vendors = found.kind === 'digest' && ((mine !== undefined && found.digest === mine.digest) || theirs.some((r) => r.items.some((i) => i.path === p.target && i.digest === found.digest)));
+      if (found.kind === 'digest' && vendors) {
         if (found.digest === p.digest) {
           report.installed.push({ format: p.format, name: p.name, product: p.product, path: p.target, replaced: false, unchanged: true });
+          items.push({ format: p.format, name: p.name, product: p.product, path: p.target, digest: p.digest });
           continue;
         }
         placement.previous = found.digest;
         placement.aside = await scratchName(p.target, 'old', taken);
         placement.modules = await planModules(p.target, taken);
+        if (mine !== undefined) items.push(mine);
       } else if (found.kind !== 'missing') {
-        const reason = mine !== undefined ? `${p.name} was changed since it was installed` : `${p.name} was already there, not put there by this installer`;
+        const reason = mine !== undefined || theirs.length > 0 ? `${p.name} was changed since it was installed` : `${p.name} was already there, not put there by this installer`;
         if (p.format === 'standalone') {
           throw new CliError(EXIT.failed, 'not_ours', `${reason}: ${p.target}; nothing was placed. Move it away (it is not one of these plugins' files) and run the installer again`, { path: p.target });
         }
@@ -402,12 +531,12 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
       }
       placements.push(placement);
     }
-    const shipped = new Set(planned.map((p) => p.target));
     const removals: Removal[] = [];
-    const items: RecordedItem[] = [];
     for (const item of record.items) {
-      if (shipped.has(item.path)) {
-        items.push(item);
+      if (shipped.has(item.path)) continue;
+      const sharing = alsoListing(others, item.path);
+      if (sharing.length > 0) {
+        report.kept.push({ path: item.path, reason: `no longer part of these plugins, but also of ${sharing.map(productWords).join(' and ')}, so it stays` });
         continue;
       }
       const state = await stillOurs(item);
@@ -430,13 +559,16 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
       ...removals.map(removalIntent),
     ];
     // Every target is in the intent: a changed item of ours there drops out of the record when settled.
-    const working: PluginRecord = {
-      version: 1,
+    const working: ProductRecord = {
+      version: 2,
+      product_id: product.id,
+      product: product.name,
+      projects: product.projects,
       items,
       intent,
       scratch: [...record.scratch, ...placements.flatMap((p) => [p.fresh, ...(p.aside ? [p.aside] : []), ...(p.modules ?? []).map((m) => m.from)]), ...removals.flatMap(removalScratch)],
     };
-    await writeRecord(setting.record, working);
+    await writeProductRecord(setting.folder, working);
     setting.step('intent');
     let failure: CliError | undefined;
     try {
@@ -446,38 +578,48 @@ export async function installPlugins(staged: StagedItem[], setting: PluginsSetti
       if (!(e instanceof CliError)) throw e;
       failure = e;
     }
-    const settled = await settle(working, setting.places, { ...report, leftovers: [] });
+    const settled = await settle(working, setting.places, { ...report, leftovers: [], ignored: [] });
     report.leftovers = settled.scratch;
-    await writeRecord(setting.record, settled);
+    await writeProductRecord(setting.folder, settled);
+    await shareDigests(setting.folder, settled, others);
     return failure === undefined ? { report } : { report, failure };
   });
 }
 
+/** The products still installed after an uninstall: the program stays while there is one. */
+export interface RemainingProduct {
+  product_id: string;
+  product: string | null;
+}
+
 /**
- * `plugins uninstall`: removes exactly what the record lists, where it is still exactly what was
- * installed (a same-named item it did not put there, or one changed since, is left and said);
- * then removes the record (kept only while a hidden leftover a program holds open remains).
+ * `plugins uninstall --product-id ID`: removes exactly what the product's record lists, where it
+ * is still exactly what was installed and no other product of the vendor installed it too (a
+ * same-named item it did not put there, one changed since, or one another product still has, is
+ * left and said); then the record (kept, marked removed, only while a hidden leftover a program
+ * holds open remains). Says which products remain: the program is theirs too. Without a product
+ * (what an earlier release's uninstaller runs) it is the earlier installer's plugins.
  */
-export async function uninstallPlugins(setting: PluginsSetting): Promise<{ report: PluginsReport; failure?: CliError; recordFound: boolean }> {
-  const recordFound = (await digestIfPresent(setting.record)).kind !== 'missing';
-  if (!recordFound) return { report: emptyReport(), recordFound };
-  return underLock(setting, async (record, report) => {
+export async function uninstallPlugins(product: ProductOfRun, setting: PluginsSetting): Promise<{ report: PluginsReport; failure?: CliError; recordFound: boolean; remaining: RemainingProduct[] }> {
+  // Nothing recorded at all: nothing to lock or write.
+  if (!(await exists(join(setting.folder, RECORDS_FOLDER))) && !(await exists(join(setting.folder, LEGACY_RECORD_NAME)))) return { report: emptyReport(), recordFound: false, remaining: [] };
+  const done = await underLock(setting, product, undefined, async ({ mine: record, others, recorded: recordFound }, report) => {
     const taken = new Set<string>();
     const removals: Removal[] = [];
     for (const item of record.items) {
+      const sharing = alsoListing(others, item.path);
+      if (sharing.length > 0) {
+        report.kept.push({ path: item.path, reason: `also part of ${sharing.map(productWords).join(' and ')}, so it stays` });
+        continue;
+      }
       const state = await stillOurs(item);
       if (!state.ours) {
         if (!state.gone) report.kept.push({ path: item.path, reason: state.reason });
       } else if (!insidePlaces(setting.places, item.path)) report.kept.push({ path: item.path, reason: "not in this user's plug-in folders, so it was left in place" });
       else removals.push({ item, aside: await scratchName(item.path, 'old', taken), modules: await planModules(item.path, taken) });
     }
-    const working: PluginRecord = {
-      version: 1,
-      items: removals.map((r) => r.item),
-      intent: removals.map(removalIntent),
-      scratch: [...record.scratch, ...removals.flatMap(removalScratch)],
-    };
-    await writeRecord(setting.record, working);
+    const working: ProductRecord = { ...record, items: removals.map((r) => r.item), intent: removals.map(removalIntent), scratch: [...record.scratch, ...removals.flatMap(removalScratch)] };
+    if (working.items.length > 0 || working.scratch.length > 0) await writeProductRecord(setting.folder, working);
     setting.step('intent');
     let failure: CliError | undefined;
     try {
@@ -486,28 +628,74 @@ export async function uninstallPlugins(setting: PluginsSetting): Promise<{ repor
       if (!(e instanceof CliError)) throw e;
       failure = e;
     }
-    const settled = await settle(working, setting.places, { ...report, leftovers: [] });
+    const settled = await settle(working, setting.places, { ...report, leftovers: [], ignored: [] });
     report.leftovers = settled.scratch;
-    if (settled.items.length === 0 && settled.scratch.length === 0) await removeRecord(setting.record);
-    else await writeRecord(setting.record, settled);
-    return { report, recordFound, ...(failure ? { failure } : {}) };
+    if (settled.items.length > 0) await writeProductRecord(setting.folder, settled);
+    else if (settled.scratch.length > 0) await writeProductRecord(setting.folder, { ...settled, removed: true });
+    else await removeFile(recordPath(setting.folder, product.id));
+    const remaining = others.filter((r) => r.removed !== true).map((r) => ({ product_id: r.product_id, product: r.product }));
+    // The last product gone: nothing of the earlier release is left to ask for either.
+    if (remaining.length === 0 && settled.items.length === 0) await removeFile(join(setting.folder, LEGACY_RECORD_NAME));
+    return { report, recordFound, remaining, ...(failure ? { failure } : {}) };
   });
+  // No record left (the lock is gone too): the folder of the records goes; a run that started meanwhile keeps it.
+  await rmdir(join(setting.folder, RECORDS_FOLDER)).catch(() => undefined);
+  return done;
 }
 
 /** One recorded item as `plugins list` shows it. */
 export interface ListedItem extends RecordedItem {
+  product_id: string;
   state: 'in place' | 'changed' | 'missing';
 }
 
-/** `plugins list`: the record and whether each item is still as installed. Reads only: no lock, no sweep, nothing written. */
-export async function listPlugins(setting: Pick<PluginsSetting, 'record'>): Promise<{ items: ListedItem[]; interrupted: boolean; leftovers: string[]; recordFound: boolean }> {
-  const recordFound = (await digestIfPresent(setting.record).catch(() => ({ kind: 'unusual' as const }))).kind !== 'missing';
-  const record = recordFound ? readRecord(setting.record) : emptyRecord();
-  const items: ListedItem[] = [];
-  for (const item of record.items) {
-    const found = await digestIfPresent(item.path);
-    items.push({ ...item, state: found.kind === 'missing' ? 'missing' : found.kind === 'digest' && found.digest === item.digest ? 'in place' : 'changed' });
-  }
-  return { items, interrupted: record.intent !== undefined, leftovers: record.scratch, recordFound };
+/** The records of the program's folder as they are, read only: the products' (marked removed ones left out) and an earlier release's. */
+function readAll(folder: string): { records: ProductRecord[]; legacy: LegacyRecord | undefined } {
+  return { records: readProductRecords(folder).filter((r) => r.removed !== true || r.scratch.length > 0), legacy: readLegacyRecord(join(folder, LEGACY_RECORD_NAME)) };
 }
 
+/** `plugins list`: every product's record and whether each item is still as installed. Reads only: no lock, no sweep, nothing written. */
+export async function listPlugins(setting: Pick<PluginsSetting, 'folder'>): Promise<{ items: ListedItem[]; interrupted: boolean; leftovers: string[]; recordFound: boolean }> {
+  const { records, legacy } = readAll(setting.folder);
+  const sources: Array<[string, AnyRecord]> = [...(legacy ? [[EARLIER_PRODUCT_ID, legacy] as [string, AnyRecord]] : []), ...records.map((r) => [r.product_id, r] as [string, AnyRecord])];
+  const items: ListedItem[] = [];
+  for (const [productId, record] of sources) {
+    for (const item of record.items) {
+      const found = await digestIfPresent(item.path);
+      items.push({ ...item, product_id: productId, state: found.kind === 'missing' ? 'missing' : found.kind === 'digest' && found.digest === item.digest ? 'in place' : 'changed' });
+    }
+  }
+  return { items, interrupted: sources.some(([, r]) => r.intent !== undefined), leftovers: sources.flatMap(([, r]) => r.scratch), recordFound: sources.length > 0 };
+}
+
+/**
+ * `plugins products`: the vendor's products installed here (each with a record), read only. An
+ * earlier release's record still holding plugins counts as one (they need the program).
+ */
+export function installedProducts(folder: string): ProductRecord[] {
+  const { records, legacy } = readAll(folder);
+  const installed = records.filter((r) => r.removed !== true);
+  if (legacy !== undefined && legacy.items.length > 0 && !installed.some((r) => r.product_id === EARLIER_PRODUCT_ID)) installed.push({ ...emptyRecord(EARLIER_PRODUCT_ID, null), items: legacy.items });
+  return installed;
+}
+
+/**
+ * The one rule of which licenses a product's uninstaller gives back (`deactivate --all
+ * --product-id`): while other products of the vendor are installed (`products`, from
+ * `installedProducts`), only the projects this product's record names and no other product's;
+ * once it is the last, every license. Returns why `projectId`'s license is kept, or undefined when
+ * it is released.
+ *
+ * @example
+ * licenseKeptFor(installedProducts(folder), 'acme-gain', '2bfd7a59-…'); // 'Acme Reverb, another product of this vendor installed here, uses it'
+ */
+export function licenseKeptFor(products: readonly ProductRecord[], productId: string, projectId: string): string | undefined {
+  const others = products.filter((r) => r.product_id !== productId);
+  if (others.length === 0) return undefined;
+  const id = projectId.toLowerCase();
+  const users = others.filter((r) => r.projects.some((p) => p.projectId === id));
+  if (users.length > 0) return `${users.map(productWords).join(' and ')}, another product of this vendor installed here, uses it`;
+  const mine = products.find((r) => r.product_id === productId);
+  if (mine === undefined || !mine.projects.some((p) => p.projectId === id)) return `not one of this product's plugins, and other products of this vendor are still installed here (${others.map(productWords).join(', ')})`;
+  return undefined;
+}

@@ -1,7 +1,7 @@
 import { closeSync, readSync } from 'node:fs';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openRegularSync } from './tree-digest.js';
+import { openRegularSync, readNames } from './tree-digest.js';
 
 /**
  * The first bytes of a file a host loads as code: PE ('MZ': a Windows DLL, .vst3, .clap, .exe),
@@ -42,7 +42,7 @@ export async function loadableFiles(root: string): Promise<string[]> {
   const walk = async (path: string, rel: string): Promise<void> => {
     const st = await lstat(path);
     if (st.isDirectory()) {
-      for (const name of await readdir(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
+      for (const name of await readNames(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
     } else if (st.isFile() && rel !== '' && isLoadable(path)) found.push(rel);
   };
   try {

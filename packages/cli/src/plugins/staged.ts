@@ -1,8 +1,9 @@
-import { lstat, readdir, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { reservedNameConflict } from '@plugin-license/licensing';
 import { usageError } from '../exit.js';
 import { PLUGIN_FORMATS, type PluginFormat, type PluginPlatform } from './places.js';
-import { TreeDigestError, treeDigest } from './tree-digest.js';
+import { readNames, TreeDigestError, treeDigest } from './tree-digest.js';
 
 /** One item of a staged plugin folder, as the vendor built it. */
 export interface StagedItem {
@@ -36,10 +37,12 @@ const WINDOWS_RESERVED = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)
  * The one rule for an item's name: what a plug-in folder, a host's list and a one-line message
  * can carry on `platform`. Spaces, quotes, `$`, `*`, non-ASCII and (outside Windows) backslashes
  * are a vendor's right; a control character (a new line), a leading dot (hidden, and our own
- * temporary names start with one), a missing ending and what Windows cannot store are refused.
- * Returns the problem in words, or undefined when the name is fine.
+ * temporary names start with one), a missing ending and what Windows cannot store are refused;
+ * a Standalone, which goes beside the program (`program`: its file name there, when known), may
+ * not take a name the installers reserve there (`reservedNameConflict`). Returns the problem in
+ * words, or undefined when the name is fine.
  */
-export function itemNameProblem(name: string, format: PluginFormat, platform: PluginPlatform): string | undefined {
+export function itemNameProblem(name: string, format: PluginFormat, platform: PluginPlatform, program = ''): string | undefined {
   const shape = SHAPES[platform][format];
   if (shape === undefined) return `${FORMAT_NAMES[format]} is not a format of ${platform === 'win32' ? 'Windows' : platform === 'darwin' ? 'macOS' : 'Linux'}`;
   if (/[\u0000-\u001f\u007f]/.test(name)) return 'its name holds a control character (a new line or a tab): rename it';
@@ -52,6 +55,8 @@ export function itemNameProblem(name: string, format: PluginFormat, platform: Pl
     if (WINDOWS_RESERVED.test(name)) return 'its name is reserved on Windows (CON, NUL, COM1…): rename it';
   }
   if (Buffer.byteLength(name) > 255) return 'its name is longer than 255 bytes';
+  const reserved = format === 'standalone' ? reservedNameConflict(platform, program, name) : undefined;
+  if (reserved !== undefined) return `a Standalone goes beside the program, where this name is taken by ${reserved}: rename it`;
   return undefined;
 }
 
@@ -61,20 +66,26 @@ export function itemNameProblem(name: string, format: PluginFormat, platform: Pl
  * Anything else is bad input (a usage error naming it): another entry, a link where an item
  * should be, a folder where a file is expected, a FIFO or a device anywhere, an empty folder.
  */
-export async function readStaged(dir: string, platform: PluginPlatform): Promise<StagedItem[]> {
+export async function readStaged(dir: string, platform: PluginPlatform, program?: string): Promise<StagedItem[]> {
   const st = await stat(dir).catch((e: NodeJS.ErrnoException) => {
     throw usageError(`--from ${shown(dir)}: ${e.code === 'ENOENT' ? 'no such folder' : `cannot be read (${e.code})`}`);
   });
   if (!st.isDirectory()) throw usageError(`--from ${shown(dir)} is not a folder; give the staged plugin folder (vst3/, clap/, au/, standalone/)`);
+  // A name that is not UTF-8 text anywhere in it: said as such, never an "unexpected" ENOENT.
+  const names = async (folder: string): Promise<string[]> =>
+    readNames(folder).catch((e: unknown) => {
+      if (e instanceof TreeDigestError) throw usageError(`${shown(e.path)} is ${e.problem}`);
+      throw e;
+    });
   const items: StagedItem[] = [];
-  for (const sub of (await readdir(dir)).sort()) {
+  for (const sub of (await names(dir)).sort()) {
     const subPath = join(dir, sub);
     if (!(PLUGIN_FORMATS as readonly string[]).includes(sub)) throw usageError(`${shown(subPath)} is not a format folder; a staged plugin folder holds only ${PLUGIN_FORMATS.join(', ')}`);
     const format = sub as PluginFormat;
     if (!(await lstat(subPath)).isDirectory()) throw usageError(`${shown(subPath)} must be a folder of ${FORMAT_NAMES[format]} items`);
-    for (const name of (await readdir(subPath)).sort()) {
+    for (const name of (await names(subPath)).sort()) {
       const source = join(subPath, name);
-      const problem = itemNameProblem(name, format, platform);
+      const problem = itemNameProblem(name, format, platform, program);
       if (problem !== undefined) throw usageError(`${shown(source)}: ${problem}`);
       const shape = SHAPES[platform][format]!;
       const kind = await lstat(source);
@@ -85,7 +96,7 @@ export async function readStaged(dir: string, platform: PluginPlatform): Promise
       try {
         digest = await treeDigest(source);
       } catch (e) {
-        if (e instanceof TreeDigestError) throw usageError(`${shown(e.path)} is ${e.problem}; a plugin holds only files, folders and links`);
+        if (e instanceof TreeDigestError) throw usageError(`${shown(e.path)} is ${e.problem}${e.problem.startsWith('named') ? '' : '; a plugin holds only files, folders and links'}`);
         throw e;
       }
       items.push({ format, name, product: shape.ending === '' ? name : name.slice(0, -shape.ending.length), source, digest });

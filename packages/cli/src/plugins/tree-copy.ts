@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, readlink, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, copyFile, lstat, mkdir, readlink, rm, stat, symlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { TreeDigestError } from './tree-digest.js';
+import { readNames, TreeDigestError } from './tree-digest.js';
 
 /**
  * Copies a file, a link or a folder tree from `from` to `to` (which must not exist): files with
@@ -20,7 +20,7 @@ export async function copyTree(from: string, to: string): Promise<void> {
     await chmod(to, st.mode & 0o7777);
   } else if (st.isDirectory()) {
     await mkdir(to, { mode: 0o700 });
-    for (const name of await readdir(from)) await copyTree(join(from, name), join(to, name));
+    for (const name of await readNames(from)) await copyTree(join(from, name), join(to, name));
     await chmod(to, st.mode & 0o7777);
   } else throw new TreeDigestError(from, 'not a file, folder or link');
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
@@ -38,6 +39,19 @@ export function fileDigest(bytes: Buffer | string): string {
 /** The digest of a link to `target`, as {@link treeDigest} gives for that link (a macOS ~/Applications link). */
 export function linkDigest(target: string): string {
   return digestOf([{ kind: 'l', rel: '', target }]);
+}
+
+/**
+ * The names in a folder of a plugin, each checked to be UTF-8 text: a file system holds bytes, and
+ * Node reads a name that is not text with replacement characters, a name no call can then open
+ * (lstat says ENOENT of a file that is there). Such a name is {@link TreeDigestError}, saying so.
+ * The one way this folder lists a plugin's folder (its digest, its copy, its code, the staged folder).
+ */
+export async function readNames(dir: string): Promise<string[]> {
+  const names = await readdir(dir, { encoding: 'buffer' });
+  const bad = names.find((name) => !isUtf8(name));
+  if (bad !== undefined) throw new TreeDigestError(join(dir, bad.toString('utf8')), `named with bytes that are not UTF-8 text (${bad.toString('hex').replace(/(..)(?!$)/g, '$1 ')}), which cannot be copied by name; the vendor must rename it`);
+  return names.map((name) => name.toString('utf8'));
 }
 
 /** One read buffer for every file: hashing runs one file at a time (synchronous reads, below). */
@@ -94,7 +108,7 @@ export async function treeDigest(root: string): Promise<string> {
     else if (st.isFile()) entries.push({ kind: 'f', rel, sha: await fileSha(path) });
     else if (st.isDirectory()) {
       entries.push({ kind: 'd', rel });
-      for (const name of await readdir(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
+      for (const name of await readNames(path)) await walk(join(path, name), rel === '' ? name : `${rel}/${name}`);
     } else throw new TreeDigestError(path, kindOf(st));
   };
   try {

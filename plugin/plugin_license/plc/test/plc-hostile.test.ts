@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { asOtherUser, otherUserUnavailable } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { answer, requestId, SAMPLE_STATE, useFixtureServer } from './helpers/fixture-server.js';
 import { plc as plcOf, spawnLines, type LineProcess } from './helpers/run.js';
@@ -11,10 +12,8 @@ import { hasCc, hasTool, useBinaries, useSocketDir } from './helpers/toolchain.j
 
 type Answer = Record<string, unknown>;
 const NOBODY = 65534;
-const isRoot = process.getuid?.() === 0;
-const hasSetpriv = hasTool('setpriv');
 const hasMkfifo = hasTool('mkfifo');
-const otherUserReason = !isRoot ? 'not root: setpriv cannot run a listener as another user' : !hasSetpriv ? 'no setpriv (util-linux) on PATH' : '';
+const otherUserReason = otherUserUnavailable() ?? '';
 if (hasCc && otherUserReason) console.log(`plc: skipping the other-user tests: ${otherUserReason}`);
 
 describe.skipIf(!hasCc)('plc against hostile local parts', () => {
@@ -35,7 +34,7 @@ describe.skipIf(!hasCc)('plc against hostile local parts', () => {
   async function serve(path: string, mode: string, asUser?: number): Promise<LineProcess> {
     const server = asUser === undefined
       ? spawnLines(bin.flood, ['serve', path, mode])
-      : spawnLines('setpriv', [`--reuid=${asUser}`, `--regid=${asUser}`, '--clear-groups', bin.flood, 'serve', path, mode]);
+      : spawnLines(...asOtherUser([bin.flood, 'serve', path, mode], asUser));
     servers.push(server);
     await server.waitFor(/"event":"ready"/, `plc-flood serve ${mode}`);
     return server;

@@ -202,6 +202,10 @@ describe.skipIf(!hasCc)('plc against a fixture server', () => {
       expect(await path({ XDG_RUNTIME_DIR: '/run/user/7', PLUGIN_LICENSE_APP: 'acme' })).toMatchObject({ path: '/run/user/7/acme/agent.sock' });
       expect(await path({ XDG_RUNTIME_DIR: '/run/user/7', PLUGIN_LICENSE_APP: 'acme' }, 'vendor')).toMatchObject({ path: '/run/user/7/vendor/agent.sock' });
       expect(await path({})).toMatchObject({ path: `/tmp/plugin-license-${process.getuid!()}/agent.sock` });
+      // A relative XDG_RUNTIME_DIR is ignored, as the XDG Base Directory specification says (the agent's resolveSocketPath too).
+      for (const relative of ['run/user/7', '.', './r', ' /run/user/7']) {
+        expect(await path({ XDG_RUNTIME_DIR: relative })).toMatchObject({ path: `/tmp/plugin-license-${process.getuid!()}/agent.sock` });
+      }
     });
 
     it('the app-group form is macOS only: here the group is checked, then ignored (the default path)', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { judgeTicket, License, normalizeRawId, ticketPath } from '@plugin-license/licensing';
+import { asOtherUser, otherUserUnavailable } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The vectors' one description, from the module that makes them.
 import { VECTORS_DIR as VECTORS, type VectorCase, type Vectors } from '../../../../packages/licensing/test/ticket-vectors.js';
@@ -58,6 +59,8 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'plc-ticket-'));
+    // Another user runs plc-ticket from here (the other-user case below).
+    chmodSync(dir, 0o755);
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
     compile('cc', [...C_FLAGS, 'tools/plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
     compile('cc', [...C_FLAGS, 'test/plc-ticket-kat.c', '-o', (kat = join(dir, 'plc-ticket-kat'))]);
@@ -167,14 +170,14 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
       server = undefined;
     });
 
-    it.skipIf(!isRoot)("another user's ticket (here root's, read by nobody): tampered for them, saying whose folder it is", () => {
+    it.skipIf(otherUserUnavailable() !== undefined)("another user's ticket (here root's, read by nobody): tampered for them, saying whose folder it is", () => {
       place(() => writeFileSync(path, readFileSync(join(VECTORS, 'valid.ticket')), { mode: 0o600 }));
       chmodSync(home, 0o755);
       chmodSync(dir, 0o755); // user 65534 runs plc-ticket from there (a mkdtemp folder is 0700)
-      const r = run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, '--file', path, VALID.project_id], {}, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']);
+      const r = run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, '--file', path, VALID.project_id], {}, asOtherUser([]).flat());
       expect(r.json).toMatchObject({ verdict: 'tampered', problem: 'the data folder belongs to user 0, not to this one: nothing in it is trusted' });
     });
-    if (!isRoot) console.log('plc-ticket: skipping the other-user case: it needs root (setpriv)');
+    if (otherUserUnavailable() !== undefined) console.log(`plc-ticket: skipping the other-user case: it ${otherUserUnavailable()}`);
   });
 
   describe.skipIf(!hasFaketime)('the clock moved (faketime), no --now', () => {

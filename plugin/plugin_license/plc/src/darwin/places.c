@@ -10,10 +10,10 @@
 /* ~/Library/Application Support/APP/agent.sock; with PLUGIN_LICENSE_APP_GROUP, the app-group form. */
 static plc_status socket_place(const char *app, char *out, size_t out_size) {
   char pwbuf[1024];
-  const char *home = getenv("HOME");
+  const char *home;
   const char *group = getenv("PLUGIN_LICENSE_APP_GROUP");
   if (group != NULL && group[0] != '\0') return plc_app_group_socket_path(group, app, out, out_size);
-  if (home == NULL || home[0] == '\0') home = account_home(pwbuf, sizeof pwbuf);
+  home = home_folder(pwbuf, sizeof pwbuf);
   if (home == NULL) return PLC_ERR_NO_PATH;
   {
     const char *const parts[] = {home, "/Library/Application Support/", app, "/agent.sock"};
@@ -47,7 +47,7 @@ static plc_status data_place(const char *app, const char *group, char *path, siz
     if (parts[0] == NULL) return PLC_ERR_NO_PATH;
     return join_parts(path, cap, parts, 5) == 0 ? PLC_OK : PLC_ERR_PATH_TOO_LONG;
   }
-  home = data_home(pwbuf, sizeof pwbuf);
+  home = home_folder(pwbuf, sizeof pwbuf);
   if (home == NULL) return PLC_ERR_NO_PATH;
   {
     const char *const parts[] = {home, "/Library/Application Support/", app};

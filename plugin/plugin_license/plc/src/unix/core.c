@@ -19,12 +19,14 @@ PLC_SHARED const char *account_home(char *pwbuf, size_t cap) {
   return found->pw_dir;
 }
 
-/* The user's home: HOME, else the password database's; NULL without one. */
+/* The user's home, by the library's one rule (paths.ts userHome): HOME when set, else the password
+ * database's; NULL when it is empty or not absolute (a folder relative to the working one is no
+ * home: an agent started in / would write /.local/share/APP) or there is none. */
 PLC_SHARED const char *home_folder(char *pwbuf, size_t cap) {
   const char *home = getenv("HOME");
-  if (home != NULL && home[0] != '\0') return home;
+  if (home != NULL) return home[0] == '/' ? home : NULL;
   home = account_home(pwbuf, cap);
-  return home == NULL || home[0] == '\0' ? NULL : home;
+  return home == NULL || home[0] != '/' ? NULL : home;
 }
 
 /* A file mode's permission digits ("755"), for words. */
@@ -35,13 +37,4 @@ PLC_SHARED void add_mode(char *out, size_t cap, size_t *pos, unsigned long mode)
   digits[2] = (char)('0' + (mode & 7));
   digits[3] = '\0';
   add(out, cap, pos, digits);
-}
-
-/* The home a data folder is under, as os.homedir() says it: HOME when set, else the password
- * database's. NULL when neither gives one, or HOME is set empty (os.homedir() is "" then: a folder
- * relative to the working one, refused). */
-PLC_SHARED const char *data_home(char *pwbuf, size_t cap) {
-  const char *home = getenv("HOME");
-  if (home == NULL) home = account_home(pwbuf, cap);
-  return home == NULL || home[0] == '\0' ? NULL : home;
 }

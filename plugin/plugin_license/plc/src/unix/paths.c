@@ -46,7 +46,7 @@ static void posix_normalize(char *path) {
 
 /* The namespace's data folder by the library's one rule (paths.ts resolvePaths, env-paths 4), UTF-8:
  * PLUGIN_LICENSE_HOME/data (a relative one against the working folder, as path.resolve); else Linux
- * $XDG_DATA_HOME/APP (any non-empty value, as env-paths) or HOME/.local/share/APP, macOS
+ * $XDG_DATA_HOME/APP (an absolute one) or HOME/.local/share/APP (HOME by home_folder), macOS
  * HOME/Library/Application Support/APP or, with an app group, the real home's
  * Library/Group Containers/GROUP/APP, Windows %LOCALAPPDATA%\APP\Data. app is resolved and valid. */
 static plc_status data_folder(const char *app, const char *group, char *out, size_t cap) {
@@ -58,7 +58,11 @@ static plc_status data_folder(const char *app, const char *group, char *out, siz
     if (env[0] != '/' && getcwd(path, sizeof path) == NULL) return PLC_ERR_NO_PATH;
     if (join_parts(path, sizeof path, parts, 3) != 0) return PLC_ERR_PATH_TOO_LONG;
   } else {
-    plc_status st = data_place(app, group, path, sizeof path);
+    /* A HOME set but empty or relative is refused whatever else is set (paths.ts resolvePaths). */
+    const char *home = getenv("HOME");
+    plc_status st;
+    if (home != NULL && home[0] != '/') return PLC_ERR_NO_PATH;
+    st = data_place(app, group, path, sizeof path);
     if (st != PLC_OK) return st;
   }
   posix_normalize(path);
