@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', 'examples/plugin-host-c/build/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/coverage/**', 'examples/plugin-host-c/build/**', 'plugin/plugin_license/plc/build/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

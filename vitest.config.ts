@@ -19,7 +19,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['plugin-license-source'] } },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'agent/test/**/*.test.ts', 'packaging/test/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    include: ['packages/*/test/**/*.test.ts', 'agent/test/**/*.test.ts', 'packaging/test/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'plugin/plugin_license/plc/test/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

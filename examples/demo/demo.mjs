@@ -18,7 +18,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const emulatorBin = join(root, 'packages/emulator/dist/cli.js');
 const agentBin = join(root, 'agent/bin/plugin-license-agent.js');
 const cliBin = join(root, 'packages/cli/bin/plugin-license.js');
-const cDir = join(root, 'examples/plugin-host-c');
+const cDir = join(root, 'plugin/plugin_license/plc');
 const receiverBin = join(root, 'examples/webhook-receiver/receiver.mjs');
 
 const children = [];

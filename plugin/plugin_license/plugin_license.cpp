@@ -15,9 +15,7 @@
 #if JUCE_LINUX || JUCE_MAC || JUCE_BSD
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -271,82 +269,31 @@ juce::String readFirstLine(int fd, intptr_t interrupt, int deadlineMs, juce::Str
 }
 #endif
 
-// Starts the license manager so that it outlives this plugin and is never its child to reap: on
-// POSIX by a double fork (the program is adopted by init, so it never lingers as a zombie of the
-// host), its standard output a pipe this reads its line from, its error output /dev/null; then
-// reads the line (bounded, interruptible: runs on the panel's thread). Elsewhere JUCE's
-// ChildProcess, which leaves it running, and the page counts as opened.
+// Starts the license manager so that it outlives this plugin and is never its child to reap, by
+// plc's one launcher (plc_start_program: on POSIX a double fork, so the program is adopted by init
+// and never lingers as a zombie of the host; on Windows a detached CreateProcessW with plc's
+// quoting), its standard output on POSIX a pipe this reads its line from; then reads the line
+// (bounded, interruptible: runs on the panel's thread). On Windows the line is not read and the
+// page counts as opened.
 ManagerStart startManager(const juce::StringArray &args, intptr_t interrupt) {
   ManagerStart m;
-#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
-  // Everything the child needs is made before fork(): after it, only async-signal-safe calls.
   std::vector<std::string> owned;
   for (const auto &a : args) owned.push_back(a.toStdString());
-  std::vector<char *> argv;
-  for (auto &a : owned) argv.push_back(a.data());
+  std::vector<const char *> argv;
+  for (const auto &a : owned) argv.push_back(a.c_str());
   argv.push_back(nullptr);
-  int report[2], output[2];
-  if (pipe(report) != 0) {
-    m.error = juce::String(strerror(errno));
-    return m;
-  }
-  if (pipe(output) != 0) {
-    m.error = juce::String(strerror(errno));
-    close(report[0]);
-    close(report[1]);
-    return m;
-  }
-  for (int fd : {report[0], report[1], output[0], output[1]}) fcntl(fd, F_SETFD, FD_CLOEXEC);
-  const pid_t middle = fork();
-  if (middle < 0) {
-    m.error = juce::String(strerror(errno));
-    for (int fd : {report[0], report[1], output[0], output[1]}) close(fd);
-    return m;
-  }
-  if (middle == 0) {
-    close(report[0]);
-    close(output[0]);
-    setsid();
-    const pid_t program = fork();
-    if (program < 0) {
-      const int e = errno;
-      if (write(report[1], &e, sizeof e) < 0) _exit(1);
-      _exit(1);
-    }
-    if (program == 0) {
-      const int null = open("/dev/null", O_RDWR);
-      if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 2);
-      }
-      dup2(output[1], 1);  // dup2 clears close-on-exec on the copy
-      execv(argv[0], argv.data());
-      const int e = errno;  // only reached when exec failed: tell the plugin why
-      if (write(report[1], &e, sizeof e) < 0) _exit(127);
-      _exit(127);
-    }
-    _exit(0);
-  }
-  close(report[1]);
-  close(output[1]);
-  int status = 0;
-  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-  }
-  // The pipe closes on exec (nothing read) or carries exec's errno; bounded by the exec itself.
-  int e = 0;
-  ssize_t got;
-  while ((got = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
-  }
-  close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof e)) {
-    close(output[0]);
-    m.error = juce::String(strerror(e));
+  int error = 0;
+#if JUCE_LINUX || JUCE_MAC || JUCE_BSD
+  intptr_t output = -1;
+  const plc_status started = plc_start_program(argv.data(), &output, &error);
+  if (started != PLC_OK) {
+    m.error = error != 0 ? juce::String(strerror(error)) : juce::String(plc_strerror(started));
     return m;
   }
   juce::String why;
-  const juce::String line = readFirstLine(output[0], interrupt, managerLineDeadlineMs, why, m.interrupted);
+  const juce::String line = readFirstLine(static_cast<int>(output), interrupt, managerLineDeadlineMs, why, m.interrupted);
   // The manager prints nothing else on standard output; closing ends nothing of it.
-  close(output[0]);
+  close(static_cast<int>(output));
   if (m.interrupted) return m;
   if (line.isEmpty()) {
     m.error = why;
@@ -355,8 +302,7 @@ ManagerStart startManager(const juce::StringArray &args, intptr_t interrupt) {
   return parseManagerLine(line);
 #else
   juce::ignoreUnused(interrupt);
-  juce::ChildProcess process;
-  if (!process.start(args, 0)) m.error = "it did not start";
+  if (plc_start_program(argv.data(), nullptr, &error) != PLC_OK) m.error = "it did not start";
   return m;
 #endif
 }

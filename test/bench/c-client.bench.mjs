@@ -1,4 +1,4 @@
-// The C client's `check` round trip (examples/plugin-host-c, plc_check one request at a time)
+// The C client's `check` round trip (plugin/plugin_license/plc, plc_check one request at a time)
 // against the real agent, beside the same client against a bare C echo server on a sibling
 // socket (the floor of a Unix-socket round trip on this machine) and against a bare Node echo
 // server (the floor of any Node server: the agent's own overhead is the ratio to it). Rounds
@@ -14,8 +14,8 @@ import { generateCode, rpc, startReady } from './helpers.mjs';
 import { NODE_ECHO_SERVER } from './node-echo.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const sources = join(root, 'examples', 'plugin-host-c');
 const plc = join(root, 'plugin', 'plugin_license', 'plc');
+const tools = join(plc, 'tools');
 const agentCli = join(root, 'agent', 'bin', 'plugin-license-agent.js');
 
 const ROUNDS = 5;
@@ -37,8 +37,8 @@ export async function run() {
   try {
     const flags = ['-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', `-I${plc}`];
     cc([...flags, '-c', join(plc, 'plc.c'), '-o', join(build, 'plc.o')]);
-    cc([...flags, join(sources, 'bench-check.c'), join(build, 'plc.o'), '-o', join(build, 'bench-check')]);
-    cc([...flags, join(sources, 'echo-server.c'), '-o', join(build, 'echo-server')]);
+    cc([...flags, join(tools, 'bench-check.c'), join(build, 'plc.o'), '-o', join(build, 'bench-check')]);
+    cc([...flags, join(tools, 'echo-server.c'), '-o', join(build, 'echo-server')]);
 
     emulator = await startEmulator({ port: 0 });
     const agentSocket = join(sockets, 'agent.sock');

@@ -25,7 +25,7 @@ import { startEmulator } from '@plugin-license/emulator';
 import { generateCode, rpc, startReady } from './helpers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const sources = join(root, 'examples', 'plugin-host-c');
+const examples = join(root, 'examples', 'plugin-host-c');
 const plc = join(root, 'plugin', 'plugin_license', 'plc');
 const agentCli = join(root, 'agent', 'bin', 'plugin-license-agent.js');
 const cli = join(root, 'packages', 'cli', 'bin', 'plugin-license.js');
@@ -52,9 +52,9 @@ export async function run() {
   try {
     const cflags = ['-std=c11', '-O2', `-I${plc}`];
     compile('cc', [...cflags, '-c', join(plc, 'plc.c'), '-o', join(build, 'plc.o')]);
-    compile('c++', ['-std=c++17', '-O2', `-I${plc}`, '-pthread', join(sources, 'wrapper-example.cpp'), join(build, 'plc.o'), '-o', join(build, 'wrapper-example')]);
-    compile('cc', [...cflags, '-pthread', join(sources, 'host-example.c'), join(build, 'plc.o'), '-o', join(build, 'host-example')]);
-    compile('c++', ['-std=c++17', '-O2', `-I${plc}`, '-pthread', join(sources, 'monitor-probe.cpp'), join(build, 'plc.o'), '-o', join(build, 'monitor-probe')]);
+    compile('c++', ['-std=c++17', '-O2', `-I${plc}`, '-pthread', join(examples, 'wrapper-example.cpp'), join(build, 'plc.o'), '-o', join(build, 'wrapper-example')]);
+    compile('cc', [...cflags, '-pthread', join(examples, 'host-example.c'), join(build, 'plc.o'), '-o', join(build, 'host-example')]);
+    compile('c++', ['-std=c++17', '-O2', `-I${plc}`, '-pthread', join(plc, 'tools', 'monitor-probe.cpp'), join(build, 'plc.o'), '-o', join(build, 'monitor-probe')]);
 
     emulator = await startEmulator({ port: 0 });
     const socket = join(sockets, 'agent.sock');

@@ -88,6 +88,7 @@ run(wine, ['wineboot', '--init'], { env: wineEnv });
 run(wine, ['winecfg', '-v', 'win10'], { env: wineEnv });
 
 const cBuild = join(tmp, 'c');
+run('make', ['-s', '-C', join(root, 'plugin/plugin_license/plc'), 'windows', `BUILD=${cBuild}`]);
 run('make', ['-s', '-C', join(root, 'examples/plugin-host-c'), 'windows', `BUILD=${cBuild}`]);
 const plcCheck = join(cBuild, 'windows', 'plc-check.exe');
 const plcTicket = join(cBuild, 'windows', 'plc-ticket.exe');

@@ -37,7 +37,7 @@ export function notOwnWords(what: string, why: 'owner' | 'writable', st: Ownersh
 export type FolderCheck = { kind: 'ok' } | { kind: 'missing' } | { kind: 'bad'; problem: string };
 
 /**
- * The reader's folder rule (docs/license-ticket.md, docs/architecture.md: "the socket's"): the folder at
+ * The reader's folder rule (docs/license-ticket.md, "The reader": "the socket's"): the folder at
  * `path`, links resolved, is a folder of the user's own ({@link notOwn}). A reader trusts nothing
  * in a folder that is not; one that is not there holds nothing. `name` starts the words ("the
  * tickets folder").

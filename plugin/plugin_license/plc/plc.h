@@ -1,9 +1,19 @@
 /*
  * plc: a small C client of the plugin-license agent (protocol version 1).
  *
- * One header, one source (plc.c), no allocation: every byte lives in the caller's plc_client.
- * POSIX: a Unix domain socket with a non-blocking connect and poll() time-outs, no SIGPIPE,
- * close-on-exec. Windows: a named pipe with overlapped I/O.
+ * One header, one file to compile (plc.c, which includes the library's files in src/), no
+ * allocation: every byte lives in the caller's plc_client. POSIX: a Unix domain socket with a
+ * non-blocking connect and poll() time-outs, no SIGPIPE, close-on-exec. Windows: a named pipe with
+ * overlapped I/O.
+ *
+ * Three parts, each left out of a build by one switch defined for plc.c (-DPLC_NO_...; a call
+ * into a part left out does not link):
+ *   PLC_NO_AGENT_CLIENT  the agent client: plc_init ... plc_wait_change, the waker, plc_describe,
+ *                        plc_default_socket_path, plc_app_group_socket_path, plc_read_document
+ *   PLC_NO_AGENT_START   the agent on demand: plc_start_agent, plc_start_program, plc_default_executable
+ *   PLC_NO_TICKET        the license ticket: plc_ticket_*, plc_raw_machine_id
+ * A plugin that only judges its ticket defines the first two: its object then has no socket, pipe,
+ * fork or CreateProcess in it. plc_strerror, plc_reason_name and plc_parse_time are always there.
  *
  * Call it from a background thread, never from the audio thread: a call may wait up to its
  * time-out (200 ms by default for check; PLC_SERVICE_TIMEOUT_MS for activate and the other calls
@@ -387,6 +397,17 @@ plc_status plc_default_executable(const char *vendor, const char *name, char *ou
  * PLC_ERR_CONNECT when it could not be). It never waits for the agent: connect afterwards. No rate
  * limit here (plc::Monitor keeps one: at most once per 30 s per process and project). */
 plc_status plc_start_agent(const char *executable, const char *app);
+
+/* The one launcher plc_start_agent uses, for the vendor's other programs (the JUCE module starts
+ * the license manager with it): argv[0] (an absolute path; NULL-terminated argv, argv[0] included)
+ * started detached as plc_start_agent says. With output not NULL (POSIX only: on Windows it is
+ * PLC_ERR_INVALID_ARGUMENT), the program's standard output is a pipe and *output its read end, a
+ * close-on-exec descriptor the caller reads and closes (-1 when the call fails); else the null
+ * device. *os_error (when not NULL) gets the system's error number of a failed start (errno;
+ * Windows: GetLastError()), 0 otherwise. PLC_OK once the program runs (its exec succeeded);
+ * PLC_ERR_NO_FILE when argv[0] is missing or not an executable file, PLC_ERR_CONNECT when it could
+ * not be started otherwise. */
+plc_status plc_start_program(const char *const *argv, intptr_t *output, int *os_error);
 
 #ifdef __cplusplus
 }
