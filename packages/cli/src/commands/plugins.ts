@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { EARLIER_PRODUCT_ID, productIdProblem, productNameProblem, writeFileAtomic } from '@plugin-license/licensing';
+import { writeFileAtomic } from '@plugin-license/fs';
+import { EARLIER_PRODUCT_ID, productIdProblem, productNameProblem } from '@plugin-license/licensing';
 import { chooseNamespace, executableInfo } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';

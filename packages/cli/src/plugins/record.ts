@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
-import { EARLIER_PRODUCT_ID, productIdProblem, readBakedProjects, readSmallFile, writeFileAtomic, type NamedProject } from '@plugin-license/licensing';
+import { writeFileAtomic } from '@plugin-license/fs';
+import { EARLIER_PRODUCT_ID, productIdProblem, readBakedProjects, readSmallFile, type NamedProject } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
 import { PLUGIN_FORMATS, type PluginFormat, type PluginPlaces } from './places.js';
 
@@ -187,7 +188,7 @@ export function readProductRecords(folder: string): ProductRecord[] {
   return recordedProductIds(folder).flatMap((id) => readProductRecord(recordPath(folder, id), id) ?? []);
 }
 
-/** Writes a record whole or not at all (the library's atomic writer: a temp file, fsync, rename). */
+/** Writes a record whole or not at all (the one atomic writer: a temp file, fsync, rename). */
 export async function writeProductRecord(folder: string, record: ProductRecord): Promise<void> {
   const body: ProductRecord = {
     version: 2,
