@@ -1,4 +1,4 @@
-import { lstat, readFile, rename, rm, rmdir, symlink, writeFile } from 'node:fs/promises';
+import { lstat, rename, rmdir, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { acquireFileLock, EARLIER_PRODUCT_ID, type NamedProject } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
@@ -254,24 +254,6 @@ async function settle<R extends AnyRecord>(record: R, places: PluginPlaces, repo
   return { ...rest, items: [...items.values()], scratch } as R;
 }
 
-/**
- * A lock whose holder's process is gone (a run killed mid-way: the installer closed, a power cut
- * while the OS kept the disk) is removed, so the next run starts at once rather than after the
- * lock goes stale. A holder that is alive, or unknown, is left to the lock's own rules.
- */
-async function takeOverFromTheDead(lockPath: string): Promise<void> {
-  const pid = Number((await readFile(`${lockPath}-pid`, 'utf8').catch(() => '')).trim());
-  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !(await exists(lockPath))) return;
-  try {
-    process.kill(pid, 0);
-    return;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ESRCH') return;
-  }
-  await rm(lockPath, { recursive: true, force: true }).catch(() => undefined);
-  await rm(`${lockPath}-pid`, { force: true }).catch(() => undefined);
-}
-
 /** The product a run is for: its id, its name (null: an earlier release's plugins), the plugin names it brings. */
 export interface ProductOfRun {
   id: string;
@@ -336,21 +318,14 @@ async function underLock<T>(setting: PluginsSetting, run: ProductOfRun, installi
     throw new CliError(EXIT.failed, 'record_unwritable', `cannot create the folder of the records ${folder} (${e.code}): ${advice(e)}`, { path: folder });
   });
   const lockPath = join(folder, '.lock');
-  await takeOverFromTheDead(lockPath);
   let release: () => Promise<void>;
   try {
-    release = await acquireFileLock(folder, { lockPath, staleMs: 10_000 });
+    // The holder named: a run after a crash takes the lock over at once instead of waiting for it to go stale.
+    release = await acquireFileLock(folder, { lockPath, staleMs: 10_000, namedHolder: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new CliError(EXIT.failed, code === 'ELOCKED' ? 'busy' : 'record_unwritable', code === 'ELOCKED' ? `another install or uninstall of these plugins is running (${lockPath}); wait for it to end and run again` : `cannot lock ${folder} (${code}): ${advice(e as NodeJS.ErrnoException)}`, { path: folder });
   }
-  // Who holds the lock, so a run after a crash takes it over at once instead of waiting for it to go stale.
-  await writeFile(`${lockPath}-pid`, `${process.pid}\n`).catch(() => undefined);
-  const unlock = release;
-  release = async () => {
-    await rm(`${lockPath}-pid`, { force: true }).catch(() => undefined);
-    await unlock();
-  };
   try {
     const report = emptyReport();
     const legacyFile = join(setting.folder, LEGACY_RECORD_NAME);
