@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The reader every case is judged by (the ticket vectors' reader, license-ticket.md). */
+/* The reader every case is judged by (the ticket vectors' reader, docs/license-ticket.md). */
 #define TS_APP "acme-audio"
 #define TS_PROJECT "123e4567-e89b-12d3-a456-426614174000"
 #define TS_RAW "0123456789abcdef0123456789abcdef"

@@ -1,4 +1,4 @@
-// plc's ticket judge and the library's give one answer (architecture.md: "A parser of bytes someone
+// plc's ticket judge and the library's give one answer (docs/architecture.md: "A parser of bytes someone
 // else wrote never crashes and agrees with its twin"): on every ticket of the fuzzer's corpus
 // (every field of line 1 in every shape, MACs recomputed), on thousands more made by the fuzzer's
 // own mutator, and on project ids with Unicode case-folding traps. plc runs under ASan and UBSan

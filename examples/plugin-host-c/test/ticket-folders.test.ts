@@ -1,5 +1,5 @@
-// A reader trusts nothing in a folder that is not the user's own (architecture.md, "Only the
-// user's own files"; signed-ticket.md: the socket folder's rule): the data folder and tickets/,
+// A reader trusts nothing in a folder that is not the user's own (docs/architecture.md, "Only the
+// user's own files"; docs/license-ticket.md: the socket folder's rule): the data folder and tickets/,
 // links resolved, owned by the user and writable by nobody else, and the ticket a file of theirs.
 // plc (plc-ticket) and the library (judgeTicket) give one answer on the same folders: only what is
 // missing is none; anything there that fails, a folder in the ticket's place included, is tampered.

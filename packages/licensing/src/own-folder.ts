@@ -13,7 +13,7 @@ function currentUid(): number | undefined {
 }
 
 /**
- * The one rule of what is the user's own (architecture.md, "Only the user's own files": the socket
+ * The one rule of what is the user's own (docs/architecture.md, "Only the user's own files": the socket
  * folder's rule, which plc's `own_entry` states in C): owned by this user and writable by nobody
  * else. Why not, or `undefined` when it is (always on Windows).
  *
@@ -37,7 +37,7 @@ export function notOwnWords(what: string, why: 'owner' | 'writable', st: Ownersh
 export type FolderCheck = { kind: 'ok' } | { kind: 'missing' } | { kind: 'bad'; problem: string };
 
 /**
- * The reader's folder rule (license-ticket.md, signed-ticket.md: "the socket's"): the folder at
+ * The reader's folder rule (docs/license-ticket.md, docs/architecture.md: "the socket's"): the folder at
  * `path`, links resolved, is a folder of the user's own ({@link notOwn}). A reader trusts nothing
  * in a folder that is not; one that is not there holds nothing. `name` starts the words ("the
  * tickets folder").

@@ -1,4 +1,4 @@
-// A release killed at every durable step (license-ticket.md: the ticket says "not licensed" before
+// A release killed at every durable step (docs/license-ticket.md: the ticket says "not licensed" before
 // the service is asked to release). A child process gives back the slot and kills itself with
 // SIGKILL right after one step, taken from the steps an uninterrupted run passes; then the ticket
 // is judged as a plugin would without the agent, a fresh reader is asked, and a restart settles.
