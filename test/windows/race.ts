@@ -7,7 +7,7 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { License, isLicenseError, renameRetryingSync } from '@plugin-license/licensing';
-import { systemRenameEnvironment } from '../../packages/api/src/rename-retry.js';
+import { systemRenameEnvironment } from '../../packages/fs/src/rename-retry.js';
 
 const [mode, a, b, c, d, e] = process.argv.slice(2);
 const print = (value: unknown): void => {

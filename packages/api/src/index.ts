@@ -33,5 +33,6 @@ export type { VerifyWebhookOptions, VerifiedWebhook, SignWebhookOptions, Webhook
 export { WebhookDeduplicator } from './webhook-deduplicator.js';
 export type { WebhookDeduplicatorOptions } from './webhook-deduplicator.js';
 export { signTrigger } from './trigger-signature.js';
-export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from './rename-retry.js';
-export type { RenameEnvironment } from './rename-retry.js';
+// The rename rule is a file-system rule: it lives in @plugin-license/fs, and stays exported here.
+export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/fs';
+export type { RenameEnvironment } from '@plugin-license/fs';

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import { executableInfo, productNames, projectNameError, type GivenProject, type NamedProject } from '@plugin-license/licensing/executable';
 import type { Context } from './context.js';
 import { usageError } from './exit.js';
-import { installedProducts } from './plugins/engine.js';
+import { installedProducts } from './plugins/products.js';
 
 /** The folder of the running executable when it is a packaged one (`pnpm package`); undefined under plain Node. */
 export function packagedFolder(): string | undefined {

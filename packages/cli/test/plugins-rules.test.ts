@@ -12,7 +12,7 @@ import { desktopEntry, desktopExec, desktopExecArgument, desktopFileName, deskto
 import { loadableFiles } from '../src/plugins/loadable.js';
 import { pluginPlaces } from '../src/plugins/places.js';
 import { isInsideRel, isOwnScratch, type ProductRecord } from '../src/plugins/record.js';
-import { licenseKeptFor } from '../src/plugins/engine.js';
+import { licenseKeptFor } from '../src/plugins/products.js';
 import { rescanLine } from '../src/plugins/rescan.js';
 import { itemNameProblem } from '../src/plugins/staged.js';
 import { fileDigest, linkDigest, treeDigest, TreeDigestError } from '../src/plugins/tree-digest.js';

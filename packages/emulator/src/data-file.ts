@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { renameRetrying } from '@plugin-license/api';
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '@plugin-license/fs';
 import { EmulatorError } from './errors.js';
 import { EmulatorData } from './state.js';
 
@@ -39,23 +37,11 @@ export async function loadDataFile(file: string): Promise<EmulatorData | undefin
   return parsed.data;
 }
 
-/** Writes the whole state atomically: temp file in the same folder, fsync, rename. Mode 0600: it holds the signing key. */
+/** Writes the whole state through the one atomic writer (temp file, fsync, rename; mode 0600: it holds the signing key). */
 export async function writeDataFile(file: string, data: EmulatorData): Promise<void> {
-  const text = `${JSON.stringify(data, null, 2)}\n`;
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await mkdir(dirname(file), { recursive: true });
-    const handle = await open(tmp, 'w', 0o600);
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    // A scanner may hold the fresh file on Windows: the one rename rule retries it.
-    await renameRetrying(tmp, file);
+    await writeFileAtomic(file, `${JSON.stringify(data, null, 2)}\n`);
   } catch (error) {
-    await unlink(tmp).catch(() => undefined);
     throw new EmulatorError('data_file_unwritable', `cannot write the data file ${file}: ${(error as Error).message}; check the folder exists and is writable`, {
       cause: error,
       context: { file },

@@ -54,13 +54,13 @@ export {
 export type { OfflineRequest, OfflineResponse, OfflineRelease, OfflineDocument, OfflineDocumentType, OfflineSignature, OfflineKeyPair } from './offline-format.js';
 export { DEFAULT_OFFLINE_MAX_DAYS } from './config.js';
 export { offlineDir } from './paths.js';
-// The one atomic replace of a file we own (the cache's rule), for the CLI's config set.
-export { writeFileAtomic } from './cache-file.js';
+// The one atomic replace of a file we own, kept in @plugin-license/fs and re-exported here.
+export { writeFileAtomic } from '@plugin-license/fs';
 export { executableInfo, chooseNamespace, hostTarget, versionLine, appArgument, agentCommandHint, programName, EXECUTABLE_INFO_ASSET, productName, productNames, productNameProblem, projectNameError, readBakedProjects, MAX_PRODUCT_NAME_LENGTH } from './executable.js';
 export type { ExecutableInfo, ChosenNamespace, NamedProject, GivenProject } from './executable.js';
 // The program's folder, shared by a vendor's product installers: product ids and the names it reserves.
 export { productIdProblem, productIdOf, programFile, reservedNameConflict, EARLIER_PRODUCT_ID, MAX_PRODUCT_ID_LENGTH } from './program-folder.js';
 export type { InstallerPlatform } from './program-folder.js';
-// The one rename rule lives in the api package (the emulator uses it too); re-exported here.
-export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/api';
-export type { RenameEnvironment } from '@plugin-license/api';
+// The one rename rule lives in @plugin-license/fs (the emulator and the CLI use it too); re-exported here.
+export { renameRetrying, renameRetryingSync, RENAME_RETRY_MS } from '@plugin-license/fs';
+export type { RenameEnvironment } from '@plugin-license/fs';

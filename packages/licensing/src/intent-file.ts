@@ -3,7 +3,8 @@ import { readdirSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { moveAside, readCapped, readCappedSync, removeFileDurably, writeFileAtomic, type CappedRead } from './cache-file.js';
+import { moveAside, removeFileDurably, writeFileAtomic } from '@plugin-license/fs';
+import { readCapped, readCappedSync, type CappedRead } from './cache-file.js';
 
 /**
  * Durable intents: before the service is asked to take or release a slot, what is about to be

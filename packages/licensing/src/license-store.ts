@@ -1,21 +1,8 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { lockSync } from 'proper-lockfile';
-import {
-  probeWritable,
-  encodeCache,
-  ensureDir,
-  moveAside,
-  moveAsideSync,
-  readCache,
-  readCacheSync,
-  removeFileDurably,
-  sweepTempFiles,
-  writeFileAtomic,
-  type CacheIdentity,
-  type CacheRead,
-  type StoredLicense,
-} from './cache-file.js';
+import { ensureDir, moveAside, moveAsideSync, probeWritable, removeFileDurably, sweepTempFiles, writeFileAtomic } from '@plugin-license/fs';
+import { encodeCache, readCache, readCacheSync, type CacheIdentity, type CacheRead, type StoredLicense } from './cache-file.js';
 import { LicenseError } from './errors.js';
 import { acquireFileLock } from './file-lock.js';
 import { pendingReleases, pendingReleasesSync, readIntents, releasesAmong, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';

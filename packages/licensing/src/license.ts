@@ -76,6 +76,12 @@ export interface LicenseOptions {
   onStep?: (step: WriteStep) => void;
 }
 
+/** This machine's identity and the project's store, opened together, once. */
+interface Opened {
+  identity: MachineIdentity;
+  store: LicenseStore;
+}
+
 /** Options of every async call. */
 export interface CallOptions {
   signal?: AbortSignal;
@@ -120,8 +126,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   readonly #offlineKeys: OfflinePublicKey[];
   readonly #onStep: ((step: WriteStep) => void) | undefined;
 
-  #identity: MachineIdentity | undefined;
-  #store: LicenseStore | undefined;
+  #opened: Opened | undefined;
   #loaded = false;
   #state: StoredLicense | null = null;
   /** Codes whose slot this machine is giving back (pending deactivation intents): see `whileReleasing`. */
@@ -236,11 +241,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   async activate(code: string, options: CallOptions = {}): Promise<LicenseStatus> {
     assertCallOptions(options);
     const c = normalizeCode(code);
-    return this.#serial(async () => {
-      const identity = await this.#load();
-      throwIfAborted(options.signal);
-      await this.#settlePending(options.signal);
-      const store = this.#store as LicenseStore;
+    return this.#serviceCall(options, async ({ identity, store }) => {
       // What the file holds now (another process may have written it; a folder in its way fails
       // here), then the durable intent: if either fails, nothing is asked of the service.
       this.#adoptRead(await store.read());
@@ -303,7 +304,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       }
       await store.clearIntent(intent);
       return status;
-    }, options.signal);
+    });
   }
 
   /**
@@ -320,11 +321,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    */
   async validate(options: ValidateOptions = {}): Promise<LicenseStatus> {
     assertCallOptions(options);
-    return this.#serial(async () => {
-      const identity = await this.#load();
-      throwIfAborted(options.signal);
-      await this.#settlePending(options.signal);
-      const store = this.#store as LicenseStore;
+    return this.#serviceCall(options, async ({ identity, store }) => {
       const state = this.#state;
       const t = this.#tick();
       if (state === null) return this.#publish(this.#bucketAt(t), t);
@@ -375,7 +372,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         }),
         answer.valid ? { online: true, trustAt: after } : { online: true },
       );
-    }, options.signal);
+    });
   }
 
   /**
@@ -392,10 +389,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    */
   async deactivate(options: CallOptions = {}): Promise<LicenseStatus> {
     assertCallOptions(options);
-    return this.#serial(async () => {
-      const identity = await this.#load();
-      throwIfAborted(options.signal);
-      await this.#settlePending(options.signal);
+    return this.#serviceCall(options, async ({ identity }) => {
       const state = this.#state;
       if (state === null) {
         throw new LicenseError(
@@ -429,7 +423,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#onStep?.('release-answered');
       this.#tick();
       return this.#commit((cur) => (cur && cur.code === code ? null : undefined), `the service released this machine's slot of code ${codeHint(code)}`, { online: true }, intent);
-    }, options.signal);
+    });
   }
 
   /**
@@ -464,8 +458,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   async reload(options: CallOptions = {}): Promise<LicenseStatus> {
     assertCallOptions(options);
     return this.#serial(async () => {
-      await this.#load();
-      this.#adoptRead(await (this.#store as LicenseStore).read());
+      const { store } = await this.#load();
+      this.#adoptRead(await store.read());
       return this.#publishNow();
     }, options.signal);
   }
@@ -522,6 +516,26 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     return run;
   }
 
+  /**
+   * The one start of a call that may ask the service (activate, validate, deactivate): its turn
+   * in this object's queue, the identity and store opened, a caller that gave up meanwhile told
+   * so, and what an earlier process left unfinished settled with the service first.
+   */
+  #serviceCall<T>(options: CallOptions, fn: (opened: Opened) => Promise<T>): Promise<T> {
+    return this.#serial(async () => {
+      const opened = await this.#load();
+      throwIfAborted(options.signal);
+      await this.#settlePending(options.signal);
+      return fn(opened);
+    }, options.signal);
+  }
+
+  /** The identity and store; every caller runs after `#load` or `#loadSync` opened them. */
+  get #open(): Opened {
+    if (this.#opened === undefined) throw new Error('internal: the license store was used before it was opened');
+    return this.#opened;
+  }
+
   #identityOptions() {
     return {
       namespace: this.#namespace,
@@ -546,16 +560,15 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     );
   }
 
-  async #load(): Promise<MachineIdentity> {
-    if (!this.#identity) {
+  async #load(): Promise<Opened> {
+    if (this.#opened === undefined) {
       const identity = await resolveIdentity(this.#identityOptions());
-      if (!this.#identity) {
-        this.#identity = identity;
-        this.#store = this.#makeStore(identity);
-      }
+      // A check() meanwhile may have opened them synchronously: the first one stays.
+      this.#opened ??= { identity, store: this.#makeStore(identity) };
     }
+    const opened = this.#opened;
     if (!this.#loaded) {
-      const read = await (this.#store as LicenseStore).read();
+      const read = await opened.store.read();
       if (!this.#loaded) this.#adoptRead(read);
     }
     if (!this.#intentsLooked) {
@@ -563,11 +576,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#intentsLooked = true;
       this.#intentsPending = true;
     }
-    return this.#identity;
+    return opened;
   }
 
   async #recordIntent(op: Intent['op'], code: string): Promise<Intent> {
-    const intent = await (this.#store as LicenseStore).recordIntent(op, code, this.#now());
+    const intent = await this.#open.store.recordIntent(op, code, this.#now());
     this.#intentsPending = true;
     return intent;
   }
@@ -578,7 +591,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * following, before the caller asks the service.
    */
   async #beforeRelease(code: string, record = true): Promise<Intent | undefined> {
-    const { intent, update } = await (this.#store as LicenseStore).beforeRelease(code, this.#now(), { record });
+    const { intent, update } = await this.#open.store.beforeRelease(code, this.#now(), { record });
     if (intent) this.#intentsPending = true;
     this.#releasing = update.releasing;
     this.#rederive();
@@ -592,7 +605,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    * start settles it with the service.
    */
   async #endRelease(intent: Intent): Promise<void> {
-    await this.#apply((this.#store as LicenseStore).update(() => undefined, { settles: intent })).catch(() => undefined);
+    await this.#apply(this.#open.store.update(() => undefined, { settles: intent })).catch(() => undefined);
   }
 
   /**
@@ -620,7 +633,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   async #settlePending(signal: AbortSignal | undefined): Promise<void> {
     if (!this.#intentsPending) return;
-    const store = this.#store as LicenseStore;
+    const { store } = this.#open;
     let left = 0;
     for (const intent of await store.intents()) {
       if (left > 0 || !(await this.#settleIntent(store, intent, signal))) left += 1;
@@ -630,7 +643,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   /** One intent against the service's answer; false when the service could not say. */
   async #settleIntent(store: LicenseStore, intent: Intent, signal: AbortSignal | undefined): Promise<boolean> {
-    if (intent.machineId !== (this.#identity as MachineIdentity).id) {
+    if (intent.machineId !== this.#open.identity.id) {
       // Recorded under another machine id (a copied folder): not this machine's slot to settle.
       await store.clearIntent(intent);
       return true;
@@ -704,7 +717,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    */
   async #commit(mutator: Mutator, done: string, heard?: Heard, settles?: Intent): Promise<LicenseStatus> {
     try {
-      return await this.#apply((this.#store as LicenseStore).update(mutator, settles ? { settles } : {}), heard);
+      return await this.#apply(this.#open.store.update(mutator, settles ? { settles } : {}), heard);
     } catch (e) {
       if (!isLicenseError(e) || e.code !== 'cache_io' || isTicketError(e)) throw e;
       this.#hear(heard);
@@ -723,11 +736,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   #loadSync(): void {
     try {
-      if (!this.#identity) {
-        this.#identity = resolveIdentitySync(this.#identityOptions());
-        this.#store = this.#makeStore(this.#identity);
+      if (this.#opened === undefined) {
+        const identity = resolveIdentitySync(this.#identityOptions());
+        this.#opened = { identity, store: this.#makeStore(identity) };
       }
-      this.#adoptRead((this.#store as LicenseStore).readSync());
+      this.#adoptRead(this.#opened.store.readSync());
     } catch {
       // Unreadable (permissions, I/O): the stored state can't be trusted; don't throw on a hot path.
       this.#loaded = true;
@@ -777,7 +790,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #setState(license: StoredLicense | null): void {
-    if (license?.offline !== undefined && !trustedOffline(license, this.projectId, (this.#identity as MachineIdentity).id, this.#offlineKeys)) {
+    if (license?.offline !== undefined && !trustedOffline(license, this.projectId, this.#open.identity.id, this.#offlineKeys)) {
       // An offline activation none of the configured keys signed: not valid here, left in place.
       license = null;
       this.#cacheInvalid = true;

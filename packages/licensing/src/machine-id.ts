@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import * as nodeMachineIdModule from 'node-machine-id';
 import { LicenseError } from './errors.js';
 import { resolveNamespace, resolvePaths, type PathOptions } from './paths.js';
-import { renameRetryingSync } from '@plugin-license/api';
+import { moveAsideSync, renameRetryingSync } from '@plugin-license/fs';
 
 /** Where the machine id came from. */
 export type MachineIdSource = 'os' | 'generated' | 'caller';
@@ -221,7 +221,7 @@ function readSecret(file: string): string | null {
   if (SECRET_PATTERN.test(text)) return text;
   // Unreadable content: keep it for support and start over.
   try {
-    renameRetryingSync(file, `${file}.invalid-${Date.now()}`);
+    moveAsideSync(file);
   } catch {
     // another process moved it first
   }

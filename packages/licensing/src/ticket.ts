@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { dirname } from 'node:path';
 import { codeHint } from '@plugin-license/api';
 import type { StoredLicense } from './cache-file.js';
-import { ensureDir, removeFileDurably, writeFileAtomic } from './cache-file.js';
+import { ensureDir, removeFileDurably, writeFileAtomic } from '@plugin-license/fs';
 import { checkOwnFolder, repairOwnFolder } from './own-folder.js';
 import { readSmallFile } from './small-file.js';
 import type { Reason } from './license-status.js';

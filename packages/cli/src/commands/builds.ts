@@ -4,7 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Presets, SingleBar } from 'cli-progress';
 import { BuildFlags, closeDispatcher, createDispatcher, type Artifact, type Build, type Format, type Platform, type ReleaseType } from '@plugin-license/api';
-import { renameRetrying } from '@plugin-license/licensing';
+import { renameRetrying } from '@plugin-license/fs';
 import type { Dispatcher } from 'undici';
 import type { Context } from '../context.js';
 import { nextCommand } from '../next-step.js';

@@ -1,6 +1,7 @@
 import { LOG_LEVELS } from '@plugin-license/agent';
 import { checkProxyUrl } from '@plugin-license/api';
-import { checkAppGroup, normalizeBaseUrl, resolveConfig, writeFileAtomic } from '@plugin-license/licensing';
+import { writeFileAtomic } from '@plugin-license/fs';
+import { checkAppGroup, normalizeBaseUrl, resolveConfig } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 
@@ -51,7 +52,7 @@ export async function setCommand(ctx: Context, key: string, value: string | unde
   if (value === undefined) delete next[key];
   else next[key] = check(value);
   try {
-    // The cache's own rule: a temp file written and fsynced, renamed over (mode 0600: it may hold the token).
+    // The one atomic writer: a temp file written and fsynced, renamed over (mode 0600: it may hold the token).
     await writeFileAtomic(configFile, JSON.stringify(next, null, 2) + '\n');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;

@@ -216,7 +216,7 @@ async function licensesOfOtherProducts(productId: string | undefined): Promise<(
   const problem = productIdProblem(productId);
   if (problem !== undefined) throw usageError(`--product-id ${JSON.stringify(productId)}: ${problem}`);
   const folder = packagedFolder();
-  const { installedProducts, licenseKeptFor } = await import('../plugins/engine.js');
+  const { installedProducts, licenseKeptFor } = await import('../plugins/products.js');
   const products = folder === undefined ? [] : installedProducts(folder);
   return (projectId) => licenseKeptFor(products, productId, projectId);
 }

@@ -1,11 +1,16 @@
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { EARLIER_PRODUCT_ID, productIdProblem, productNameProblem, writeFileAtomic } from '@plugin-license/licensing';
+import { writeFileAtomic } from '@plugin-license/fs';
+import { EARLIER_PRODUCT_ID, productIdProblem, productNameProblem } from '@plugin-license/licensing';
 import { chooseNamespace, executableInfo } from '@plugin-license/licensing/executable';
 import type { Context } from '../context.js';
 import { CliError, EXIT, usageError, type ExitCode } from '../exit.js';
 import { givenProjects, packagedFolder } from '../plugin-names.js';
-import { installedProducts, installPlugins, listPlugins, uninstallPlugins, type PluginsReport, type PluginsSetting, type ProductOfRun, type RemainingProduct } from '../plugins/engine.js';
+import { installedProducts } from '../plugins/products.js';
+import type { PluginsReport, PluginsSetting, ProductOfRun } from '../plugins/run.js';
+import { installPlugins } from '../plugins/verbs/install.js';
+import { listPlugins } from '../plugins/verbs/list.js';
+import { uninstallPlugins, type RemainingProduct } from '../plugins/verbs/uninstall.js';
 import { pluginPlaces, type PluginPlatform } from '../plugins/places.js';
 import { productWords, RECORDS_FOLDER } from '../plugins/record.js';
 import { rescanLine } from '../plugins/rescan.js';

@@ -1,4 +1,4 @@
-import { posix, win32 } from 'node:path';
+import { basename, dirname, posix, win32 } from 'node:path';
 import { usageError } from '../exit.js';
 
 /** The formats a staged plugin folder may hold, one sub-folder each (the shared interface of issue 29). */
@@ -88,4 +88,21 @@ export function pluginPlaces(input: PlaceInput): PluginPlaces {
 /** The path module of a platform: Windows paths are Windows paths wherever the code runs. */
 export function pathsOf(platform: PluginPlatform): typeof posix {
   return platform === 'win32' ? win32 : posix;
+}
+
+/** Every folder of this user's places: each format's, and the menu's. */
+export function placeFolders(places: PluginPlaces): string[] {
+  return [...Object.values(places.folders), ...(places.menu ? [places.menu.folder] : [])];
+}
+
+/** The folder an item of `format` goes into. */
+export function folderOf(places: PluginPlaces, format: PluginFormat | 'menu'): string {
+  const folder = format === 'menu' ? places.menu?.folder : places.folders[format];
+  if (folder === undefined) throw new Error(`no folder for ${format}`);
+  return folder;
+}
+
+/** A path is one we may touch only when it sits directly in one of this user's places. */
+export function insidePlaces(places: PluginPlaces, path: string): boolean {
+  return placeFolders(places).includes(dirname(path)) && basename(path) !== '' && basename(path) !== '..' && basename(path) !== '.';
 }

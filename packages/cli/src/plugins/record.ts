@@ -1,9 +1,10 @@
 import { readdirSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, normalize } from 'node:path';
-import { EARLIER_PRODUCT_ID, productIdProblem, readBakedProjects, readSmallFile, writeFileAtomic, type NamedProject } from '@plugin-license/licensing';
+import { writeFileAtomic } from '@plugin-license/fs';
+import { EARLIER_PRODUCT_ID, productIdProblem, readBakedProjects, readSmallFile, type NamedProject } from '@plugin-license/licensing';
 import { CliError, EXIT } from '../exit.js';
-import { PLUGIN_FORMATS, type PluginFormat, type PluginPlaces } from './places.js';
+import { placeFolders, PLUGIN_FORMATS, type PluginFormat, type PluginPlaces } from './places.js';
 
 /** The folder of the products' records, beside the executable: one `<product id>.json` each. */
 export const RECORDS_FOLDER = 'installed-plugins';
@@ -187,7 +188,7 @@ export function readProductRecords(folder: string): ProductRecord[] {
   return recordedProductIds(folder).flatMap((id) => readProductRecord(recordPath(folder, id), id) ?? []);
 }
 
-/** Writes a record whole or not at all (the library's atomic writer: a temp file, fsync, rename). */
+/** Writes a record whole or not at all (the one atomic writer: a temp file, fsync, rename). */
 export async function writeProductRecord(folder: string, record: ProductRecord): Promise<void> {
   const body: ProductRecord = {
     version: 2,
@@ -227,7 +228,6 @@ export async function removeFile(file: string): Promise<void> {
  * isOwnScratch(places, '/home/u/.vst3/.OtherVendor Presets'); // false
  */
 export function isOwnScratch(places: PluginPlaces, path: string): boolean {
-  const folders = [...Object.values(places.folders), ...(places.menu ? [places.menu.folder] : [])];
-  if (typeof path !== 'string' || !isAbsolute(path) || normalize(path) !== path || !folders.includes(dirname(path))) return false;
+  if (typeof path !== 'string' || !isAbsolute(path) || normalize(path) !== path || !placeFolders(places).includes(dirname(path))) return false;
   return /^\..+\.(?:new|old)-[1-9][0-9]*(?:-[1-9][0-9]*)?$/.test(basename(path));
 }

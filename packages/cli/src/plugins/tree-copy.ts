@@ -51,3 +51,13 @@ export async function makeFolder(dir: string): Promise<void> {
     });
   }
 }
+
+/** Whether anything (a file, a folder, a link, even a broken one) is at `path`; any error but ENOENT is thrown. */
+export const exists = async (path: string): Promise<boolean> =>
+  lstat(path).then(
+    () => true,
+    (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return false;
+      throw e;
+    },
+  );

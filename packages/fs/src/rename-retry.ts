@@ -66,7 +66,12 @@ function nextWait(attempt: number, started: number, env: RenameEnvironment): num
   return Math.min(Math.max(1, Math.round(step * (0.5 + env.random() / 2))), left);
 }
 
-/** `rename(from, to)`, retried for about 2 s while Windows says another process holds the file. */
+/**
+ * `rename(from, to)`, retried for about 2 s while Windows says another process holds the file.
+ *
+ * @example
+ * await renameRetrying(`${file}.part`, file); // a download, complete
+ */
 export async function renameRetrying(from: string, to: string, env: RenameEnvironment = systemRenameEnvironment): Promise<void> {
   const started = env.clock();
   for (let attempt = 0; ; attempt++) {
@@ -81,7 +86,12 @@ export async function renameRetrying(from: string, to: string, env: RenameEnviro
   }
 }
 
-/** The synchronous form of {@link renameRetrying}. */
+/**
+ * The synchronous form of {@link renameRetrying}.
+ *
+ * @example
+ * renameRetryingSync(tmp, secretFile);
+ */
 export function renameRetryingSync(from: string, to: string, env: RenameEnvironment = systemRenameEnvironment): void {
   const started = env.clock();
   for (let attempt = 0; ; attempt++) {
