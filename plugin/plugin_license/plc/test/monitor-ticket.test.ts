@@ -63,6 +63,8 @@ function oneAgent(app: string): Promise<number[]> {
 describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, the agent on demand', () => {
   let dir: string;
   let probe: string;
+  /** The same host built with an hour between its agent starts (PLC_AGENT_START_INTERVAL_S), for the case of a second kill "within the interval". */
+  let patientProbe: string;
   let emulator: Emulator;
   let n = 0;
   const apps: string[] = [];
@@ -73,6 +75,8 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
     compile('c++', [...CXX_FLAGS, '-pthread', 'tools/monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe')]);
     probe = join(dir, 'monitor-probe');
+    compile('c++', [...CXX_FLAGS, '-DPLC_AGENT_START_INTERVAL_S=3600', '-pthread', 'tools/monitor-probe.cpp', join(dir, 'plc.o'), '-o', join(dir, 'monitor-probe-patient')]);
+    patientProbe = join(dir, 'monitor-probe-patient');
     emulator = await startEmulator();
   });
   afterAll(async () => {
@@ -178,11 +182,12 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     }
   });
 
-  it('the agent SIGKILLed under a licensed host: no unlicensed read; the host brings one back, then a second kill within 30 s stays with the ticket', async () => {
+  it('the agent SIGKILLed under a licensed host: no unlicensed read; the host brings one back, then a second kill within its start interval stays with the ticket', async () => {
     const s = setting();
     await activated(s);
     const first = await startCliAgent(s);
-    const host = spawnLines(probe, ['follow', emulator.projectId, '50', '120000'], { ...s.env, PLUGIN_LICENSE_EXECUTABLE: s.exe });
+    // Built with an hour between starts (30 s by default): the second kill always falls within it.
+    const host = spawnLines(patientProbe, ['follow', emulator.projectId, '50', '120000'], { ...s.env, PLUGIN_LICENSE_EXECUTABLE: s.exe });
     children.push(host);
     // Licensed by the ticket from the first read, then by the agent.
     await host.waitFor(/"origin":"agent".*"starts":0/, 'the running agent');
@@ -198,7 +203,7 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     from = host.lines.length;
     const heldBefore = JSON.parse(host.lines.at(-1)!).held_back as number;
     process.kill(second!, 'SIGKILL');
-    // Within 30 s of the first start: held back, the ticket governs, nothing started.
+    // Within the start interval of the host's start: held back, the ticket governs, nothing started.
     const held = await lineAfter(host, from, (l) => l.origin === 'ticket' && (l.held_back as number) > heldBefore, 'a start held back');
     expect(held).toMatchObject({ state: 'valid', licensed: true, last_status: 4, last_origin: 'ticket' });
     expect(held.grace_until_s as number).toBeGreaterThan(Date.now() / 1000);
