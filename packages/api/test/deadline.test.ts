@@ -6,7 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Deadline, ServiceClient, isConfigError, isNetworkError, isServiceError, isTimeoutError, type TimeoutError } from '../src/index.js';
-import { rejection } from './rejection.js';
+import { rejection } from '@plugin-license/test-utils';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const projectId = '0e5f2d6c-9a8b-4c7d-8e6f-5a4b3c2d1e0f';

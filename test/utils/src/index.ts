@@ -330,14 +330,17 @@ export async function startConnectProxy(): Promise<TestProxy> {
 }
 
 /**
- * The error a promise rejects with, checked by `guard` (a type guard of the package under test);
- * fails the test when it resolves or rejects with something else.
+ * The error a promise rejects with, checked by `guard` (the type guard of the package under test:
+ * `isLicenseError`, `isAgentError`, ...) or, without one, any `Error`; fails the test when the
+ * promise resolves or rejects with something else. The one way tests take a failure apart.
  *
  * @example
  * const e = await rejection(license.activate(code), isLicenseError);
  * expect(e.code).toBe('cache_io');
  */
-export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown) => e is E): Promise<E> {
+export async function rejection(promise: Promise<unknown>): Promise<Error>;
+export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown) => e is E): Promise<E>;
+export async function rejection(promise: Promise<unknown>, guard = (e: unknown): e is Error => e instanceof Error): Promise<unknown> {
   try {
     await promise;
   } catch (e) {
@@ -404,5 +407,7 @@ export async function startService<E extends ServiceEmulator>(
   };
 }
 export * from './processes.js';
+export { eventually } from './eventually.js';
+export { WAIT_MS } from './wait-bound.js';
 export * from './squatter.js';
 export { asOtherUser, readableByOtherUser, shareWithOtherUser, type SharedCopy } from './other-user.js';
