@@ -4,8 +4,9 @@ import { WAIT_MS } from './wait-bound.js';
 /**
  * The first value `look` finds (anything but `undefined`), looked for every 20 ms for at most
  * `timeoutMs` ({@link WAIT_MS}); the test fails saying what it waited for and, with `seen`, what
- * there was instead. `gone` ends the wait at once when it names a reason (a process that exited
- * prints nothing more). An error `look` throws fails the wait as it is.
+ * there was instead. `gone`, asked when `look` found nothing, ends the wait at once when it names
+ * a reason (a process that exited prints nothing more). An error `look` throws fails the wait as
+ * it is.
  *
  * A test that asserts a state uses `expect.poll` (`await expect.poll(() => agents()).toEqual([])`).
  * This is for the waits whose value the test goes on with (the state a subscription pushed, the
@@ -26,8 +27,6 @@ export async function eventually<T>(
   let gone: string | undefined;
   let failed = false;
   const settled = async (): Promise<boolean> => {
-    gone = options.gone?.();
-    if (gone !== undefined) return true;
     try {
       const value = await look();
       if (value !== undefined) found = { value };
@@ -35,7 +34,8 @@ export async function eventually<T>(
       failed = true;
       throw error;
     }
-    return found !== undefined;
+    if (found === undefined) gone = options.gone?.();
+    return found !== undefined || gone !== undefined;
   };
   try {
     await vi.waitUntil(settled, { timeout, interval: 20 });
