@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { pageAssets } from './packages/cli/page/plugin.mjs';
+import { WAIT_MS } from './test/utils/src/wait-bound.js';
 
 // Workspace packages export their TypeScript sources under the "plugin-license-source" condition
 // (a name of our own, so a consumer whose tools set the common "source" condition never resolves
@@ -24,10 +25,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 10_000,
-    // expect.poll waits for an outcome with no event to await (a page's text, a file). Its
-    // deadline only bounds how long a missing outcome takes to fail the test, so it is generous:
-    // vitest's default of 1 s fails on a loaded machine, never telling a bug from a slow runner.
-    expect: { poll: { timeout: 15_000 } },
+    // expect.poll waits for an outcome with no event to await (a page's text, a file), as long as
+    // test-utils' `eventually` does: WAIT_MS, generous, because it only bounds how long a missing
+    // outcome takes to fail the test (vitest's default of 1 s fails on a loaded machine).
+    expect: { poll: { timeout: WAIT_MS } },
     reporters: ['default'],
   },
 });

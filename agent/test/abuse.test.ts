@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { AgentClient, ManualScheduler, type LicenseState } from '../src/index.js';
-import { RawClient, startTestAgent, until, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
+import { RawClient, startTestAgent, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
 
 const { service, cleanups } = useTestService();
 
@@ -38,7 +38,7 @@ describe('bad input', () => {
     c.send(noise);
     c.send('\n');
     c.request(check('after-noise'));
-    await until(() => c.lines.some((l) => l.includes('after-noise')) || c.closed, 'the answer after the noise');
+    await expect.poll(() => c.lines.some((l) => l.includes('after-noise')) || c.closed, { message: 'the answer after the noise' }).toBe(true);
     expect(c.closed).toBe(false);
     const answers = c.lines.map((l) => JSON.parse(l));
     expect(answers.length).toBeGreaterThan(30);
@@ -66,7 +66,7 @@ describe('bad input', () => {
     const cut = hello.indexOf('𝄞') + 2;
     c.send(hello.subarray(0, cut));
     // The agent has read the first part on its own (no sleep that a loaded machine could outrun).
-    await until(() => t.agent.stats().pendingReadBytes === cut, 'the first part of the request to be read');
+    await expect.poll(() => t.agent.stats().pendingReadBytes, { message: 'the first part of the request read' }).toBe(cut);
     c.send(hello.subarray(cut));
     const answers = await c.next(2);
     expect(answers.map((a) => a.id)).toEqual(['crlf', 'utf8']);
@@ -150,7 +150,7 @@ describe('abuse and limits', () => {
       ),
     );
     expect(await good.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
-    await until(() => refused === n - (max - 1), `${n - (max - 1)} refusals`);
+    await expect.poll(() => refused, { message: 'refusals' }).toBe(n - (max - 1));
     expect(errors).toEqual([]);
     expect(t.agent.stats().connections).toBe(max);
     expect(await good.hello()).toMatchObject({ protocol: 1 });
@@ -166,7 +166,7 @@ describe('abuse and limits', () => {
     let sent = 0;
     for (; sent < 30 && !slow.closed; sent++) {
       slow.send(text[sent] as string);
-      await until(() => t.agent.stats().pendingReadBytes >= sent + 1 || slow.closed, 'the byte to arrive');
+      await expect.poll(() => t.agent.stats().pendingReadBytes >= sent + 1 || slow.closed, { message: 'the byte arrived' }).toBe(true);
       await clock.advance(1_000);
     }
     await slow.waitClosed();
@@ -181,7 +181,7 @@ describe('abuse and limits', () => {
     const t = await agent({ scheduler: clock, limits: { idleTimeoutMs: 10_000 } });
     const silent = await raw(t.socketPath);
     const talker = await raw(t.socketPath);
-    await until(() => t.agent.stats().connections === 2, 'both connections');
+    await expect.poll(() => t.agent.stats().connections, { message: 'both connections' }).toBe(2);
     await clock.advance(6_000);
     talker.request(check('at-6s'));
     await talker.next();

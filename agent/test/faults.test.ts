@@ -2,9 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { readOnlyFolder, rejection as rejectionOf } from '@plugin-license/test-utils';
+import { readOnlyFolder, rejection } from '@plugin-license/test-utils';
 import { describe, expect, it } from 'vitest';
-import { AgentClient, isAgentError, resolveAgentConfig, type AgentError } from '../src/index.js';
+import { AgentClient, isAgentError, resolveAgentConfig } from '../src/index.js';
 import { MAX_SUBSCRIPTIONS } from '../src/methods.js';
 import { RawClient, shortDir, startTestAgent, useTestService } from './helpers.js';
 
@@ -17,9 +17,6 @@ async function agent(options: Parameters<typeof startTestAgent>[1] = {}) {
   cleanups.push(() => client.close());
   return { t, client };
 }
-
-
-const rejection = (p: Promise<unknown>): Promise<AgentError> => rejectionOf(p, isAgentError);
 
 const slots = async (code: string): Promise<number> => {
   const res = await fetch(`${service.emulator.baseUrl}/plugin-activation/status/${code}`);
@@ -35,7 +32,7 @@ describe('storage that refuses', () => {
     if (!ro.ok) return ctx.skip(ro.reason);
     cleanups.push(ro.undo);
     const code = await service.code(2);
-    const e = await rejection(client.activate(service.emulator.projectId, code));
+    const e = await rejection(client.activate(service.emulator.projectId, code), isAgentError);
     expect(e).toMatchObject({ code: 'storage_failed', rpcCode: -32004, path: dir, data: { code: 'EROFS', path: dir } });
     expect(e.message).toMatch(/nothing was asked of the service/);
     expect(e.message).not.toContain(code);
@@ -67,7 +64,7 @@ describe('socket behaviour', () => {
     const { client } = await agent();
     const id = (n: number): string => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
     await Promise.all(Array.from({ length: MAX_SUBSCRIPTIONS }, (_, n) => client.request('subscribe', { project_id: id(n) })));
-    const e = await rejection(client.request('subscribe', { project_id: id(MAX_SUBSCRIPTIONS) }));
+    const e = await rejection(client.request('subscribe', { project_id: id(MAX_SUBSCRIPTIONS) }), isAgentError);
     expect(e).toMatchObject({ rpcCode: -32003, limit: 'subscriptions' });
     expect(await client.request('subscribe', { project_id: id(0) })).toEqual({ subscribed: true }); // already followed
     expect(await client.request('subscribe', {})).toEqual({ subscribed: true }); // all projects: always allowed

@@ -144,13 +144,4 @@ export class RawClient {
   }
 }
 
-/** Polls a condition on the event loop (bounded); for states that have no event to await. */
-export async function until(condition: () => boolean, what: string, rounds = 2000): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    if (condition()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`gave up waiting for: ${what}`);
-}
-
 export const UNKNOWN_PROJECT = '0b8a3c2e-5f61-4d7a-9e2b-3c4d5e6f7a8b';

@@ -78,7 +78,7 @@ describe('the agent exits when idle (injected clock)', () => {
     await clock.advance(10 * 60_000);
     expect(await hasClosed(t.agent.closed)).toBe(false);
     client.close();
-    await waitFor(() => t.agent.stats().connections === 0);
+    await expect.poll(() => t.agent.stats().connections).toBe(0);
     await clock.advance(30_000);
     expect(await hasClosed(t.agent.closed)).toBe(false);
     await clock.advance(30_000);
@@ -99,7 +99,7 @@ describe('the agent exits when idle (injected clock)', () => {
     await clock.advance(5 * 60_000);
     expect(await hasClosed(t.agent.closed)).toBe(false);
     await service.control.releaseHeld();
-    await waitFor(() => t.agent.stats().inFlight === 0 && t.agent.stats().connections === 0);
+    await expect.poll(() => t.agent.stats()).toMatchObject({ inFlight: 0, connections: 0 });
     await clock.advance(59_000);
     expect(await hasClosed(t.agent.closed)).toBe(false);
     await clock.advance(1_000);
@@ -117,7 +117,7 @@ describe('the agent exits when idle (injected clock)', () => {
     raw.request({ jsonrpc: '2.0', id: 1, method: 'activate', params: { project_id: service.emulator.projectId, code } });
     await service.control.held(1);
     const closing = a.agent.close(); // stops accepting at once; the activation still runs
-    await waitFor(() => !existsSync(a.socketPath));
+    await expect.poll(() => existsSync(a.socketPath)).toBe(false);
     const b = await startTestAgent(service, { idleExitMinutes: 0 }, { home: a.home, socketPath: a.socketPath });
     cleanups.push(() => b.agent.close());
     await service.control.releaseHeld();
@@ -195,8 +195,3 @@ describe('the agent exits when idle (real process)', () => {
     await expect(new Promise((resolve, reject) => createConnection(socket).once('connect', resolve).once('error', reject))).rejects.toMatchObject({ code: 'ENOENT' });
   }, 20_000);
 });
-
-async function waitFor(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !predicate(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(predicate()).toBe(true);
-}

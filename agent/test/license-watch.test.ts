@@ -16,15 +16,7 @@ afterEach(() => {
 });
 
 // The watch reports within a second (a 500 ms poll, a 40 ms settle); a loaded machine may take
-// longer, so the bound here is only on how long a missing report takes to fail the test.
-async function until(pred: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`${what} not seen within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
+// longer, so expect.poll's bound here is only on how long a missing report takes to fail the test.
 describe.each([
   ['OS notifications', false],
   ['polling', true],
@@ -44,14 +36,14 @@ describe.each([
 
     writeFileSync(join(dir, `.${ID}.json.123.tmp`), '{"a":1,"b":2}');
     renameSync(join(dir, `.${ID}.json.123.tmp`), join(dir, `${ID}.json`));
-    await until(() => seen.length === 1, 'a replaced file');
+    await expect.poll(() => seen, { message: 'a replaced file' }).toHaveLength(1);
     writeFileSync(join(dir, 'notes.txt'), 'not a license');
     writeFileSync(join(dir, `${ID.toUpperCase()}.json.lock`), '');
     rmSync(join(dir, `${ID}.json`));
-    await until(() => seen.length === 2, 'a removed file');
+    await expect.poll(() => seen, { message: 'a removed file' }).toHaveLength(2);
     const other = '00000000-0000-4000-8000-000000000001';
     writeFileSync(join(dir, `${other}.json`), '{}');
-    await until(() => seen.length === 3, 'a new file');
+    await expect.poll(() => seen, { message: 'a new file' }).toHaveLength(3);
     await new Promise((r) => setTimeout(r, poll ? 700 : 150));
     expect(seen).toEqual([ID, ID, other]);
   });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFileLogger, hintOf } from '../src/logger.js';
-import { shortDir, until } from './helpers.js';
+import { shortDir } from './helpers.js';
 
 const dirs: Array<() => void> = [];
 afterEach(() => dirs.splice(0).forEach((c) => c()));
@@ -22,7 +22,7 @@ describe('file log', () => {
       for (let i = 0; i < 20; i++) {
         log.logger.info({ i, token: 'bearer-secret-token', machineId: 'raw-machine-id', params: { code } }, `line ${round}.${i} about ${code}`);
       }
-      await until(() => rotated() >= Math.min(round + 1, 2) && size() < 2048, `rotation ${round + 1}`);
+      await expect.poll(() => rotated() >= Math.min(round + 1, 2) && size() < 2048, { message: `rotation ${round + 1}` }).toBe(true);
     }
     log.logger.debug('not at info level');
     await log.close();

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentClient, ManualScheduler, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
+import { AgentClient, ManualScheduler, isAgentError, type LicenseState } from '../src/index.js';
 import { RawClient, startTestAgent, UNKNOWN_PROJECT, type TestAgent, useTestService } from './helpers.js';
-import { rejection as sharedRejection } from '@plugin-license/test-utils';
+import { rejection } from '@plugin-license/test-utils';
 
 const DAY = 24 * 3600_000;
 
@@ -20,8 +20,6 @@ async function agentAndClient(options: Parameters<typeof startTestAgent>[1] = {}
   cleanups.push(() => client.close());
   return { t, client };
 }
-
-const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 
 function nextChange(client: AgentClient, predicate: (s: LicenseState) => boolean): Promise<LicenseState> {
   return new Promise((resolve) => {
@@ -83,11 +81,11 @@ describe('protocol 1 methods through AgentClient', () => {
   it('service refusals are -32001 with the service code and status', async () => {
     const { client } = await agentAndClient();
     const projectId = service.emulator.projectId;
-    const missing = await rejection(client.activate(projectId, 'ffffffff-ffff-4fff-8fff-ffffffffffff'));
+    const missing = await rejection(client.activate(projectId, 'ffffffff-ffff-4fff-8fff-ffffffffffff'), isAgentError);
     expect(missing).toMatchObject({ code: 'service_refused', rpcCode: -32001, serviceCode: 'code_not_found', status: 404 });
     const code = await service.code(1);
     await service.control.revoke(code);
-    const revoked = await rejection(client.activate(projectId, code));
+    const revoked = await rejection(client.activate(projectId, code), isAgentError);
     expect(revoked).toMatchObject({ rpcCode: -32001, serviceCode: 'code_revoked', status: 403 });
     expect(revoked.message).not.toContain(code);
   });
@@ -99,7 +97,7 @@ describe('protocol 1 methods through AgentClient', () => {
     await first.client.activate(projectId, code);
     // A second machine: another namespace derives another machine id from the same OS id.
     const second = await agentAndClient({ namespace: 'agent-test-2' });
-    const err = await rejection(second.client.activate(projectId, code));
+    const err = await rejection(second.client.activate(projectId, code), isAgentError);
     expect(err).toMatchObject({ rpcCode: -32001, serviceCode: 'max_activations_reached', status: 403 });
     await first.client.deactivate(projectId);
   });
@@ -110,7 +108,7 @@ describe('protocol 1 methods through AgentClient', () => {
     const code = await service.code(2);
     await client.activate(projectId, code);
     await service.control.faults({ mode: 'offline' });
-    const err = await rejection(client.activate(projectId, await service.code(2).catch(() => code)));
+    const err = await rejection(client.activate(projectId, await service.code(2).catch(() => code)), isAgentError);
     expect(err).toMatchObject({ code: 'service_unavailable', rpcCode: -32002 });
     expect(await client.refresh(projectId)).toMatchObject({ valid: true, codeHint: `${code.slice(0, 4)}…${code.slice(-4)}` });
     await service.control.faults({ mode: 'none' });
@@ -161,11 +159,11 @@ describe('protocol 1 methods through AgentClient', () => {
 
   it('invalid params are -32602; a project id must be a UUID', async () => {
     const { client } = await agentAndClient();
-    expect(await rejection(client.check('not-a-uuid'))).toMatchObject({ code: 'invalid_params', rpcCode: -32602, message: expect.stringContaining('project_id must be a UUID') });
-    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId }))).toMatchObject({ rpcCode: -32602, message: expect.stringContaining('code') });
-    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId, code: '' }))).toMatchObject({ rpcCode: -32602 });
-    expect(await rejection(client.request('subscribe', { project_id: 42 }))).toMatchObject({ rpcCode: -32602 });
-    expect(await rejection(client.request('nope'))).toMatchObject({ code: 'method_not_found', rpcCode: -32601 });
+    expect(await rejection(client.check('not-a-uuid'), isAgentError)).toMatchObject({ code: 'invalid_params', rpcCode: -32602, message: expect.stringContaining('project_id must be a UUID') });
+    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId }), isAgentError)).toMatchObject({ rpcCode: -32602, message: expect.stringContaining('code') });
+    expect(await rejection(client.request('activate', { project_id: service.emulator.projectId, code: '' }), isAgentError)).toMatchObject({ rpcCode: -32602 });
+    expect(await rejection(client.request('subscribe', { project_id: 42 }), isAgentError)).toMatchObject({ rpcCode: -32602 });
+    expect(await rejection(client.request('nope'), isAgentError)).toMatchObject({ code: 'method_not_found', rpcCode: -32601 });
   });
 
   it('a revocation is pushed to subscribers (background revalidation, injected clock)', async () => {

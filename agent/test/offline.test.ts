@@ -6,12 +6,11 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { answerOfflineRequest, offlineText, parseOfflineDocument } from '@plugin-license/licensing';
-import { rejection as sharedRejection } from '@plugin-license/test-utils';
-import { AgentClient, isAgentError, type AgentError, type LicenseState } from '../src/index.js';
+import { rejection } from '@plugin-license/test-utils';
+import { AgentClient, isAgentError, type LicenseState } from '../src/index.js';
 import { RawClient, shortDir, startTestAgent, useTestService } from './helpers.js';
 
 const { service, cleanups } = useTestService();
-const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 
 afterEach(async () => {
   await service.control.faults({ mode: 'none' });
@@ -55,7 +54,7 @@ describe('the offline exchange through the agent', () => {
     await expect.poll(() => changes.map((c) => c.source)).toEqual(['offline']);
 
     // The same response again answers no pending request: refused, with the licensing code.
-    const again = await rejection(client.offlineImport(response));
+    const again = await rejection(client.offlineImport(response), isAgentError);
     expect(again).toMatchObject({ code: 'invalid_params', rpcCode: -32602, data: { code: 'offline_refused' } });
     expect(again.message).toMatch(/answers no pending request of this machine/);
 
@@ -75,17 +74,17 @@ describe('the offline exchange through the agent', () => {
     // Another namespace derives another machine id: its response is refused here, nothing stored.
     const code = await service.code(2);
     const theirs = await other.client.offlineRequest(projectId, code);
-    const wrong = await rejection(client.offlineImport(await answer(theirs.document)));
+    const wrong = await rejection(client.offlineImport(await answer(theirs.document)), isAgentError);
     expect(wrong).toMatchObject({ rpcCode: -32602, data: { code: 'offline_refused' } });
     expect(await client.check(projectId)).toMatchObject({ valid: false, reason: 'not_activated' });
 
-    const junk = await rejection(client.offlineImport('not an offline line at all!'));
+    const junk = await rejection(client.offlineImport('not an offline line at all!'), isAgentError);
     expect(junk).toMatchObject({ rpcCode: -32602, data: { code: 'invalid_offline_file' } });
-    const request = await rejection(client.offlineImport(made.document));
+    const request = await rejection(client.offlineImport(made.document), isAgentError);
     expect(request.message).toMatch(/this is an offline request, not an offline response/);
-    const empty = await rejection(client.offlineImport('   '));
+    const empty = await rejection(client.offlineImport('   '), isAgentError);
     expect(empty.message).toMatch(/document must not be empty/);
-    const badId = await rejection(client.offlineRequest('not-a-uuid', code));
+    const badId = await rejection(client.offlineRequest('not-a-uuid', code), isAgentError);
     expect(badId.message).toMatch(/project_id must be a UUID/);
   });
 
@@ -128,7 +127,7 @@ describe('an agent that predates the offline methods', () => {
     const client = await AgentClient.connect({ socketPath: path, reconnect: false });
     cleanups.push(() => client.close());
     for (const call of [client.offlineRequest(service.emulator.projectId, 'CODE'), client.offlineImport('x')]) {
-      const err = await rejection(call);
+      const err = await rejection(call, isAgentError);
       expect(err).toMatchObject({ code: 'agent_outdated', rpcCode: -32601 });
       expect(err.message).toMatch(/^the license agent needs an update: it does not know 'offline_(request|import)'/);
     }

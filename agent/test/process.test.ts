@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient, type LicenseState } from '../src/index.js';
-import { shortDir, until, useTestService } from './helpers.js';
+import { shortDir, useTestService } from './helpers.js';
 
 const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(AGENT_DIR, 'bin', 'plugin-license-agent.js');
@@ -110,7 +110,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     writeFileSync(join(d.dir, 'config', 'config.json'), JSON.stringify({ log_level: 'debug', agent: { max_connections: 2 } }));
     a.child.kill('SIGHUP');
     const log = (): string => readdirSync(join(d.dir, 'log')).filter((f) => /^agent(\.\d+)?\.log$/.test(f)).map((f) => readFileSync(join(d.dir, 'log', f), 'utf8')).join('');
-    await until(() => log().includes('configuration reloaded'), 'the reload to be logged');
+    await expect.poll(log).toContain('configuration reloaded');
     const c1 = await AgentClient.connect({ socketPath: socket, reconnect: false });
     const c2 = await AgentClient.connect({ socketPath: socket, reconnect: false });
     await c1.hello();
@@ -118,7 +118,7 @@ describe('plugin-license-agent (built dist, child processes)', () => {
     const c3 = await AgentClient.connect({ socketPath: socket, reconnect: false });
     await expect(c3.hello()).rejects.toMatchObject({ code: 'disconnected' });
     [c1, c2, c3].forEach((c) => c.close());
-    await until(() => log().includes('"msg":"connection accepted"'), 'a debug line');
+    await expect.poll(log).toContain('"msg":"connection accepted"'); // a debug line
   });
 
   it('bad arguments and configuration: clear error, exit 2', () => {

@@ -4,12 +4,11 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { answeringPeer, otherUserUnavailable, OTHER_UID, rejection as sharedRejection, squatSocket } from '@plugin-license/test-utils';
+import { answeringPeer, otherUserUnavailable, OTHER_UID, rejection, squatSocket } from '@plugin-license/test-utils';
 import { AgentClient, checkSocketOwner, isAgentError, resolveSocketPath, type AgentError } from '../src/index.js';
 import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './helpers.js';
 
 const { service, cleanups } = useTestService();
-const rejection = (p: Promise<unknown>): Promise<AgentError> => sharedRejection(p, isAgentError);
 const unavailable = otherUserUnavailable();
 const me = userInfo();
 
@@ -189,13 +188,13 @@ describe.skipIf(unavailable !== undefined)('another user (uid 65534, by setpriv)
   for (const c of cases) {
     it(`AgentClient sends nothing, not even a connection, and says who holds the path: ${c.name}`, async () => {
       const { socketPath, squatter } = await squatted(c.prepare, c.after);
-      const err = await rejection(AgentClient.connect({ socketPath, connectTimeoutMs: 1000, reconnect: false }));
+      const err = await rejection(AgentClient.connect({ socketPath, connectTimeoutMs: 1000, reconnect: false }), isAgentError);
       expect(err.code).toBe('socket_dir_unsafe');
       expect(err.message).toContain(c.says(socketPath));
       expect(err.message).toContain('nothing was sent to it');
       expect(err.message).toMatch(/PLUGIN_LICENSE_SOCKET/);
       // A client that reconnects gives up at once: another user's path does not become ours by waiting.
-      const again = await rejection(AgentClient.connect({ socketPath, connectTimeoutMs: 1000 }));
+      const again = await rejection(AgentClient.connect({ socketPath, connectTimeoutMs: 1000 }), isAgentError);
       expect(again.code).toBe('socket_dir_unsafe');
       expect(await squatter.received()).toEqual({ connections: 0, bytes: 0, text: '' });
     });
@@ -203,7 +202,7 @@ describe.skipIf(unavailable !== undefined)('another user (uid 65534, by setpriv)
 
   it('the agent does not start in the folder the other user made, and says who holds it', async () => {
     const { socketPath, squatter } = await squatted(cases[0]!.prepare);
-    const err = await rejection(startTestAgent(service, {}, { home: join(base(), 'home'), socketPath }));
+    const err = await rejection(startTestAgent(service, {}, { home: join(base(), 'home'), socketPath }), isAgentError);
     expect(err.code).toBe('socket_dir_unsafe');
     expect(err.message).toContain(cases[0]!.says(socketPath));
     expect(err.message).toContain('the agent did not start');
@@ -252,7 +251,7 @@ describe('an answer that cannot be read', () => {
       const path = await peer(row.answer);
       const client = await AgentClient.connect({ socketPath: path, reconnect: false, requestTimeoutMs: 60_000 });
       cleanups.push(() => client.close());
-      const err = await rejection(client.check(UNKNOWN_PROJECT));
+      const err = await rejection(client.check(UNKNOWN_PROJECT), isAgentError);
       expect(err.code).toBe('bad_answer');
       expect(err.message).toContain(`the agent's answer could not be read: ${row.says}`);
       expect(err.message).not.toMatch(/SECRET|"code"|\[\s*\{|ZodError|\n/);
@@ -263,8 +262,8 @@ describe('an answer that cannot be read', () => {
     const path = await peer((id, method) => JSON.stringify({ jsonrpc: '2.0', id, result: method === 'list' ? { licenses: 'many' } : { protocol: 'one' } }));
     const client = await AgentClient.connect({ socketPath: path, reconnect: false });
     cleanups.push(() => client.close());
-    expect(await rejection(client.hello())).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("its answer to 'hello' is not of the protocol's shape (protocol: ") });
-    expect(await rejection(client.list())).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("its answer to 'list' is not of the protocol's shape (licenses: ") });
-    expect(await rejection(client.offlineRequest(UNKNOWN_PROJECT))).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("'offline_request'") });
+    expect(await rejection(client.hello(), isAgentError)).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("its answer to 'hello' is not of the protocol's shape (protocol: ") });
+    expect(await rejection(client.list(), isAgentError)).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("its answer to 'list' is not of the protocol's shape (licenses: ") });
+    expect(await rejection(client.offlineRequest(UNKNOWN_PROJECT), isAgentError)).toMatchObject({ code: 'bad_answer', message: expect.stringContaining("'offline_request'") });
   });
 });

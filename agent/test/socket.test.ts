@@ -3,19 +3,10 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, writeFileSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgentClient, isAgentError } from '../src/index.js';
+import { rejection } from '@plugin-license/test-utils';
 import { shortDir, startTestAgent, UNKNOWN_PROJECT, useTestService } from './helpers.js';
 
 const { service, cleanups } = useTestService();
-
-async function startError(p: Promise<unknown>): Promise<Error & { code?: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAgentError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected the agent not to start');
-}
 
 describe('socket placement and permissions', () => {
   it('folder 0700 and socket 0600, owned by this user', async () => {
@@ -42,19 +33,19 @@ describe('socket placement and permissions', () => {
     const open = join(d.dir, 'w');
     mkdirSync(open);
     chmodSync(open, 0o777);
-    const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(open, 'a.sock') }));
+    const err = await rejection(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(open, 'a.sock') }), isAgentError);
     expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringMatching(/is writable by other users \(owner .*mode 0777\)/) });
   });
 
   it('a path over the sun_path limit is an error, never truncated', async () => {
-    const err = await startError(startTestAgent(service, {}, { home: '/tmp/unused-home', socketPath: '/tmp/' + 'x'.repeat(110) + '/agent.sock' }));
+    const err = await rejection(startTestAgent(service, {}, { home: '/tmp/unused-home', socketPath: '/tmp/' + 'x'.repeat(110) + '/agent.sock' }), isAgentError);
     expect(err).toMatchObject({ code: 'socket_path_too_long' });
   });
 
   it('a second agent on a live socket is refused with a clear message', async () => {
     const t = await startTestAgent(service);
     cleanups.push(() => t.cleanup());
-    const err = await startError(startTestAgent(service, {}, { home: t.home, socketPath: t.socketPath }));
+    const err = await rejection(startTestAgent(service, {}, { home: t.home, socketPath: t.socketPath }), isAgentError);
     expect(err).toMatchObject({ code: 'socket_in_use', message: expect.stringContaining('another agent is already running') });
     const client = await AgentClient.connect({ socketPath: t.socketPath, reconnect: false });
     expect(await client.check(UNKNOWN_PROJECT)).toMatchObject({ valid: false });
@@ -84,7 +75,7 @@ describe('socket placement and permissions', () => {
     mkdirSync(join(d.dir, 's'), { mode: 0o700 });
     const socketPath = join(d.dir, 's', 'agent.sock');
     writeFileSync(socketPath, 'precious');
-    const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath }));
+    const err = await rejection(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath }), isAgentError);
     expect(err).toMatchObject({ code: 'socket_in_use', message: expect.stringContaining('is not a socket') });
     expect(existsSync(socketPath)).toBe(true);
   });
@@ -151,7 +142,7 @@ describe('another user (needs root to create one)', () => {
     const theirs = join(d.dir, 'theirs');
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, uid, gid);
-    const err = await startError(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(theirs, 'a.sock') }));
+    const err = await rejection(startTestAgent(service, {}, { home: join(d.dir, 'home'), socketPath: join(theirs, 'a.sock') }), isAgentError);
     expect(err).toMatchObject({ code: 'socket_dir_unsafe', message: expect.stringContaining(`belongs to ${name} (uid ${uid}, mode 0700), not to you`) });
   });
 });

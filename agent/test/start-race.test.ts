@@ -101,8 +101,7 @@ describe('many agents started at once on one socket end with one', () => {
       const starters = Array.from({ length: n }, () => startAgent(socket, home, barrier));
       const readies = starters.map(ready);
       // Wait until every starter holds the FIFO open (its next step is the blocking read), then release them all together.
-      for (let i = 0; i < 400 && starters.filter((s) => holds(s.child.pid!, fifo)).length < n; i++) await new Promise((r) => setTimeout(r, 25));
-      expect(starters.filter((s) => holds(s.child.pid!, fifo))).toHaveLength(n);
+      await expect.poll(() => starters.filter((s) => holds(s.child.pid!, fifo))).toHaveLength(n);
       writeSync(gate, Buffer.alloc(n, 0x67)); // one byte each
       const results = await Promise.all(readies);
       const winners = starters.filter((_, i) => results[i]);

@@ -5,14 +5,14 @@
 // that runs systemd too. The case "systemd --user answers but refuses the unit" needs a user
 // manager that refuses, which no real part here can produce: a stand-in `systemctl` first on
 // the PATH plays it.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { packageRelease, parseOptions } from '../src/build.mjs';
+import { runBare } from '@plugin-license/test-utils';
 
 interface Manifest {
   version: string;
@@ -55,23 +55,13 @@ function unpack(): string {
   return join(into, `acme-license-${manifest.version}-linux-x64`);
 }
 
-async function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
 const unitOf = (home: string): string => join(home, '.config', 'systemd', 'user', 'acme-audio-agent.service');
 const installed = (home: string): string => join(home, '.local', 'lib', 'acme-audio', 'acme-license');
 
 describe('install.sh --agent-at-login where no systemd --user answers', () => {
   it('says in short lines: installed, no agent at login here and why, plugins start it anyway; registers nothing; exits 0', async () => {
     const home = newHome();
-    const r = await run('sh', [join(unpack(), 'install.sh')], bareEnv(home));
+    const r = await runBare('sh', [join(unpack(), 'install.sh')], bareEnv(home));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout.split('\n').slice(0, 4)).toEqual([
@@ -85,16 +75,16 @@ describe('install.sh --agent-at-login where no systemd --user answers', () => {
     expect(existsSync(unitOf(home))).toBe(false);
     expect(existsSync(installed(home))).toBe(true);
     // An upgrade says the same, once.
-    const again = await run('sh', [join(unpack(), 'install.sh')], bareEnv(home));
+    const again = await runBare('sh', [join(unpack(), 'install.sh')], bareEnv(home));
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout.match(/will NOT start at login/g)).toHaveLength(1);
   });
 
   it("the executable's agent install: one sentence naming what is missing and what to do, nothing written, exit 1; --json says which problem", async () => {
     const home = newHome();
-    expect((await run('sh', [join(unpack(), 'install.sh'), '--no-agent-at-login'], bareEnv(home))).code).toBe(0);
+    expect((await runBare('sh', [join(unpack(), 'install.sh'), '--no-agent-at-login'], bareEnv(home))).code).toBe(0);
     const exe = installed(home);
-    const text = await run(exe, ['agent', 'install'], bareEnv(home));
+    const text = await runBare(exe, ['agent', 'install'], bareEnv(home));
     expect(text.code).toBe(1);
     const lines = text.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
@@ -104,7 +94,7 @@ describe('install.sh --agent-at-login where no systemd --user answers', () => {
     expect(text.stderr + text.stdout).not.toMatch(/above/);
     expect(existsSync(unitOf(home))).toBe(false);
 
-    const json = await run(exe, ['agent', 'install', '--json'], bareEnv(home));
+    const json = await runBare(exe, ['agent', 'install', '--json'], bareEnv(home));
     expect(json.code).toBe(1);
     expect(json.stderr).toBe('');
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, file: unitOf(home), manager: 'the systemd user service manager (systemd --user)', problem: 'no_service_manager', message: lines[0]!.replace(/^acme-license agent: /, '') });
@@ -136,7 +126,7 @@ describe('install.sh --agent-at-login where systemd --user answers but refuses t
     it(`exits 1 with the agent's one sentence, unescaped, on stderr; the program is installed (${JSON.stringify(name)})`, async () => {
       const home = newHome(name);
       const bin = refusingSystemctl();
-      const r = await run('sh', [join(unpack(), 'install.sh')], bareEnv(home, `${bin}:/usr/bin:/bin`));
+      const r = await runBare('sh', [join(unpack(), 'install.sh')], bareEnv(home, `${bin}:/usr/bin:/bin`));
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('Acme Audio is installed, and plugins start its license agent when they need it.\n');
       expect(r.stderr).toBe(
@@ -149,7 +139,7 @@ describe('install.sh --agent-at-login where systemd --user answers but refuses t
 
   it('a home whose path a unit cannot hold (a quote, a backslash): exit 1 with the sentence saying so, unescaped', async () => {
     const home = newHome('a "quoted" \\ home');
-    const r = await run('sh', [join(unpack(), 'install.sh')], bareEnv(home, `${refusingSystemctl()}:/usr/bin:/bin`));
+    const r = await runBare('sh', [join(unpack(), 'install.sh')], bareEnv(home, `${refusingSystemctl()}:/usr/bin:/bin`));
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       `Acme Audio: its license agent could not be set to start at login: cannot write the systemd unit: the program ${JSON.stringify(installed(home))} contains a quote, a backslash or a control character, which systemd refuses in the path of the program a service runs; install the program to a folder whose path does not have it and run install from there\n`,

@@ -3,11 +3,10 @@
 // launchd and Installer.app then do is not tested, only what the scripts ask of them and in what
 // order. The real build of the .pkg (build-pkg.sh: codesign, pkgbuild, productbuild, notarytool)
 // runs on the vendor's Mac.
-import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { runBare } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { brand, brandValues } from '../src/installers.mjs';
@@ -51,15 +50,7 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
       `#!/bin/sh\necho "program $*" >> "${log}"\ncase "$*" in\n  --version) ${options.programWorks === false ? 'exit 1' : 'echo "1.2.3 (node 22.23.2, darwin-arm64, namespace acme-audio)"'} ;;\n  *"agent status"*) grep -q "program .*agent install" "${log}" ;;\n  "plugins install"*) ${options.pluginsFail ? 'echo "~/Library/Audio/Plug-Ins/VST3 is not writable" >&2; exit 1' : 'echo "VST3 Acme Gain: ~/Library/Audio/Plug-Ins/VST3/Acme Gain.vst3"'} ;;\nesac\n`,
     );
   }
-  const run = async (script: string) => {
-    try {
-      const r = await promisify(execFile)('sh', [join(scripts, script), join(w, 'pkg'), dest, '/', '/'], { env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home } });
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  const run = (script: string) => runBare('sh', [join(scripts, script), join(w, 'pkg'), dest, '/', '/'], { PATH: `${bin}:/usr/bin:/bin`, HOME: home });
   const calls = (): string[] => {
     try {
       return readFileSync(log, 'utf8').trim().split('\n');
@@ -70,20 +61,27 @@ function world(options: { root: boolean; console?: string; programWorks?: boolea
   return { run, calls, dest };
 }
 
+/**
+ * What preinstall and postinstall ask of the program in every install, in order: preinstall
+ * unregisters and stops the installed agent; postinstall checks the new program starts, saves the
+ * service address, stops an agent an older program could not, and installs the plugins.
+ */
+const EVERY_INSTALL = [
+  'program --app acme-audio agent uninstall',
+  'program --app acme-audio agent stop',
+  'program --version',
+  'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
+  'program --app acme-audio agent stop',
+  'program plugins install --product-id acme-licenses',
+];
+
 describe('macOS installer scripts (macOS commands recorded)', () => {
   it('by default no resident agent: preinstall stops and unregisters the installed one, postinstall saves the address and registers nothing', async () => {
     const w = world({ root: false });
     expect((await w.run('preinstall')).code).toBe(0);
     const post = await w.run('postinstall');
     expect(post.code, post.stderr).toBe(0);
-    expect(w.calls().filter((c) => c.startsWith('program '))).toEqual([
-      'program --app acme-audio agent uninstall',
-      'program --app acme-audio agent stop',
-      'program --version',
-      'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
-      'program --app acme-audio agent stop',
-      'program plugins install --product-id acme-licenses',
-    ]);
+    expect(w.calls().filter((c) => c.startsWith('program '))).toEqual(EVERY_INSTALL);
   });
 
   it('packaged with --agent-at-login: preinstall stops the installed agent, postinstall saves the address, registers the LaunchAgent and waits for it', async () => {
@@ -93,12 +91,7 @@ describe('macOS installer scripts (macOS commands recorded)', () => {
     expect(post.code, post.stderr).toBe(0);
     const program = w.calls().filter((c) => c.startsWith('program '));
     expect(program).toEqual([
-      'program --app acme-audio agent uninstall',
-      'program --app acme-audio agent stop',
-      'program --version',
-      'program --app acme-audio config set base_url https://licenses.acme.example/functions/v1',
-      'program --app acme-audio agent stop',
-      'program plugins install --product-id acme-licenses',
+      ...EVERY_INSTALL,
       'program --app acme-audio agent install',
       'program --app acme-audio agent status',
     ]);

@@ -100,9 +100,7 @@ describe('pnpm package: bad input', () => {
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
     // Interrupted once the build is under way: its partial folder exists.
-    const until = Date.now() + 60_000;
-    while (leftovers(out).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-    expect(leftovers(out)).not.toEqual([]);
+    await expect.poll(() => leftovers(out), { timeout: 60_000 }).not.toEqual([]);
     child.kill('SIGINT');
     expect(await exited, stderr).toBe(130);
     expect(leftovers(out)).toEqual([]);

@@ -6,13 +6,12 @@
 // under ~/.vst3 byte for byte, loaded from there by the console VST3 host, an upgrade with a
 // changed bundle while that host has the old one loaded, and an uninstall that leaves another
 // vendor's bundle and the user's own files.
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { promisify } from 'node:util';
-import { spawnLines, type LineProcess } from '@plugin-license/test-utils';
+import { runBare, spawnLines, type LineProcess } from '@plugin-license/test-utils';
 import { bearer, raw, session } from '../../packages/cli/test/manager-helpers.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
@@ -52,16 +51,6 @@ function tree(root: string): string[] {
   };
   walk(root);
   return out;
-}
-
-async function runFile(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(command, args, { env, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
 }
 
 describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Linux installer', () => {
@@ -106,7 +95,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
     return home;
   };
   const bareEnv = (home: string): NodeJS.ProcessEnv => ({ PATH: '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(home, 'run') });
-  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv) => runFile('sh', [script, ...args], env);
+  const sh = (script: string, args: string[], env: NodeJS.ProcessEnv) => runBare('sh', [script, ...args], env);
 
   describe('the release', () => {
     it('manifest.json names the products and where each plugin went', () => {
@@ -180,7 +169,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
         expect(state.licenses).toEqual([]);
       } finally {
         await manager.stop();
-        await runFile(program, ['agent', 'stop'], bareEnv(home));
+        await runBare(program, ['agent', 'stop'], bareEnv(home));
       }
     }, 120_000);
 
@@ -310,7 +299,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
         return (JSON.parse(/^data: (.*)$/m.exec(events.body)![1]!) as { products: Array<{ project_id: string; name: string }> }).products.sort((a, b) => a.project_id.localeCompare(b.project_id));
       } finally {
         await manager.stop();
-        await runFile(join(lib(home), 'acme-license'), ['agent', 'stop'], bareEnv(home));
+        await runBare(join(lib(home), 'acme-license'), ['agent', 'stop'], bareEnv(home));
       }
     }
     const names = (...ps: Product[]): unknown => ps.map((p) => ({ project_id: p.project, name: `${p.plugin} Plugin` })).sort((a, b) => a.project_id.localeCompare(b.project_id));
@@ -325,7 +314,7 @@ describe.skipIf(!canBuild)('pnpm package --plugin: the example plugin in the Lin
       for (const p of [A, B, C]) await install(home, p);
       for (const p of [A, B, C]) intact(home, p);
       expect(menu(home)).toHaveLength(3);
-      expect((await runFile(join(lib(home), 'acme-license'), ['plugins', 'products'], bareEnv(home))).stdout.split('\n').filter(Boolean).sort()).toEqual([A.name, B.name, C.name].sort());
+      expect((await runBare(join(lib(home), 'acme-license'), ['plugins', 'products'], bareEnv(home))).stdout.split('\n').filter(Boolean).sort()).toEqual([A.name, B.name, C.name].sort());
       // The program is C's (the last installed); it names all three, from what is installed.
       expect(await named(home)).toEqual(names(A, B, C));
 

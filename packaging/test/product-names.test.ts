@@ -3,14 +3,13 @@
 // each plugin, before and after an activation, against the emulator on loopback. The executable is
 // the only place the baked list can come from (no variable or hook stands in for it), so it is
 // built here, once for this file.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { promisify } from 'node:util';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { startService, stopProcess, type TestService } from '@plugin-license/test-utils';
+import { runBare, startService, stopProcess, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript, no types
 import { packageRelease, parseOptions } from '../src/build.mjs';
@@ -50,15 +49,8 @@ function computer(): NodeJS.ProcessEnv {
   return { PATH: '/usr/bin:/bin', HOME: home, XDG_RUNTIME_DIR: join(home, 'run') };
 }
 
-async function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(exe, args, { env, timeout: 120_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+/** The executable run to its end on that computer. */
+const run = (args: string[], env: NodeJS.ProcessEnv) => runBare(exe, args, env);
 
 /** A process of the executable, up to its first line (the agent's ready line, the manager's url). */
 async function start(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; first: Record<string, unknown>; stop: () => Promise<unknown> }> {

@@ -3,7 +3,7 @@
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { rejection as sharedRejection } from '@plugin-license/test-utils';
+import { rejection } from '@plugin-license/test-utils';
 import {
   ServiceClient,
   isNetworkError,
@@ -11,7 +11,6 @@ import {
   isTimeoutError,
   signTrigger,
   type ServiceClientOptions,
-  type ServiceError,
 } from '@plugin-license/api';
 
 let emu: Emulator;
@@ -40,14 +39,6 @@ function makeClient(options: Partial<ServiceClientOptions> = {}, hooks = {}): Se
   const c = new ServiceClient({ baseUrl: emu.baseUrl, token: emu.token, ...options }, hooks);
   extraClients.push(c);
   return c;
-}
-
-const rejection = (p: Promise<unknown>): Promise<Error> => sharedRejection(p, (e: unknown): e is Error => e instanceof Error);
-
-async function serviceError(p: Promise<unknown>): Promise<ServiceError> {
-  const e = await rejection(p);
-  if (!isServiceError(e)) throw e;
-  return e;
 }
 
 beforeAll(async () => {
@@ -92,7 +83,7 @@ describe('builds', () => {
 
     expect(await client.builds.cancel(created.id)).toMatchObject({ id: created.id, status: 'cancelled' });
     expect((await client.builds.get(created.id)).status).toBe('cancelled');
-    const again = await serviceError(client.builds.cancel(created.id));
+    const again = await rejection(client.builds.cancel(created.id), isServiceError);
     expect([again.status, again.code]).toEqual([400, 'bad_request']);
 
     const usage = await client.builds.usage();
@@ -130,9 +121,9 @@ describe('builds', () => {
   });
 
   it('not_found for an unknown build, bad_request for a bad body', async () => {
-    const missing = await serviceError(client.builds.get('00000000-0000-4000-8000-000000000000'));
+    const missing = await rejection(client.builds.get('00000000-0000-4000-8000-000000000000'), isServiceError);
     expect([missing.status, missing.code, missing.endpoint]).toEqual([404, 'not_found', 'GET /builds/:id']);
-    const bad = await serviceError(client.builds.create({ project_id: 'not-a-uuid' }));
+    const bad = await rejection(client.builds.create({ project_id: 'not-a-uuid' }), isServiceError);
     expect([bad.status, bad.code]).toEqual([400, 'bad_request']);
     expect(JSON.stringify(bad.details)).toContain('project_id');
     // The service said what to do: its words are the advice, and nothing is added to them.
@@ -152,7 +143,7 @@ describe('manual trigger', () => {
   it('refuses a wrong secret and a wrong signing key without echoing either secret', async () => {
     const wrong = 'wrong-secret-wrong-secret';
     for (const auth of [{ webhookSecret: wrong }, { signingSecret: wrong }]) {
-      const e = await serviceError(client.trigger(emu.projectId, { ref: 'refs/heads/main' }, auth));
+      const e = await rejection(client.trigger(emu.projectId, { ref: 'refs/heads/main' }, auth), isServiceError);
       expect([e.status, e.code]).toEqual([401, 'unauthorized']);
       expect(e.message).not.toContain(wrong);
       expect(e.message).not.toContain(emu.webhookSecret);
@@ -207,29 +198,29 @@ describe('plugin activation', () => {
     const unknown = '12345678-aaaa-4bbb-8ccc-1234567890ab';
     cases.push([client.activation.activate({ code: unknown, machine_id: 'm1_a' }), 404, 'code_not_found', unknown]);
     for (const [promise, status, errorCode, secret] of cases) {
-      const e = await serviceError(promise);
+      const e = await rejection(promise, isServiceError);
       expect([e.status, e.code]).toEqual([status, errorCode]);
       expect(JSON.stringify({ m: e.message, d: e.details, s: e.stack })).not.toContain(secret);
     }
 
     await client.activation.activate({ code, machine_id: 'm1_a' });
-    const full = await serviceError(client.activation.activate({ code, machine_id: 'm1_b' }));
+    const full = await rejection(client.activation.activate({ code, machine_id: 'm1_b' }), isServiceError);
     expect([full.status, full.code]).toEqual([403, 'max_activations_reached']);
     expect(full.message).toMatch(/has no free slot \(1 of 1 used\); deactivate another machine first$/);
     expect(JSON.stringify({ m: full.message, d: full.details, s: full.stack })).not.toContain(code);
 
-    const wrongProduct = await serviceError(client.activation.activate({ code, machine_id: 'm1_a', plugin_id: emu.otherProjectId }));
+    const wrongProduct = await rejection(client.activation.activate({ code, machine_id: 'm1_a', plugin_id: emu.otherProjectId }), isServiceError);
     expect(wrongProduct.code).toBe('code_not_found');
 
     await control(`/codes/${code}/revoke`, {});
-    const revoked = await serviceError(client.activation.activate({ code, machine_id: 'm1_a' }));
+    const revoked = await rejection(client.activation.activate({ code, machine_id: 'm1_a' }), isServiceError);
     expect([revoked.status, revoked.code]).toEqual([403, 'code_revoked']);
     expect(revoked.message).not.toContain(code);
   });
 
   it('status of an unknown code is not_found without the code in the error', async () => {
     const unknown = '12345678-aaaa-4bbb-8ccc-1234567890ab';
-    const e = await serviceError(client.activation.status(unknown));
+    const e = await rejection(client.activation.status(unknown), isServiceError);
     expect(e.status).toBe(404);
     expect(e.endpoint).toBe('GET /plugin-activation/status/:code');
     expect(JSON.stringify({ m: e.message, d: e.details, s: e.stack })).not.toContain(unknown);
@@ -237,12 +228,12 @@ describe('plugin activation', () => {
 
   it('generate and keys need a token (401) and permission on the project (403)', async () => {
     const anonymous = makeClient({ token: undefined });
-    const e401 = await serviceError(anonymous.activation.generate({ project_id: emu.projectId, max_activations: 1 }));
+    const e401 = await rejection(anonymous.activation.generate({ project_id: emu.projectId, max_activations: 1 }), isServiceError);
     expect([e401.status, e401.code]).toEqual([401, 'unauthorized']);
-    const e403 = await serviceError(client.activation.keys(emu.otherProjectId));
+    const e403 = await rejection(client.activation.keys(emu.otherProjectId), isServiceError);
     expect([e403.status, e403.code]).toEqual([403, 'forbidden']);
     const badToken = makeClient({ token: 'not.a.jwt' });
-    const e401b = await serviceError(badToken.sdk.status());
+    const e401b = await rejection(badToken.sdk.status(), isServiceError);
     expect(e401b.code).toBe('unauthorized');
     expect(e401b.message).not.toContain('not.a.jwt');
   });
@@ -264,7 +255,7 @@ describe('code hosting, repositories, SDK', () => {
     expect((await client.repos.unlink({ project_id: emu.projectId })).success).toBe(true);
     const created = await client.repos.createAndLink({ repo_full_name: 'acme/new-delay', name: 'New Delay', description: 'tape delay', visibility: 'private' });
     expect(created).toMatchObject({ name: 'New Delay' });
-    const forbidden = await serviceError(client.repos.link({ project_id: emu.otherProjectId, repo_full_name: repo.full_name, branch: 'main' }));
+    const forbidden = await rejection(client.repos.link({ project_id: emu.otherProjectId, repo_full_name: repo.full_name, branch: 'main' }), isServiceError);
     expect(forbidden.code).toBe('forbidden');
   });
 
@@ -318,7 +309,7 @@ describe('rate limits', () => {
       await noRetry.activation.validate(body);
       await noRetry.activation.validate(body);
       expect(noRetry.rateLimit).toMatchObject({ limit: 2, remaining: 0 });
-      const e = await serviceError(noRetry.activation.validate(body));
+      const e = await rejection(noRetry.activation.validate(body), isServiceError);
       expect([e.status, e.code]).toEqual([429, 'rate_limited']);
       // The emulator's clock (2026-01) is far from this machine's: the wait is read against its Date header.
       expect(e.retryAfterMs).toBeGreaterThan(0);
@@ -331,7 +322,7 @@ describe('rate limits', () => {
       expect(e.message).not.toContain('wait until');
 
       // activate is never retried: the 429 comes straight back.
-      const activate429 = await serviceError(retrying.activation.activate(body));
+      const activate429 = await rejection(retrying.activation.activate(body), isServiceError);
       expect(activate429.code).toBe('rate_limited');
       expect(waits).toEqual([]);
 
@@ -362,7 +353,7 @@ describe('retries through the fault control', () => {
   it('GETs give up after the configured retries with the last 5xx', async () => {
     const c = makeClient({ retry: { retries: 1, minDelayMs: 1, maxDelayMs: 2 } }, noSleep);
     await control('/faults', { mode: 'error', status: 500, count: 5 });
-    const e = await serviceError(c.sdk.status());
+    const e = await rejection(c.sdk.status(), isServiceError);
     expect([e.status, e.code]).toEqual([500, 'internal_error']);
     expect((await control('/state')).faults.remaining).toBe(3);
   });
@@ -381,7 +372,7 @@ describe('retries through the fault control', () => {
     ];
     for (const [name, call] of calls) {
       await control('/faults', { mode: 'error', status: 503, count: 10 });
-      const e = await serviceError(call());
+      const e = await rejection(call(), isServiceError);
       expect([name, e.status]).toEqual([name, 503]);
       expect([name, (await control('/state')).faults.remaining]).toEqual([name, 9]);
     }
@@ -474,7 +465,7 @@ describe('time-outs and abort', () => {
 
 it("internal_error from the service is a ServiceError in the service's words", async () => {
   await control('/faults', { mode: 'error', status: 500, count: 1 });
-  const e = await serviceError(makeClient({ retry: false }).sdk.status());
+  const e = await rejection(makeClient({ retry: false }).sdk.status(), isServiceError);
   expect([e.status, e.code]).toEqual([500, 'internal_error']);
   expect(e.message).toBe('GET /sdk/status failed with 500 internal_error: injected fault: the emulator answers 500; POST /__emulator/faults {"mode":"none"} to stop');
 });

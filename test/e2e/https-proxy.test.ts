@@ -6,8 +6,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { AgentClient } from '@plugin-license/agent';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
-import { isLicenseError, License, type LicenseError, type LicenseOptions } from '@plugin-license/licensing';
-import { generateCode, rejection as rejectionOf, startConnectProxy, type TestProxy } from '@plugin-license/test-utils';
+import { isLicenseError, License, type LicenseOptions } from '@plugin-license/licensing';
+import { generateCode, rejection, startConnectProxy, type TestProxy } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 // The https:// path for real: the emulator serves HTTPS with a certificate made at start, and
@@ -47,9 +47,6 @@ function license(options: Partial<LicenseOptions>): License {
   return l;
 }
 
-
-const rejection = (p: Promise<unknown>): Promise<LicenseError> => rejectionOf(p, isLicenseError);
-
 const code = (): Promise<string> => generateCode(emu.baseUrl, emu.token, emu.projectId, 5, emu.ca);
 
 /** Runs a Node script with the given environment; resolves with its stdout. */
@@ -76,7 +73,7 @@ describe('the library over https', () => {
   });
 
   it('a certificate it does not trust is a clear error naming the host, not "unreachable"', async () => {
-    const e = await rejection(license({}).activate(await code()));
+    const e = await rejection(license({}).activate(await code()), isLicenseError);
     expect(e.code).toBe('unavailable');
     expect(e.message).toMatch(/the TLS certificate of 127\.0\.0\.1 is not trusted \((DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE)\)/);
     expect(e.message).toMatch(/pass its PEM as the ca option or set NODE_EXTRA_CA_CERTS/);

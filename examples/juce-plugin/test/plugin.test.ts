@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { basename, dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { answerOfflineRequest, DEFAULT_NAMESPACE, encodeTicket, judgeTicket, offlineText, ticketKeyOf, ticketPath, type TicketFields } from '@plugin-license/licensing';
-import { AGENT_CLI, agentRpc, asOtherUser, control, generateCode, otherUserUnavailable, run, shareWithOtherUser, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
+import { AGENT_CLI, agentRpc, asOtherUser, control, eventually, generateCode, otherUserUnavailable, run, shareWithOtherUser, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
 
@@ -522,11 +522,12 @@ describe.skipIf(!canBuild)('the example plugin', () => {
           d.mark = events(p).length;
           p.child.stdin!.write(`${line}\n`);
           // The nth "done" line answers the nth command.
-          for (;;) {
-            const done = p.lines.filter((l) => l.includes('"event":"done"'));
-            if (done.length >= n) return JSON.parse(done[n - 1]!) as Event;
-            await new Promise((r) => setTimeout(r, 20));
-          }
+          const done = await eventually(() => p.lines.filter((l) => l.includes('"event":"done"'))[n - 1], `the answer to ${line}`, {
+            gone: () => (p.child.exitCode === null ? undefined : `the driver exited (${p.child.exitCode})`),
+            seen: () => p.lines.join('\n'),
+            timeoutMs: 30_000,
+          });
+          return JSON.parse(done) as Event;
         },
       });
       return d;
@@ -545,13 +546,11 @@ describe.skipIf(!canBuild)('the example plugin', () => {
         (want.message === undefined || want.message.test(String(e.message))) &&
         (want.busy === undefined || e.busy === want.busy) &&
         (want.licensed === undefined || e.licensed === want.licensed);
-      for (let i = 0; i < 1000; i++) {
-        const found = events(d).slice(d.mark).find(ok);
-        if (found) return found;
-        if (d.child.exitCode !== null) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error(`the panel never showed ${what}; it showed:\n${events(d).filter((e) => e.event === 'panel').map((e) => JSON.stringify(e)).join('\n')}`);
+      return eventually(() => events(d).slice(d.mark).find(ok), `the panel showing ${what}`, {
+        gone: () => (d.child.exitCode === null ? undefined : `the driver exited (${d.child.exitCode})`),
+        seen: () => events(d).filter((e) => e.event === 'panel').map((e) => JSON.stringify(e)).join('\n'),
+        timeoutMs: 20_000,
+      });
     };
     const shot = async (d: Driver, name: string): Promise<void> => {
       expect(await d.send(`screenshot ${join(shotDir, `${name}.png`)}`)).not.toHaveProperty('error');

@@ -36,7 +36,8 @@ export const BuildMetadata = z.looseObject({
 });
 export type BuildMetadata = z.infer<typeof BuildMetadata>;
 
-export const Build = z.looseObject({
+/** What a build's answers say of it first: the build just created, and the build in full. */
+const buildHead = {
   id: Uuid,
   project_id: Uuid,
   status: BuildStatus,
@@ -44,6 +45,10 @@ export const Build = z.looseObject({
   build_number: z.number().int(),
   platforms: z.array(Platform),
   formats: z.array(Format),
+};
+
+export const Build = z.looseObject({
+  ...buildHead,
   metadata: BuildMetadata,
   queued_at: Timestamp,
   started_at: Timestamp.nullable().optional(),
@@ -52,16 +57,7 @@ export const Build = z.looseObject({
 });
 export type Build = z.infer<typeof Build>;
 
-export const CreatedBuild = z.looseObject({
-  id: Uuid,
-  project_id: Uuid,
-  status: BuildStatus,
-  version_number: z.string(),
-  build_number: z.number().int(),
-  platforms: z.array(Platform),
-  formats: z.array(Format),
-  queued_at: Timestamp,
-});
+export const CreatedBuild = z.looseObject({ ...buildHead, queued_at: Timestamp });
 export type CreatedBuild = z.infer<typeof CreatedBuild>;
 
 export const BuildListItem = z.looseObject({

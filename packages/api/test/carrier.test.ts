@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceClient, isNetworkError, isSchemaError, isTimeoutError, type NetworkError } from '../src/index.js';
-import { rejection } from './rejection.js';
+import { rejection } from '@plugin-license/test-utils';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const statusBody = JSON.stringify({ activations: 0, max_activations: 2, available: 2, is_revoked: false });

@@ -2,7 +2,7 @@
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClient, isNetworkError, isSchemaError, isServiceError, type SchemaError, type ServiceError } from '../src/index.js';
-import { rejection } from './rejection.js';
+import { rejection } from '@plugin-license/test-utils';
 
 const origin = 'http://127.0.0.1:9';
 const base = `${origin}/functions/v1`;

@@ -2,11 +2,10 @@
 // every call given it ends by it, on a direct connection and through a proxy, and the time-out
 // names it. Real loopback servers: one that accepts and never answers, one that answers 503 at
 // once, one that asks for a wait (429); the clock is injected where only the logic is under test.
-import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Deadline, ServiceClient, isConfigError, isNetworkError, isServiceError, isTimeoutError, type TimeoutError } from '../src/index.js';
-import { rejection } from './rejection.js';
+import { rejection, startSilentServer, type SilentServer } from '@plugin-license/test-utils';
 
 const code = 'C0DE1234-ABCD-4EF0-9876-FEDCBA987654';
 const projectId = '0e5f2d6c-9a8b-4c7d-8e6f-5a4b3c2d1e0f';
@@ -19,25 +18,11 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-/** Accepts every connection, reads what it is sent, never answers (a hung service or proxy). */
-async function silent(): Promise<{ url: string; connections: () => number }> {
-  const sockets = new Set<Socket>();
-  let connections = 0;
-  const server: Server = createServer((s) => {
-    connections += 1;
-    sockets.add(s);
-    s.on('data', () => undefined);
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  closers.push(
-    () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, connections: () => connections };
+/** A server that never answers (a hung service or proxy), closed after the test. */
+async function silent(): Promise<SilentServer> {
+  const server = await startSilentServer();
+  closers.push(() => server.close());
+  return server;
 }
 
 async function answering(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ baseUrl: string; requests: () => number }> {

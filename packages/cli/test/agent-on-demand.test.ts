@@ -30,7 +30,7 @@ function onDemandEnv(idleExitMinutes: number, extra: Record<string, string | und
   writeFileSync(config.configFile, JSON.stringify({ idle_exit_minutes: idleExitMinutes }));
   cleanups.push(async () => {
     for (const pid of agentsOf(run)) process.kill(pid, 'SIGTERM');
-    await until(() => agentsOf(run).length === 0);
+    await expect.poll(() => agentsOf(run)).toHaveLength(0);
     rmSync(dir, { recursive: true, force: true });
   });
   return { env, run, home, socket: config.socketPath };
@@ -51,12 +51,6 @@ function agentsOf(run: string): number[] {
     }
   }
   return pids;
-}
-
-/** Waits (bounded: about 15 s) until the condition holds, then asserts it. */
-async function until(predicate: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !predicate(); i++) await new Promise((r) => setTimeout(r, 25));
-  expect(predicate()).toBe(true);
 }
 
 /** The first state the page's live view sends. */
@@ -90,23 +84,23 @@ describe('the CLI starts the agent on demand', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({ licenses: [] });
     // The last client (the CLI) left: the agent goes within its idle time (0.6 s) plus slack.
-    await until(() => agentsOf(run).length === 0);
+    await expect.poll(() => agentsOf(run)).toHaveLength(0);
     expect(existsSync(socket)).toBe(false);
     const code = await service.code(2);
     const activated = await cli(['--json', 'activate', code, '--project', service.emulator.projectId], env);
     expect(activated.code, activated.stderr).toBe(0);
     expect(JSON.parse(activated.stdout)).toMatchObject({ via: 'agent', license: { valid: true } });
-    await until(() => agentsOf(run).length === 0);
+    await expect.poll(() => agentsOf(run)).toHaveLength(0);
   }, 60_000);
 
   /** Five commands that need the agent, at once: each answered, one agent left; then stopped. */
   async function fiveAtOnceEndWithOne(env: Record<string, string>, run: string): Promise<void> {
     const runs = await Promise.all(Array.from({ length: 5 }, () => cli(['--json', 'agent', 'list'], env)));
     for (const r of runs) expect(r.code, r.stderr).toBe(0);
-    await until(() => agentsOf(run).length === 1);
+    await expect.poll(() => agentsOf(run)).toHaveLength(1);
     const stopped = await cli(['--json', 'agent', 'stop'], env);
     expect(stopped.code, stopped.stderr).toBe(0);
-    await until(() => agentsOf(run).length === 0);
+    await expect.poll(() => agentsOf(run)).toHaveLength(0);
   }
 
   it('five commands at once end with exactly one agent', async () => {
@@ -119,9 +113,9 @@ describe('the CLI starts the agent on demand', () => {
     for (let round = 0; round < 2; round++) {
       const first = await cli(['--json', 'agent', 'list'], env);
       expect(first.code, first.stderr).toBe(0);
-      await until(() => agentsOf(run).length === 1);
+      await expect.poll(() => agentsOf(run)).toHaveLength(1);
       process.kill(agentsOf(run)[0]!, 'SIGKILL');
-      await until(() => agentsOf(run).length === 0);
+      await expect.poll(() => agentsOf(run)).toHaveLength(0);
       expect(lstatSync(socket).isSocket()).toBe(true); // left behind, nobody listens
       await fiveAtOnceEndWithOne(env, run);
     }
@@ -144,7 +138,7 @@ describe('the CLI starts the agent on demand', () => {
     const child = spawn(process.execPath, [CLI, '--json', 'agent', 'list'], { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     const exit = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(exit).toBe(0);
-    await until(() => agentsOf(run).length === 1);
+    await expect.poll(() => agentsOf(run)).toHaveLength(1);
     const pid = agentsOf(run)[0]!;
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     expect(Number(stat[3])).toBe(pid); // session id: it leads its own session

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { BuildStatus, Format, Platform, ReleaseType } from '@plugin-license/api';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { FORMATS, PLATFORMS, RELEASE_TYPES, STATUSES } from '../src/program.js';
-import { startService, tempHome, type TestService } from '@plugin-license/test-utils';
+import { startService, startTamperingProxy, tempHome, type TestService } from '@plugin-license/test-utils';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cli, envFor, jsonOf } from './helpers.js';
 
@@ -40,38 +39,11 @@ async function finishedBuild(platforms = ['macos', 'windows'], formats = ['vst3'
  * A CONNECT proxy on loopback that flips one byte at offset 60 000 of what each tunnel carries
  * back: small JSON answers pass untouched, a large download arrives corrupted but well framed.
  */
-async function startCorruptingProxy(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    sockets.add(client);
-    client.once('data', (head) => {
-      const target = /^CONNECT ([^\s:]+):(\d+)/.exec(head.toString('latin1'));
-      if (!target) return client.destroy();
-      const upstream = connect(Number(target[2]), target[1]!, () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'));
-      sockets.add(upstream);
-      let seen = 0;
-      upstream.on('data', (chunk: Buffer) => {
-        if (seen <= 60_000 && seen + chunk.length > 60_000) chunk.writeUInt8(chunk.readUInt8(60_000 - seen) ^ 0xff, 60_000 - seen);
-        seen += chunk.length;
-        client.write(chunk);
-      });
-      client.on('data', (d) => upstream.write(d));
-      upstream.on('close', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
+function startCorruptingProxy(): Promise<{ url: string; close(): Promise<void> }> {
+  return startTamperingProxy((chunk, offset) => {
+    if (offset <= 60_000 && offset + chunk.length > 60_000) chunk.writeUInt8(chunk.readUInt8(60_000 - offset) ^ 0xff, 60_000 - offset);
+    return chunk;
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 describe('plugin-license builds', () => {

@@ -4,11 +4,10 @@
 // emulator's HTTPS, ends within the deadline and a generous slack, with the documented exit code
 // and a message naming the deadline applied (never a code or the token). Real sockets on loopback.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { License } from '@plugin-license/licensing';
-import { tempHome } from '@plugin-license/test-utils';
+import { startSilentServer, tempHome } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService, type Run } from './helpers.js';
 
@@ -20,35 +19,6 @@ const SLACK_MS = 2500;
 const NAMED = /no answer from the service within 1 s \(PLUGIN_LICENSE_TIMEOUT\)/;
 const BUILD = '6b0f7f1e-1d2c-4c3b-8a9a-0c1d2e3f4a5b';
 const SECRET = 'whsec_deadline-test-secret';
-
-/** Accepts every connection, reads what it is sent, never answers: a hung service, or a hung proxy. */
-async function silent(): Promise<{ url: string; asked: () => Promise<void>; firstHeard: () => number | undefined; connections: () => number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let heard: () => void = () => undefined;
-  let first: number | undefined;
-  const server: Server = createServer((s) => {
-    sockets.add(s);
-    s.on('data', () => {
-      first ??= Date.now();
-      heard();
-    });
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    /** Resolves when the next request has arrived: its sender is then waiting for the answer. */
-    asked: () => new Promise<void>((r) => (heard = r)),
-    /** When the first request arrived: the command's first wait for the service began. */
-    firstHeard: () => first,
-    connections: () => sockets.size,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
 
 let tls: Emulator;
 const cleanups: Array<() => void> = [];
@@ -180,7 +150,7 @@ describe('PLUGIN_LICENSE_TIMEOUT is the deadline of the whole command', () => {
           const code = await service.code(3);
           const args = await row.args(home, code);
           // Its own hung end, so the moment its first wait began is known.
-          const hung = await silent();
+          const hung = await startSilentServer();
           try {
             const env = envFor(service, home, { PLUGIN_LICENSE_TIMEOUT: String(TIMEOUT_S), PLUGIN_LICENSE_WEBHOOK_SECRET: SECRET, ...way.env(hung.url) });
             const run = await cli(args, env);
@@ -216,7 +186,7 @@ describe('PLUGIN_LICENSE_TIMEOUT is the deadline of the whole command', () => {
   }
 
   it('Ctrl-C ends the wait for a silent service at once (exit 130), long before the deadline', async () => {
-    const own = await silent();
+    const own = await startSilentServer();
     try {
       const env = envFor(service, freshHome(), { PLUGIN_LICENSE_TIMEOUT: '60', PLUGIN_LICENSE_BASE_URL: `${own.url}/functions/v1` });
       const code = await service.code(1);

@@ -5,32 +5,12 @@
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { fullDisk } from '@plugin-license/test-utils';
+import { fullDisk, startSilentServer, startTamperingProxy } from '@plugin-license/test-utils';
 import { describe, expect, it } from 'vitest';
 import { CLI, cli, envFor, jsonOf, useCliService } from './helpers.js';
 
 const { service, home } = useCliService();
-
-/** A proxy on loopback that accepts every connection, reads what it is sent, and never answers. */
-async function silentProxy(): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((s) => {
-    sockets.add(s);
-    s.on('data', () => undefined);
-    s.on('error', () => undefined);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
 
 /**
  * A CONNECT proxy that passes everything, but stops forwarding a stream after its first 60,000
@@ -38,44 +18,18 @@ async function silentProxy(): Promise<{ url: string; close(): Promise<void> }> {
  * client is then mid-download, whatever the machine's speed.
  */
 async function stallingProxy(): Promise<{ url: string; stalled: Promise<void>; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
   let markStalled!: () => void;
   const stalled = new Promise<void>((resolve) => (markStalled = resolve));
-  const server: Server = createServer((client) => {
-    sockets.add(client);
-    client.once('data', (head) => {
-      const target = /^CONNECT ([^\s:]+):(\d+)/.exec(head.toString('latin1'));
-      if (!target) return client.destroy();
-      const upstream = connect(Number(target[2]), target[1]!, () => client.write('HTTP/1.1 200 Connection Established\r\n\r\n'));
-      sockets.add(upstream);
-      let seen = 0;
-      upstream.on('data', (chunk: Buffer) => {
-        if (seen >= 60_000) return markStalled(); // stalled: the connection stays open, nothing more arrives
-        const room = 60_000 - seen;
-        seen += chunk.length;
-        client.write(chunk.length > room ? chunk.subarray(0, room) : chunk);
-        if (chunk.length > room) markStalled();
-      });
-      client.on('data', (d) => upstream.write(d));
-      upstream.on('close', () => client.destroy());
-      client.on('close', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-    });
+  const proxy = await startTamperingProxy((chunk, offset) => {
+    const room = 60_000 - offset;
+    if (chunk.length <= room) return chunk;
+    markStalled(); // the connection stays open, nothing more arrives
+    return chunk.subarray(0, Math.max(0, room));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    stalled,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  return { ...proxy, stalled };
 }
 
-/** Settles once process `pid` has `path` open (Linux's /proc; lsof elsewhere), polling on the event loop. */
+/** Settles once process `pid` has `path` open (Linux's /proc; lsof elsewhere). */
 async function hasOpened(pid: number, path: string): Promise<void> {
   const opened = (): boolean => {
     if (existsSync('/proc/self/fd')) {
@@ -94,8 +48,8 @@ async function hasOpened(pid: number, path: string): Promise<void> {
     const listed = spawnSync('lsof', ['-p', String(pid), '-Fn'], { encoding: 'utf8' });
     return listed.stdout.split('\n').includes(`n${path}`);
   };
-  // Bounded only by the test's own time-out: the command opens the pipe once it has started.
-  while (!opened()) await new Promise((r) => setTimeout(r, 10));
+  // The command opens the pipe once it has started.
+  await expect.poll(opened).toBe(true);
 }
 
 async function finishedBuild(): Promise<string> {
@@ -107,7 +61,7 @@ async function finishedBuild(): Promise<string> {
 
 describe('one deadline per request, whatever carries it', () => {
   it('through a proxy that accepts and never answers: status, activate, builds list and doctor end within the deadline, saying so', async () => {
-    const proxy = await silentProxy();
+    const proxy = await startSilentServer();
     try {
       const env = envFor(service, home(), { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, PLUGIN_LICENSE_TIMEOUT: '1' });
       const code = await service.code(1);

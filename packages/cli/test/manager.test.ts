@@ -340,7 +340,7 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     expect(await notice.textContent()).toMatch(/agent run/);
     expect(await seriousViolations(page)).toEqual([]);
     later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl: service.emulator.baseUrl, home: dir }), (a) => a.stop('keep-home'));
-    await expect.poll(() => page.getByText('No license is activated on this computer yet.').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.getByText('No license is activated on this computer yet.').count()).toBe(1);
     expect(await page.getByRole('alert').count()).toBe(0);
   });
 
@@ -568,7 +568,7 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     const env = envFor(service, dir, { BROWSER: fakeBrowser });
     later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl: service.emulator.baseUrl, home: dir }), (a) => a.stop('keep-home'));
     const manager = later(await startManager(env, []), (m) => m.stop());
-    await expect.poll(() => existsSync(record), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => existsSync(record)).toBe(true);
     const args = JSON.parse(readFileSync(record, 'utf8')) as string[];
     expect(args).toHaveLength(1);
     expect(args.join(' ')).not.toContain(manager.token);
@@ -605,7 +605,7 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     writeFileSync(fakeBrowser, `#!${process.execPath}\nrequire('node:fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
     const env = envFor(service, dir, { BROWSER: fakeBrowser });
     const first = later(await startManager(env, []), (m) => m.stop());
-    await expect.poll(() => existsSync(record), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => existsSync(record)).toBe(true);
     const file = (JSON.parse(readFileSync(record, 'utf8')) as string[])[0] as string;
     await first.stop('SIGKILL');
     expect(existsSync(file)).toBe(true);

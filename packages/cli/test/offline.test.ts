@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentClient, startAgent, type LicenseState } from '@plugin-license/agent';
-import { tempHome } from '@plugin-license/test-utils';
+import { eventually, tempHome } from '@plugin-license/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService, type Run } from './helpers.js';
 
@@ -52,20 +52,12 @@ async function slots(code: string): Promise<number> {
 }
 
 /**
- * The agent hears a change within a second (its folder watch); a loaded machine can take longer,
- * so the waits here bound only how long a change that never comes takes to fail the test.
+ * The first state the subscription pushed that matches. The agent hears a change within a second
+ * (its folder watch); the wait's bound (WAIT_MS) only limits how long one that never comes takes
+ * to fail the test.
  */
-const HEARD_MS = 15_000;
-
-/** Waits (bounded) for a state a subscription pushes. */
-async function pushed(states: LicenseState[], pred: (s: LicenseState) => boolean, ms = HEARD_MS): Promise<LicenseState> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const found = states.find(pred);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`not pushed within ${ms} ms: ${JSON.stringify(states)}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+function pushed(states: LicenseState[], pred: (s: LicenseState) => boolean): Promise<LicenseState> {
+  return eventually(() => states.find(pred), 'the state pushed', { seen: () => JSON.stringify(states) });
 }
 
 describe('plugin-license offline', () => {
@@ -114,11 +106,7 @@ describe('plugin-license offline', () => {
     states.length = 0;
     ok(await cli(['offline', 'import', file('renewed.json')], studio));
     // A later valid_until alone is not a `changed` (subscribers act on validity), but check has it soon.
-    const deadline = Date.now() + HEARD_MS;
-    while ((await client.check(projectId)).graceUntil!.getTime() < validUntil + 100 * DAY) {
-      expect(Date.now(), `the renewal did not reach the agent within ${HEARD_MS} ms`).toBeLessThan(deadline);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await expect.poll(async () => (await client.check(projectId)).graceUntil!.getTime(), { message: 'the renewal reached the agent' }).toBeGreaterThanOrEqual(validUntil + 100 * DAY);
 
     // Release: the studio forgets first (the agent hears it), then the online step frees the slot.
     states.length = 0;

@@ -1,18 +1,10 @@
 import { ActivateResult, CodeStatus, DeactivateResult, ErrorBody, GeneratedKey, ProjectKeys, ValidateResult } from '@plugin-license/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateCode } from '@plugin-license/test-utils';
-import { startEmulator, type Emulator } from '../src/index.js';
 import { call } from './http.js';
+import { HIGH_LIMITS, useEmulator } from './helpers.js';
 
-let emu: Emulator;
-const high = { activation: 100_000, builds: 100_000, general: 100_000, trigger: 100_000 };
-
-beforeAll(async () => {
-  emu = await startEmulator({ rateLimits: high });
-});
-afterAll(async () => {
-  await emu?.close();
-});
+const { emu } = useEmulator({ rateLimits: HIGH_LIMITS });
 
 const activate = (code: string, machine_id: string, extra: Record<string, unknown> = {}) =>
   call(emu, 'POST', '/plugin-activation/activate', { body: { code, machine_id, ...extra }, token: null });

@@ -1,18 +1,12 @@
 import { ErrorBody } from '@plugin-license/api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { generateCode } from '@plugin-license/test-utils';
-import { BODY_LIMIT_BYTES, startEmulator, type Emulator } from '../src/index.js';
+import { BODY_LIMIT_BYTES } from '../src/index.js';
 import { call, type Answer } from './http.js';
+import { HIGH_LIMITS, useEmulator } from './helpers.js';
 
-let emu: Emulator;
+const { emu } = useEmulator({ rateLimits: HIGH_LIMITS });
 const INTERFACE_CODES = ['bad_request', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'rate_limited', 'invalid_code', 'code_not_found', 'code_revoked', 'max_activations_reached'];
-
-beforeAll(async () => {
-  emu = await startEmulator({ rateLimits: { activation: 100_000, builds: 100_000, general: 100_000, trigger: 100_000 } });
-});
-afterAll(async () => {
-  await emu?.close();
-});
 
 function expectBadRequest(res: Answer, field: string): void {
   expect(res.status, res.text).toBe(400);

@@ -1,30 +1,15 @@
 import { createHash } from 'node:crypto';
 import { ArtifactList, Build, BuildList, BuildUsage, CreatedBuild, DownloadLink } from '@plugin-license/api';
-import { control } from '@plugin-license/test-utils';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { call } from './http.js';
+import { HIGH_LIMITS, useEmulator } from './helpers.js';
 
 // A fixed base clock: builds move only when a test moves the emulator's clock.
 const T0 = Date.UTC(2030, 3, 10, 8, 0, 0);
 const STEP = 1000;
 const STEPS = ['checkout', 'configure', 'compile', 'sign', 'package', 'upload'];
-const high = { activation: 100_000, builds: 100_000, general: 100_000, trigger: 100_000 };
-let emu: Emulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startEmulator({ now: () => T0, rateLimits: high });
-  ctl = control(emu.origin);
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await ctl.reset();
-  await ctl.buildSettings({ step_ms: STEP, fail_rate: 0, seed: 0 });
-});
+const { emu, ctl } = useEmulator({ now: () => T0, rateLimits: HIGH_LIMITS }, { buildStepMs: STEP });
 
 const at = (ms: number): string => new Date(T0 + ms).toISOString();
 const advance = (ms: number) => ctl.clock({ advance_ms: ms });

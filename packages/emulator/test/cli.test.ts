@@ -7,12 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_CLI, generateCode, startEmulatorProcess, type EmulatorProcess } from '@plugin-license/test-utils';
 import { call } from './http.js';
 
-async function waitFor(check: () => boolean): Promise<void> {
-  // Bounded wait for the child's stderr to arrive through the pipe: the bound (15 s) is on
-  // failing only, with room for a loaded machine; success returns as soon as it is there.
-  for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-}
-
 function runToExit(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [EMULATOR_CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -56,8 +50,7 @@ describe('plugin-license-emulator (CLI)', () => {
     for (let i = 0; i < 2; i++) expect((await call(api, 'POST', '/plugin-activation/validate', { body: { code, machine_id: 'm' }, token: null })).status).toBe(200);
     expect((await call(api, 'POST', '/plugin-activation/validate', { body: { code, machine_id: 'm' }, token: null })).status).toBe(429);
     const hint = `${code.slice(0, 4)}…${code.slice(-4)}`;
-    await waitFor(() => emu.stderr().includes(hint));
-    expect(emu.stderr()).toContain(hint);
+    await expect.poll(() => emu.stderr()).toContain(hint); // through the pipe, as soon as it is there
     expect(emu.stderr()).not.toContain(code);
     expect(emu.stderr()).not.toContain(emu.info.token);
   });

@@ -1,24 +1,13 @@
 import { ErrorBody } from '@plugin-license/api';
 import { Agent, request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { control, generateCode } from '@plugin-license/test-utils';
-import { startEmulator, type Emulator } from '../src/index.js';
+import { startEmulator } from '../src/index.js';
 import { call } from './http.js';
+import { useEmulator } from './helpers.js';
 
 const T0 = Date.UTC(2031, 5, 15, 12, 0, 0);
-let emu: Emulator;
-let ctl: ReturnType<typeof control>;
-
-beforeAll(async () => {
-  emu = await startEmulator({ now: () => T0, rateLimits: { activation: 10_000, builds: 10_000, general: 10_000, trigger: 10_000 } });
-  ctl = control(emu.origin);
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await ctl.reset();
-});
+const { emu, ctl } = useEmulator({ now: () => T0, rateLimits: { activation: 10_000, builds: 10_000, general: 10_000, trigger: 10_000 } }, { reset: true });
 
 describe('faults', () => {
   it('error answers the next `count` service requests with the status and the error body, then recovers', async () => {

@@ -2,17 +2,15 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook, type WebhookPayload } from '@plugin-license/api';
-import { control } from '@plugin-license/test-utils';
 import { request } from 'undici';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../src/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { call } from './http.js';
+import { useEmulator } from './helpers.js';
 
 const T0 = Date.UTC(2030, 3, 10, 8, 0, 0);
 const STEP = 1000;
 const ALL = ['build.queued', 'build.started', 'build.success', 'build.failed', 'build.cancelled'];
-let emu: Emulator;
-let ctl: ReturnType<typeof control>;
+const { emu, ctl } = useEmulator({ now: () => T0, rateLimits: { activation: 1000, builds: 1000, general: 1000, trigger: 1000 }, deliveryTimeoutMs: 300 }, { buildStepMs: STEP });
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -66,17 +64,6 @@ async function receiver(port = 0, options: { status?: () => number; hang?: boole
   return r;
 }
 
-beforeAll(async () => {
-  emu = await startEmulator({ now: () => T0, rateLimits: { activation: 1000, builds: 1000, general: 1000, trigger: 1000 }, deliveryTimeoutMs: 300 });
-  ctl = control(emu.origin);
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await ctl.reset();
-  await ctl.buildSettings({ step_ms: STEP, fail_rate: 0, seed: 0 });
-});
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });

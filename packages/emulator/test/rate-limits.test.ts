@@ -1,23 +1,14 @@
 import { ErrorBody } from '@plugin-license/api';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { control, generateCode } from '@plugin-license/test-utils';
-import { DEFAULT_RATE_LIMITS, startEmulator, type Emulator } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { generateCode } from '@plugin-license/test-utils';
+import { DEFAULT_RATE_LIMITS, startEmulator } from '../src/index.js';
 import { call } from './http.js';
+import { useEmulator } from './helpers.js';
 
 // A frozen base clock: time only moves through /__emulator/clock, so windows are exact.
 const T0 = Date.UTC(2030, 0, 1, 0, 0, 10);
 const WINDOW_END_S = Date.UTC(2030, 0, 1, 0, 1, 0) / 1000;
-let emu: Emulator;
-
-beforeAll(async () => {
-  emu = await startEmulator({ now: () => T0, rateLimits: { activation: 3, builds: 2, general: 2, trigger: 2 } });
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await control(emu.origin).reset();
-});
+const { emu, ctl } = useEmulator({ now: () => T0, rateLimits: { activation: 3, builds: 2, general: 2, trigger: 2 } }, { reset: true });
 
 const validate = () => call(emu, 'POST', '/plugin-activation/validate', { body: { code: 'x', machine_id: 'm' }, token: null });
 
@@ -37,10 +28,10 @@ describe('rate limits', () => {
     expect(limited.headers['x-ratelimit-reset']).toBe(String(WINDOW_END_S));
     expect(limited.headers['retry-after']).toBe('50');
 
-    await control(emu.origin).clock({ advance_ms: 49_000 });
+    await ctl.clock({ advance_ms: 49_000 });
     expect((await validate()).status).toBe(429);
 
-    await control(emu.origin).clock({ advance_ms: 1_000 });
+    await ctl.clock({ advance_ms: 1_000 });
     const fresh = await validate();
     expect(fresh.status).toBe(200);
     expect(fresh.headers['x-ratelimit-remaining']).toBe('2');

@@ -19,24 +19,13 @@ import {
   UnlinkResult,
 } from '@plugin-license/api';
 import { request } from 'undici';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { control } from '@plugin-license/test-utils';
-import { startEmulator, type Emulator } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { startEmulator } from '../src/index.js';
 import { call } from './http.js';
+import { HIGH_LIMITS, useEmulator } from './helpers.js';
 
 const T0 = Date.UTC(2030, 3, 10, 8, 0, 0);
-const high = { activation: 100_000, builds: 100_000, general: 100_000, trigger: 100_000 };
-let emu: Emulator;
-
-beforeAll(async () => {
-  emu = await startEmulator({ now: () => T0, rateLimits: high });
-});
-afterAll(async () => {
-  await emu?.close();
-});
-beforeEach(async () => {
-  await control(emu.origin).reset();
-});
+const { emu, ctl } = useEmulator({ now: () => T0, rateLimits: HIGH_LIMITS }, { reset: true });
 
 async function seededBuild(): Promise<{ id: string; artifacts: Array<{ id: string; file_name: string; checksum_sha256: string; file_size: number }> }> {
   const list = BuildList.parse((await call(emu, 'GET', `/builds?project_id=${emu.projectId}&status=success`)).json);
@@ -101,7 +90,7 @@ describe('builds', () => {
     expect(usage).toEqual({ period: '2030-04', used: 1, limit: 100, remaining: 99, extra_builds: 0, reset_at: '2030-05-01T00:00:00.000Z' });
     await call(emu, 'POST', '/builds', { body: { project_id: emu.projectId } });
     expect((await call(emu, 'GET', '/builds/usage')).body).toMatchObject({ used: 2, remaining: 98 });
-    await control(emu.origin).clock({ now: '2030-05-01T00:00:00Z' });
+    await ctl.clock({ now: '2030-05-01T00:00:00Z' });
     expect((await call(emu, 'GET', '/builds/usage')).body).toMatchObject({ period: '2030-05', used: 0, remaining: 100 });
     for (let i = 0; i < 100; i++) expect((await call(emu, 'POST', '/builds', { body: { project_id: emu.projectId } })).status).toBe(201);
     const over = await call(emu, 'POST', '/builds', { body: { project_id: emu.projectId } });
@@ -129,7 +118,7 @@ describe('builds', () => {
     const tampered = await request(link.url.replace(/signature=([0-9a-f])/, (_m, d: string) => `signature=${d === '0' ? '1' : '0'}`));
     expect(tampered.statusCode).toBe(403);
     await tampered.body.dump();
-    await control(emu.origin).clock({ advance_ms: 15 * 60_000 + 1 });
+    await ctl.clock({ advance_ms: 15 * 60_000 + 1 });
     const expired = await request(link.url);
     expect(expired.statusCode).toBe(403);
     await expired.body.dump();

@@ -16,8 +16,11 @@ export const RAW_B = 'fedcba9876543210fedcba9876543210';
 
 export { tempHome } from '@plugin-license/test-utils';
 
+/** A fixed start for a test's clock, where a test wants the same dates on every run. */
+export const FIXED_NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
+
 /** A clock the test moves by hand. */
-export function manualClock(start = Date.UTC(2026, 0, 15, 12, 0, 0)) {
+export function manualClock(start = FIXED_NOW) {
   let t = start;
   return {
     now: () => t,
@@ -76,57 +79,50 @@ export function killAll(children: Set<ChildProcess>): void {
 }
 
 /**
- * The usual set-up of a test file of `License`s against the emulator: one service for the file, a
- * fresh home and a hand-moved clock (starting now) per test, every license closed and the service
- * reset after each. `license()` makes one with the raw id RAW_A and a fixed jitter.
+ * The one set-up of a test file of `License`s against the emulator: one service for the file; a
+ * fresh home and a hand-moved clock per test (starting now, or at `clockStart`); after each test,
+ * its `cleanups` (newest first: a mount to undo before the home goes), then the service reset,
+ * every license closed (those `license()` made and those a test put in `open`) and the home
+ * removed. `license()` makes one with the raw id RAW_A, a fixed jitter and `options.license`.
+ * `service`, `home` and `clock` are the same objects throughout, filled in for each test, so a
+ * file can take them apart once: `const { service, home, clock, license } = useLicenses();`.
  */
-export function useLicenses(defaults: Partial<LicenseOptions> = {}) {
-  let service: TestService | undefined;
-  let home: { dir: string; cleanup: () => void } | undefined;
-  let clock = manualClock(Date.now());
+export function useLicenses(options: { license?: Partial<LicenseOptions>; clockStart?: number } = {}) {
+  const service = {} as TestService;
+  const home = { dir: '', cleanup: () => {} };
+  const clock = manualClock();
   const open: License[] = [];
+  const cleanups: Array<() => void | Promise<void>> = [];
   beforeAll(async () => {
-    service = await startService();
+    Object.assign(service, await startService());
   });
   afterAll(async () => {
-    await service?.close();
+    await service.close?.();
   });
   beforeEach(() => {
-    home = tempHome();
-    clock = manualClock(Date.now());
+    Object.assign(home, tempHome());
+    clock.set(options.clockStart ?? Date.now());
   });
   afterEach(async () => {
-    await service?.control.reset();
+    for (const c of cleanups.splice(0).reverse()) await c();
+    await service.control.reset();
     await Promise.all(open.splice(0).map((l) => l.close()));
-    home?.cleanup();
+    home.cleanup();
   });
-  const env = {
-    get service(): TestService {
-      if (!service) throw new Error('useLicenses: the service is not started yet (use it inside a test)');
-      return service;
-    },
-    get home(): { dir: string; cleanup: () => void } {
-      if (!home) throw new Error('useLicenses: no home outside a test');
-      return home;
-    },
-    get clock() {
-      return clock;
-    },
-    license(overrides: Partial<LicenseOptions> = {}): License {
-      const l = new License({
-        projectId: env.service.emulator.projectId,
-        baseUrl: env.service.emulator.baseUrl,
-        home: env.home.dir,
-        now: clock.now,
-        dispatcher: env.service.dispatcher,
-        rawMachineIdProvider: () => RAW_A,
-        random: () => 0.5,
-        ...defaults,
-        ...overrides,
-      });
-      open.push(l);
-      return l;
-    },
-  };
-  return env;
+  function license(overrides: Partial<LicenseOptions> = {}): License {
+    const l = new License({
+      projectId: service.emulator.projectId,
+      baseUrl: service.emulator.baseUrl,
+      home: home.dir,
+      now: clock.now,
+      dispatcher: service.dispatcher,
+      rawMachineIdProvider: () => RAW_A,
+      random: () => 0.5,
+      ...options.license,
+      ...overrides,
+    });
+    open.push(l);
+    return l;
+  }
+  return { service, home, clock, license, open, cleanups };
 }

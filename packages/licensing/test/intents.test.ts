@@ -1,50 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fullDisk, readOnlyFolder, rejection as rejectionOf } from '@plugin-license/test-utils';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cacheFilePath, getMachineId, isLicenseError, License, type LicenseError, type LicenseOptions } from '../src/index.js';
-import { manualClock, RAW_A, startService, tempHome, type TestService } from './helpers.js';
+import { fullDisk, readOnlyFolder, rejection } from '@plugin-license/test-utils';
+import { describe, expect, it } from 'vitest';
+import { cacheFilePath, getMachineId, isLicenseError, type License, type LicenseError } from '../src/index.js';
+import { RAW_A, useLicenses } from './helpers.js';
 
 // The local state and the service's slot count never disagree for long, whatever fails between
 // them: the intent is written before the service is asked, and settled with the service later.
 
-let service: TestService;
-let home: { dir: string; cleanup: () => void };
-let clock: ReturnType<typeof manualClock>;
-const open: License[] = [];
-const undo: (() => void)[] = [];
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-beforeEach(() => {
-  home = tempHome();
-  clock = manualClock(Date.now());
-});
-afterEach(async () => {
-  for (const u of undo.splice(0).reverse()) u();
-  await service.control.faults({ mode: 'none' });
-  await Promise.all(open.splice(0).map((l) => l.close()));
-  home.cleanup();
-});
-
-function license(overrides: Partial<LicenseOptions> = {}): License {
-  const l = new License({
-    projectId: service.emulator.projectId,
-    baseUrl: service.emulator.baseUrl,
-    home: home.dir,
-    now: clock.now,
-    dispatcher: service.dispatcher,
-    rawMachineIdProvider: () => RAW_A,
-    random: () => 0.5,
-    ...overrides,
-  });
-  open.push(l);
-  return l;
-}
+const { service, home, clock, license, cleanups } = useLicenses();
 
 const cacheFile = (): string => cacheFilePath(service.emulator.projectId, { home: home.dir });
 const licensesDir = (): string => dirname(cacheFile());
@@ -53,17 +17,14 @@ const slots = async (code: string): Promise<number> => (await service.admin.acti
 const machineId = async (): Promise<string> =>
   (await getMachineId({ namespace: 'plugin-license', home: home.dir, rawMachineIdProvider: () => RAW_A })).id;
 
-
-const rejection = (p: Promise<unknown>): Promise<LicenseError> => rejectionOf(p, isLicenseError);
-
 describe('when the disk refuses, nothing is asked of the service', () => {
   it('a read-only licenses folder: activate fails at once with cache_io, and no slot is taken', async (ctx) => {
     mkdirSync(licensesDir(), { recursive: true });
     const ro = readOnlyFolder(licensesDir());
     if (!ro.ok) return ctx.skip(ro.reason);
-    undo.push(ro.undo);
+    cleanups.push(ro.undo);
     const code = await service.code();
-    const e = await rejection(license().activate(code));
+    const e = await rejection(license().activate(code), isLicenseError);
     expect(e).toMatchObject({ code: 'cache_io', systemCode: 'EROFS' });
     expect(e.path).toContain(licensesDir());
     expect(e.message).toMatch(/nothing was asked of the service/);
@@ -75,10 +36,10 @@ describe('when the disk refuses, nothing is asked of the service', () => {
     const data = join(home.dir, 'data');
     const full = fullDisk(data);
     if (!full.ok) return ctx.skip(full.reason);
-    undo.push(full.undo);
+    cleanups.push(full.undo);
     const code = await service.code();
     const l = license({ machineId: 'studio-pc-7' }); // the generated-id file would need the disk too
-    const e = await rejection(l.activate(code));
+    const e = await rejection(l.activate(code), isLicenseError);
     expect(e).toMatchObject({ code: 'cache_io', systemCode: 'ENOSPC' });
     expect(await slots(code)).toBe(0);
     const leftovers = (dir: string): string[] =>
@@ -91,7 +52,7 @@ describe('when the disk refuses, nothing is asked of the service', () => {
     const code = await service.code();
     const l = license();
     expect(l.check()).toMatchObject({ valid: false, reason: 'cache_invalid' });
-    const e = await rejection(l.activate(code));
+    const e = await rejection(l.activate(code), isLicenseError);
     expect(e.code).toBe('cache_io');
     expect(await slots(code)).toBe(0);
   }, 5_000);
@@ -103,7 +64,7 @@ describe('when the state write fails after the service answered, the intent sett
     const l = license();
     // The folder gets in the way while the service holds the request: after the intent, before the write.
     await service.control.faults({ mode: 'hold', count: 1 });
-    const pending = rejection(l.activate(code));
+    const pending = rejection(l.activate(code), isLicenseError);
     await service.control.held(1);
     expect(intentFiles()).toHaveLength(1); // written before the service was asked
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
@@ -122,7 +83,7 @@ describe('when the state write fails after the service answered, the intent sett
     const code = await service.code();
     const l = license();
     await service.control.faults({ mode: 'hold', count: 1 });
-    const pending = rejection(l.activate(code));
+    const pending = rejection(l.activate(code), isLicenseError);
     await service.control.held(1);
     expect(intentFiles()).toHaveLength(1);
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
@@ -170,7 +131,7 @@ describe('when the state write fails after the service answered, the intent sett
     const stored = readFileSync(cacheFile(), 'utf8');
     rmSync(cacheFile());
     mkdirSync(join(cacheFile(), 'in-the-way'), { recursive: true });
-    const e = await rejection(l.deactivate());
+    const e = await rejection(l.deactivate(), isLicenseError);
     expect(e.code).toBe('cache_io');
     expect(l.check()).toMatchObject({ valid: false, reason: 'not_activated' });
     expect(await slots(code)).toBe(0);

@@ -3,8 +3,8 @@
 // rules run against an injected clock.
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { rejection as sharedRejection } from '@plugin-license/test-utils';
+import { describe, expect, it } from 'vitest';
+import { rejection } from '@plugin-license/test-utils';
 import {
   answerOfflineRequest,
   cacheFilePath,
@@ -22,32 +22,15 @@ import {
   readCachedStatus,
   releaseOffline,
   ticketPath,
-  type LicenseError,
   type OfflineResponse,
 } from '../src/index.js';
 import { canonicalResponseBytes } from '../src/offline-format.js';
-import { manualClock, RAW_A, startService, tempHome, type TestService } from './helpers.js';
+import { RAW_A, tempHome, useLicenses } from './helpers.js';
 
 const DAY = 86_400_000;
-const rejection = (p: Promise<unknown>): Promise<LicenseError> => sharedRejection(p, isLicenseError);
 
-let service: TestService;
-let studio: { dir: string; cleanup: () => void };
-let clock: ReturnType<typeof manualClock>;
-
-beforeAll(async () => {
-  service = await startService();
-});
-afterAll(async () => {
-  await service?.close();
-});
-beforeEach(() => {
-  studio = tempHome('plo-');
-  // The studio's clock: the emulator's answers are stamped with the real time, so the studio's
-  // clock starts there and the tests move it.
-  clock = manualClock(Date.now());
-});
-afterEach(() => studio.cleanup());
+// The studio's clock starts at the real time (the emulator stamps its answers with it); tests move it.
+const { service, home: studio, clock } = useLicenses();
 
 const projectId = (): string => service.emulator.projectId;
 /** The offline machine: its home, its OS id, its clock; no service anywhere. */
@@ -123,7 +106,7 @@ describe('offline activation in the library', () => {
     expect(await confirmOfflineRelease(proof, online())).toMatchObject({ released: false, alreadyReleased: true });
     // A proof for a machine id that never held the slot is not a release.
     const stranger = { ...proof, machine_id: 'm1_' + '0'.repeat(64) };
-    expect((await rejection(confirmOfflineRelease(stranger, online()))).code).toBe('not_activated');
+    expect((await rejection(confirmOfflineRelease(stranger, online()), isLicenseError)).code).toBe('not_activated');
   });
 
   it('signed: with keys configured, unsigned, unknown-key and altered responses are refused; a signed one is kept and re-verified at load', async () => {
@@ -133,12 +116,12 @@ describe('offline activation in the library', () => {
     const keys = { offlinePublicKeys: [other.publicKey, vendor.publicKey] };
 
     const unsigned = await activatedOffline(code);
-    expect((await rejection(importOfflineResponse(unsigned, { ...at(), ...keys }))).message).toMatch(/not signed/);
+    expect((await rejection(importOfflineResponse(unsigned, { ...at(), ...keys }), isLicenseError)).message).toMatch(/not signed/);
     const wrongKey = await activatedOffline(code, { signingKeyPem: generateOfflineKeyPair().privateKeyPem });
-    expect((await rejection(importOfflineResponse(wrongKey, { ...at(), ...keys }))).message).toMatch(/does not know/);
+    expect((await rejection(importOfflineResponse(wrongKey, { ...at(), ...keys }), isLicenseError)).message).toMatch(/does not know/);
     const signed = await activatedOffline(code, { signingKeyPem: vendor.privateKeyPem });
     const flipped = { ...signed, valid_until: new Date(Date.parse(signed.valid_until) + DAY).toISOString() };
-    expect((await rejection(importOfflineResponse(flipped, { ...at(), ...keys }))).message).toMatch(/does not verify/);
+    expect((await rejection(importOfflineResponse(flipped, { ...at(), ...keys }), isLicenseError)).message).toMatch(/does not verify/);
     // Nothing was stored by any refusal, and each kept its pending request.
     expect(existsSync(cacheFilePath(projectId(), { home: studio.dir }))).toBe(false);
 
@@ -174,7 +157,7 @@ describe('offline activation in the library', () => {
     const pendingFile = join(offlineDir({ home: studio.dir }), `${projectId()}.pending.json`);
     const pendingBefore = readFileSync(pendingFile, 'utf8');
     const refusedWith = async (input: OfflineResponse | string, pattern: RegExp, code = 'offline_refused', options = {}): Promise<void> => {
-      const e = await rejection(importOfflineResponse(input, { ...at(), ...options }));
+      const e = await rejection(importOfflineResponse(input, { ...at(), ...options }), isLicenseError);
       expect(e.code, e.message).toBe(code);
       expect(e.message).toMatch(pattern);
       expect(e.message).not.toContain(good.code);
@@ -199,7 +182,7 @@ describe('offline activation in the library', () => {
 
     // The good one still imports, once: replayed, it answers no pending request.
     expect((await importOfflineResponse(good, at())).valid).toBe(true);
-    const replay = await rejection(importOfflineResponse(good, at()));
+    const replay = await rejection(importOfflineResponse(good, at()), isLicenseError);
     expect(replay.message).toMatch(/imported already/);
   });
 
@@ -214,12 +197,12 @@ describe('offline activation in the library', () => {
       ['00000000-0000-4000-8000-000000000000', 'code_not_found'],
     ] as const) {
       const request = await createOfflineRequest({ projectId: projectId(), code, ...at() });
-      const e = await rejection(answerOfflineRequest(request, online()));
+      const e = await rejection(answerOfflineRequest(request, online()), isLicenseError);
       expect(e.code).toBe(expected);
     }
     const noCode = await createOfflineRequest({ projectId: projectId(), ...at() });
-    expect((await rejection(answerOfflineRequest(noCode, online()))).message).toMatch(/carries no code/);
-    const renewNothing = await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }));
+    expect((await rejection(answerOfflineRequest(noCode, online()), isLicenseError)).message).toMatch(/carries no code/);
+    const renewNothing = await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }), isLicenseError);
     expect(renewNothing.code).toBe('not_activated');
   });
 
@@ -228,8 +211,8 @@ describe('offline activation in the library', () => {
     const file = cacheFilePath(projectId(), { home: studio.dir });
     writeFileSync(file, readFileSync(file, 'utf8').replace('"failures":0', '"failures":5'));
     // A re-entered lock would wait out its stale time (over 20 s) and fail this test by its time-out.
-    expect((await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }))).code).toBe('not_activated');
-    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }))).code).toBe('not_activated');
+    expect((await rejection(createOfflineRequest({ projectId: projectId(), renew: true, ...at() }), isLicenseError)).code).toBe('not_activated');
+    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }), isLicenseError)).code).toBe('not_activated');
     expect(readdirSync(join(studio.dir, 'data', 'licenses')).some((f) => f.includes('.invalid-'))).toBe(true);
   }, 15_000);
 
@@ -242,14 +225,14 @@ describe('offline activation in the library', () => {
     expect(await slots(code)).toBe(1);
     // A signing key that is not one is refused before the service is asked.
     const other = await createOfflineRequest({ projectId: projectId(), code: await service.code(1), ...at() });
-    expect((await rejection(answerOfflineRequest(other, { ...online(), signingKeyPem: 'not a key' }))).message).toMatch(/not a private key in PEM form/);
+    expect((await rejection(answerOfflineRequest(other, { ...online(), signingKeyPem: 'not a key' }), isLicenseError)).message).toMatch(/not a private key in PEM form/);
     expect(await slots(other.code!)).toBe(0);
 
     // The disk refuses the import (a file where the licenses folder goes): cache_io, nothing stored, the request still pending.
     const licenses = join(studio.dir, 'data', 'licenses');
     rmSync(licenses, { recursive: true, force: true });
     writeFileSync(licenses, 'in the way');
-    expect((await rejection(importOfflineResponse(response, at()))).code).toBe('cache_io');
+    expect((await rejection(importOfflineResponse(response, at()), isLicenseError)).code).toBe('cache_io');
     rmSync(licenses);
     const pendingFile = join(offlineDir({ home: studio.dir }), `${projectId()}.pending.json`);
     const pendingBefore = readFileSync(pendingFile, 'utf8');
@@ -262,7 +245,7 @@ describe('offline activation in the library', () => {
     const offline = offlineDir({ home: studio.dir });
     rmSync(offline, { recursive: true, force: true });
     writeFileSync(offline, 'in the way');
-    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }))).code).toBe('cache_io');
+    expect((await rejection(releaseOffline({ projectId: projectId(), ...at() }), isLicenseError)).code).toBe('cache_io');
     const license = new License({ projectId: projectId(), baseUrl: 'http://127.0.0.1:9/functions/v1', ...at() });
     expect(license.check()).toMatchObject({ valid: true, source: 'offline' });
     await license.close();
@@ -279,7 +262,7 @@ describe('offline activation in the library', () => {
     const response = await activatedOffline(await service.code(1));
     const pendingFile = join(offlineDir({ home: studio.dir }), `${projectId()}.pending.json`);
     writeFileSync(pendingFile, '{"format":1,"requests":[{"nonce":');
-    expect((await rejection(importOfflineResponse(response, at()))).message).toMatch(/answers no pending request/);
+    expect((await rejection(importOfflineResponse(response, at()), isLicenseError)).message).toMatch(/answers no pending request/);
     expect(readdirSync(offlineDir({ home: studio.dir })).some((f) => f.startsWith(`${projectId()}.pending.json.invalid-`))).toBe(true);
   });
 

@@ -4,8 +4,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { createServer as createHttpServer } from 'node:http';
-import { createProxy } from 'proxy';
 import { Agent, request } from 'undici';
 import { ServiceClient } from '@plugin-license/api';
 import { STOP_GRACE_MS } from './processes.js';
@@ -295,49 +293,18 @@ export function fullDisk(dir: string, options: { freeBytes?: number } = {}): Tes
   return { ok: true, undo: () => unmount(dir) };
 }
 
-/** A real HTTP proxy (CONNECT tunnels included) on loopback, recording every tunnel it opened. */
-export interface TestProxy {
-  /** `http://127.0.0.1:PORT` */
-  url: string;
-  /** The `host:port` of every CONNECT tunnel, in order. */
-  tunnels: string[];
-  close(): Promise<void>;
-}
-
 /**
- * Starts a forwarding proxy (the `proxy` package) on 127.0.0.1:0, as a studio's or company's
- * proxy would stand between a machine and the service.
- *
- * @example
- * const proxy = await startConnectProxy();
- * try { new License({ ..., proxy: proxy.url }) } finally { await proxy.close(); }
- */
-export async function startConnectProxy(): Promise<TestProxy> {
-  const server = createProxy(createHttpServer());
-  const tunnels: string[] = [];
-  server.on('connect', (req: { url?: string }) => tunnels.push(req.url ?? ''));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    tunnels,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections?.();
-      }),
-  };
-}
-
-/**
- * The error a promise rejects with, checked by `guard` (a type guard of the package under test);
- * fails the test when it resolves or rejects with something else.
+ * The error a promise rejects with, checked by `guard` (the type guard of the package under test:
+ * `isLicenseError`, `isAgentError`, ...) or, without one, any `Error`; fails the test when the
+ * promise resolves or rejects with something else. The one way tests take a failure apart.
  *
  * @example
  * const e = await rejection(license.activate(code), isLicenseError);
  * expect(e.code).toBe('cache_io');
  */
-export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown) => e is E): Promise<E> {
+export async function rejection(promise: Promise<unknown>): Promise<Error>;
+export async function rejection<E>(promise: Promise<unknown>, guard: (e: unknown) => e is E): Promise<E>;
+export async function rejection(promise: Promise<unknown>, guard = (e: unknown): e is Error => e instanceof Error): Promise<unknown> {
   try {
     await promise;
   } catch (e) {
@@ -404,5 +371,8 @@ export async function startService<E extends ServiceEmulator>(
   };
 }
 export * from './processes.js';
+export * from './peers.js';
+export { eventually } from './eventually.js';
+export { WAIT_MS } from './wait-bound.js';
 export * from './squatter.js';
 export { asOtherUser, readableByOtherUser, shareWithOtherUser, type SharedCopy } from './other-user.js';

@@ -14,14 +14,26 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs a program to its end (killed after killAfterMs as a safety net) and collects its output. */
-export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, killAfterMs = 15_000): Promise<RunResult> {
+function execute(file: string, args: string[], env: NodeJS.ProcessEnv, killAfterMs: number): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { ...process.env, ...env }, timeout: killAfterMs, encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile(file, args, { env, timeout: killAfterMs, encoding: 'utf8' }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** Runs a program to its end (killed after killAfterMs as a safety net) and collects its output; `env` adds to the test's own. */
+export function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}, killAfterMs = 15_000): Promise<RunResult> {
+  return execute(file, args, { ...process.env, ...env }, killAfterMs);
+}
+
+/**
+ * Runs a program as {@link run} does, with `env` alone: nothing of the test's own environment,
+ * as on a musician's computer. The safety net is longer: installers unpack and start services.
+ */
+export function runBare(file: string, args: string[], env: NodeJS.ProcessEnv, killAfterMs = 120_000): Promise<RunResult> {
+  return execute(file, args, env, killAfterMs);
 }
 
 /**

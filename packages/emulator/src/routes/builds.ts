@@ -1,4 +1,4 @@
-import { CreateBuildRequest, ListBuildsQuery } from '@plugin-license/api';
+import { Build, CreateBuildRequest, CreatedBuild, ListBuildsQuery } from '@plugin-license/api';
 import type { FastifyRequest } from 'fastify';
 import { emit } from '../build-engine.js';
 import { createBuild, usageOf } from '../build-factory.js';
@@ -20,22 +20,17 @@ function requireBuild(ctx: EmulatorContext, request: FastifyRequest, subject: st
   return build;
 }
 
-function buildView(build: BuildRecord): Record<string, unknown> {
-  return {
-    id: build.id,
-    project_id: build.project_id,
-    status: build.status,
-    version_number: build.version_number,
-    build_number: build.build_number,
-    platforms: build.platforms,
-    formats: build.formats,
-    metadata: build.metadata,
-    queued_at: build.queued_at,
-    started_at: build.started_at,
-    completed_at: build.completed_at,
-    github_run_url: build.github_run_url,
-  };
+/**
+ * A build as an answer shows it: the fields the interface's schema names (`Build`, `CreatedBuild`),
+ * in its order. The list also shows the build number and the time queued, which its items' schema
+ * leaves open.
+ */
+function view(build: BuildRecord, fields: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(fields.map((f) => [f, build[f as keyof BuildRecord]]));
 }
+const FULL = Object.keys(Build.shape);
+const CREATED = Object.keys(CreatedBuild.shape);
+const LISTED = ['id', 'project_id', 'status', 'version_number', 'build_number', 'queued_at', 'completed_at'];
 
 export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
   return [
@@ -49,16 +44,7 @@ export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
         const project = requireProject(ctx, subject, body.project_id, 'project_id');
         const build = await createBuild(ctx, project, { ...body, status: 'pending', source: 'api' });
         reply.code(201);
-        return {
-          id: build.id,
-          project_id: build.project_id,
-          status: build.status,
-          version_number: build.version_number,
-          build_number: build.build_number,
-          platforms: build.platforms,
-          formats: build.formats,
-          queued_at: build.queued_at,
-        };
+        return view(build, CREATED);
       },
     },
     {
@@ -77,15 +63,7 @@ export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
         const limit = query.limit ?? DEFAULT_LIST_LIMIT;
         const offset = query.offset ?? 0;
         return {
-          builds: matching.slice(offset, offset + limit).map((b) => ({
-            id: b.id,
-            project_id: b.project_id,
-            status: b.status,
-            version_number: b.version_number,
-            build_number: b.build_number,
-            queued_at: b.queued_at,
-            completed_at: b.completed_at,
-          })),
+          builds: matching.slice(offset, offset + limit).map((b) => view(b, LISTED)),
           total: matching.length,
           limit,
           offset,
@@ -102,7 +80,7 @@ export function buildRoutes(ctx: EmulatorContext): RouteDef[] {
       method: 'GET',
       url: '/builds/:id',
       bucket: 'builds',
-      handler: async (request) => buildView(requireBuild(ctx, request, requireSubject(request))),
+      handler: async (request) => view(requireBuild(ctx, request, requireSubject(request)), FULL),
     },
     {
       method: 'GET',
