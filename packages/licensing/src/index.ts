@@ -23,7 +23,7 @@ export { notOwn } from './own-folder.js';
 export { acquireFileLock } from './file-lock.js';
 export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';
-export { ticketKeyOf, normalizeRawId } from './machine-id.js';
+export { ticketKeyOf, normalizeRawId, machineIdOf } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { APP_GROUP_PATTERN, checkAppGroup, chooseAppGroup } from './app-group.js';
