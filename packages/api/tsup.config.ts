@@ -1,4 +1,5 @@
 import { defineConfig } from 'tsup';
 import { baseConfig } from '../../tsup.base.js';
 
-export default defineConfig(baseConfig());
+// `./signed-ticket` is its own entry: pure web-platform code the relay bundles for Deno and workerd.
+export default defineConfig(baseConfig({ entry: { index: 'src/index.ts', 'signed-ticket': 'src/signed-ticket-format.ts' } }));

@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -13,7 +14,7 @@ const dist = join(packageDir, 'dist');
 // Built only when missing: `pnpm test` builds first, and rebuilding here (tsup cleans dist) could
 // pull the files from under other test files' child processes that load this package's dist.
 beforeAll(async () => {
-  if (!existsSync(join(dist, 'index.cjs')) || !existsSync(join(dist, 'index.js'))) {
+  if (!['index.cjs', 'index.js', 'signed-ticket.cjs', 'signed-ticket.js'].every((file) => existsSync(join(dist, file)))) {
     await run('pnpm', ['--filter', '@plugin-license/api', 'build'], { cwd: packageDir });
   }
 }, 120_000);
@@ -97,5 +98,39 @@ describe('built package', () => {
     );
     expect(cjs).toEqual([false, false, 2, false, true, 'NetworkError']);
     expect(esm).toEqual([false, false, 2, false, true, 'NetworkError']);
+  });
+});
+
+// The signed ticket's format is a subpath of its own, pure web-platform code: the relay bundles it
+// for Deno and Cloudflare Workers, where neither undici nor any `node:` module exists.
+describe('built package: @plugin-license/api/signed-ticket', () => {
+  const probe = `
+    const names = Object.keys(m).sort();
+    const raw = new Uint8Array(32).fill(7);
+    const kid = m.ticketKeyId(raw, (b) => require('node:crypto').createHash('sha256').update(b).digest());
+    const text = m.formatSignedTicket({ app: 'acme-audio', project_id: 'ABC', machine_id: 'm1_x', code_hint: 'h', source: 'online', issued_at: 1, valid_until: 2 }, kid, () => new Uint8Array(64));
+    console.log(JSON.stringify({ names, parsed: m.parseSignedTicket(text).ok, key: m.parsePublicKeyText('ed25519:' + m.base64UrlEncode(raw)).ok }));
+  `;
+
+  it('ships ESM, CommonJS and both type declarations', () => {
+    for (const file of ['signed-ticket.js', 'signed-ticket.cjs', 'signed-ticket.d.ts', 'signed-ticket.d.cts']) expect(existsSync(join(dist, file))).toBe(true);
+  });
+
+  it('loads with require() and with import, exposing the same names', async () => {
+    const cjs = JSON.parse(await node(['-e', `const m = require('@plugin-license/api/signed-ticket');${probe}`]));
+    const esm = JSON.parse(await node(['--input-type=module', '-e', `import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/package.json'); import * as m from '@plugin-license/api/signed-ticket';${probe}`]));
+    expect(esm).toEqual(cjs);
+    expect(cjs.names).toEqual(expect.arrayContaining(['formatSignedTicket', 'parseSignedTicket', 'parsePublicKeyText', 'ticketKeyId', 'signedTicketMessage', 'base64UrlDecode', 'SIGNED_TICKET_CONTEXT', 'MAX_SIGNED_TICKET_BYTES']));
+    expect([cjs.parsed, cjs.key]).toEqual([true, true]);
+  });
+
+  // esbuild's neutral platform knows no Node built-in: a bundle of the entry (its source and the
+  // published file) that needs none of them, nor any other module, is one the Deno and workerd
+  // bundles can take as it is.
+  it.each([['the source', join(packageDir, 'src', 'signed-ticket-format.ts')], ['the published ESM file', join(dist, 'signed-ticket.js')]])('%s bundles for the neutral platform with no import at all', async (_, entry) => {
+    const result = await build({ entryPoints: [entry], bundle: true, platform: 'neutral', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+    expect(Object.keys(result.metafile.inputs)).toHaveLength(1);
+    for (const output of Object.values(result.metafile.outputs)) expect(output.imports).toEqual([]);
+    expect(result.outputFiles[0]!.text).not.toMatch(/\bnode:|\bBuffer\b|\bprocess\./);
   });
 });

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import * as z from 'zod';
+import { ticketKeyId } from '@plugin-license/api/signed-ticket';
 import { MAX_STATE_FILE_BYTES } from './cache-file.js';
 import { LicenseError } from './errors.js';
 
@@ -252,8 +253,8 @@ export function generateOfflineKeyPair(): OfflineKeyPair {
 }
 
 /** The key id of a public key: the first 8 bytes of the SHA-256 of its 32 raw bytes, in hex. */
-export function keyIdOf(raw: Buffer): string {
-  return createHash('sha256').update(raw).digest().subarray(0, 8).toString('hex');
+export function keyIdOf(raw: Uint8Array): string {
+  return ticketKeyId(raw, (bytes) => createHash('sha256').update(bytes).digest());
 }
 
 function rawPublicKey(key: KeyObject): Buffer {

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { dirname } from 'node:path';
 import { codeHint } from '@plugin-license/api';
+import { jsonIntegersOnly, ticketProjectId } from '@plugin-license/api/signed-ticket';
 import type { StoredLicense } from './cache-file.js';
 import { ensureDir, removeFileDurably, writeFileAtomic } from '@plugin-license/fs';
 import { checkOwnFolder, repairOwnFolder } from './own-folder.js';
@@ -20,6 +21,9 @@ import { bucketOf, EXPIRED, TAMPERED, validUntilOf } from './status-rules.js';
 export const MAX_TICKET_BYTES = 4096;
 /** A reader's clock may be this far before `issued_at` (seconds) before it is `clock_tampered`. */
 export const TICKET_CLOCK_SLACK_S = 3600;
+
+// The one rule of project ids in tickets (ASCII letters folded) lives with the signed ticket's format.
+export { ticketProjectId };
 
 const REASONS: readonly Reason[] = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid'];
 
@@ -123,18 +127,6 @@ export async function writeTicket(file: string, key: Buffer, fields: TicketField
   await writeFileAtomic(file, encodeTicket(key, fields));
 }
 
-/**
- * The one comparison rule of project ids in a ticket (plc's `project_id_key`): ASCII letters in
- * lower case, every other character as it is. `toLowerCase()` would fold U+212A KELVIN SIGN to
- * `k`, U+0130 to `i̇` and fullwidth letters to theirs, which plc does not: one id, one answer.
- *
- * @example
- * ticketProjectId('123E4567-E89B-12D3-A456-426614174000'); // '123e4567-e89b-12d3-a456-426614174000'
- */
-export function ticketProjectId(id: string): string {
-  return id.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
-}
-
 /** Removes a ticket durably (nothing to remove is fine). */
 export async function removeTicket(file: string): Promise<void> {
   await removeFileDurably(file);
@@ -194,7 +186,7 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
   if (f.app !== options.app) return tampered('belongs to another app');
   if (typeof f.project_id !== 'string' || f.project_id !== ticketProjectId(options.projectId)) return tampered('belongs to another project');
   if (f.v !== 1) return tampered(`unknown version ${JSON.stringify(f.v)}`);
-  const fields = asFields(f, integersOnly(json));
+  const fields = asFields(f, jsonIntegersOnly(json));
   if (fields === null) return tampered('a field of version 1 is missing or of the wrong type');
   if (!fields.valid) return { verdict: 'not_licensed', reason: fields.reason ?? 'not_activated', ticket: fields };
   if (options.now < fields.issued_at - TICKET_CLOCK_SLACK_S) return { verdict: 'clock', reason: 'clock_tampered', ticket: fields };
@@ -204,16 +196,6 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
 
 function tampered(problem: string): TicketVerdict {
   return { verdict: 'tampered', reason: 'cache_invalid', problem };
-}
-
-/**
- * True when every number of line 1 is written as digits only: the contract's times are Unix
- * seconds, and a fraction or an exponent (1.5, 1e3, 1.0000000000000001) would be read one way by
- * a double and another by plc's int64 reader, so neither reader takes one.
- */
-function integersOnly(json: string): boolean {
-  const numbers = json.replace(/"(?:[^"\\]|\\.)*"/g, '""').match(/-?\d[\d.eE+-]*/g) ?? [];
-  return numbers.every((n) => /^-?\d+$/.test(n));
 }
 
 function asFields(f: Record<string, unknown>, integers: boolean): TicketFields | null {
