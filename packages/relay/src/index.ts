@@ -8,3 +8,5 @@ export { startLine, originOf } from './start-line.js';
 export { MAX_TICKET_DAYS } from './rules.js';
 export { MAX_BODY_BYTES } from './request-body.js';
 export { CODES_REFRESH_MS } from './project-codes.js';
+export { parseServeFlags } from './serve-flags.js';
+export type { ServeFlags } from './serve-flags.js';

@@ -53,7 +53,7 @@ function pkcs8Of(text: string, where: string, variable: string): Uint8Array {
 
 async function importOne(text: string, where: string, variable: string): Promise<SigningKey> {
   const der = pkcs8Of(text, where, variable);
-  let privateKey: CryptoKey;
+  let privateKey: Awaited<ReturnType<typeof crypto.subtle.importKey>>;
   try {
     privateKey = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, true, ['sign']);
   } catch {

@@ -154,7 +154,7 @@ export function createRelay(config: RelayConfig, options: RelayOptions = {}): Re
   api.post(
     '/plugin-activation/:action',
     bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => {
-      const action = c.req.param('action');
+      const action = c.req.param('action') ?? '';
       if (ROUTES.has(action)) c.env.facts.route = `POST /plugin-activation/${action}`;
       return json(413, { error: 'payload_too_large', message: `the body is over ${MAX_BODY_BYTES / 1024} KB; an activation request is a few hundred bytes`, details: { limit_bytes: MAX_BODY_BYTES } });
     } }),
