@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Relay } from './relay.js';
 import { originOf } from './start-line.js';
@@ -36,12 +36,16 @@ export async function serveRelay(relay: Relay, o: { host?: string; port?: number
       resolve();
     });
   });
+  // Once closing, a connection whose answer has gone is closed at once rather than kept alive.
+  let closing = false;
+  server.on('request', (_req, res: ServerResponse) => res.once('finish', () => closing && setImmediate(() => server.closeIdleConnections())));
   const port = (server.address() as AddressInfo).port;
   return {
     origin: originOf(host, port),
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         server.close(() => resolve());
         server.closeIdleConnections();
       }),
