@@ -4,6 +4,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -156,4 +158,44 @@ export function verifiedTicket(text: unknown, publicKey: string): Record<string,
 export function publicKeyOfSeed(seed: string): string {
   const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), Buffer.from(seed, 'base64url')]);
   return createPublicKey(createPrivateKey({ key: der, format: 'der', type: 'pkcs8' })).export({ format: 'jwk' }).x!;
+}
+
+/**
+ * A pass-through proxy to the service that can keep one answer back: `holdNext(path)` resolves
+ * once the service has answered the next request to `path`, whose answer then waits for
+ * `release()`. For the one case the emulator cannot make: an answer given before a change and
+ * delivered after it.
+ */
+export async function answerHoldingProxy(serviceBaseUrl: string): Promise<{ baseUrl: string; holdNext(path: string): Promise<void>; release(): void; close(): Promise<void> }> {
+  const target = new URL(serviceBaseUrl);
+  let hold: { path: string; answered: () => void; released: Promise<void>; release: () => void } | undefined;
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const upstream = await fetch(`${target.origin}${req.url}`, { method: req.method!, headers: { 'content-type': 'application/json', ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) }, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+    const text = await upstream.text();
+    const mine = hold !== undefined && req.url!.endsWith(hold.path) ? hold : undefined;
+    if (mine) {
+      hold = undefined;
+      mine.answered();
+      await mine.released;
+    }
+    res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(text);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  let release = (): void => undefined;
+  return {
+    baseUrl: `http://127.0.0.1:${port}${target.pathname}`,
+    holdNext(path) {
+      return new Promise<void>((answered) => {
+        let r!: () => void;
+        const released = new Promise<void>((x) => (r = x));
+        release = r;
+        hold = { path, answered, released, release: r };
+      });
+    },
+    release: () => release(),
+    close: () => new Promise<void>((r) => { release(); server.closeAllConnections(); server.close(() => r()); }),
+  };
 }
