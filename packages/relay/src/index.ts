@@ -10,3 +10,5 @@ export { MAX_BODY_BYTES } from './request-body.js';
 export { CODES_REFRESH_MS } from './project-codes.js';
 export { parseServeFlags } from './serve-flags.js';
 export type { ServeFlags } from './serve-flags.js';
+export { fetchCarrier, SERVICE_TIMEOUT_MS } from './service.js';
+export type { ServiceCarrier } from './service.js';

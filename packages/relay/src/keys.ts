@@ -9,7 +9,11 @@ export interface SigningKey {
   publicKey: string;
   /** Signs `bytes` (an Ed25519 signature, 64 bytes). */
   sign(bytes: Uint8Array): Promise<Uint8Array>;
+  /** The private key in `crypto.subtle` (a platform adapter may sign with it by its own means). */
+  privateKey: CryptoKey;
 }
+
+type CryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 // PKCS#8 of an Ed25519 key is this fixed prefix and the 32-byte seed (RFC 8410, section 7).
 const PKCS8_ED25519_PREFIX = Uint8Array.from([0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]);
@@ -53,7 +57,7 @@ function pkcs8Of(text: string, where: string, variable: string): Uint8Array {
 
 async function importOne(text: string, where: string, variable: string): Promise<SigningKey> {
   const der = pkcs8Of(text, where, variable);
-  let privateKey: Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+  let privateKey: CryptoKey;
   try {
     privateKey = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, true, ['sign']);
   } catch {
@@ -67,6 +71,7 @@ async function importOne(text: string, where: string, variable: string): Promise
     kid,
     publicKey: base64UrlEncode(raw),
     sign: async (bytes) => new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, privateKey, bytes)),
+    privateKey,
   };
 }
 

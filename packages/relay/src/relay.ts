@@ -1,10 +1,9 @@
 import { codeHint } from '@plugin-license/api/code-hint';
 import { Hono } from 'hono/tiny';
-import { bodyLimit } from 'hono/body-limit';
 import type { RelayConfig } from './config.js';
 import { ProjectCodes } from './project-codes.js';
-import { MAX_BODY_BYTES, readActivationBody, serviceBody, type ActivationBody } from './request-body.js';
-import { askService, errorAnswer, type ServiceAnswer } from './service.js';
+import { MAX_BODY_BYTES, readActivationBody, readLimitedBody, serviceBody, type ActivationBody } from './request-body.js';
+import { askService, errorAnswer, fetchCarrier, type ServiceAnswer, type ServiceCarrier } from './service.js';
 import { SingleFlight } from './single-flight.js';
 import { issueTicket } from './ticket.js';
 import { ValidateCache } from './validate-cache.js';
@@ -15,8 +14,8 @@ export type RelayLog = (line: string) => void;
 export interface RelayOptions {
   /** The clock (epoch ms): tickets' times, the validate cache, the code lists' refresh. Default `Date.now`. */
   now?: () => number;
-  /** The platform's `fetch`, to reach the service. Default the global one. */
-  fetch?: typeof fetch;
+  /** How to reach the service. Default: the platform's `fetch` ({@link fetchCarrier}). */
+  carrier?: ServiceCarrier;
   /** One JSON line per request. Default: none. */
   log?: RelayLog;
 }
@@ -78,14 +77,14 @@ function meansValid(action: Action, a: ServiceAnswer): boolean {
  */
 export function createRelay(config: RelayConfig, options: RelayOptions = {}): Relay {
   const now = options.now ?? Date.now;
-  const fetchFn = options.fetch ?? ((input, init) => fetch(input, init));
+  const carrier = options.carrier ?? fetchCarrier();
   const log = options.log;
   const signer = config.keys[0]!;
   const keys: RelayKey[] = config.keys.map((k) => ({ kid: k.kid, public_key: k.publicKey }));
   const flights = new SingleFlight<ServiceAnswer>();
   const cache = new ValidateCache(config.validateCacheS * 1000, now);
   const codes = new ProjectCodes(async (projectId) => {
-    const a = await askService(fetchFn, { method: 'GET', url: `${config.serviceUrl}/plugin-activation/project/${projectId}/keys`, token: config.token });
+    const a = await askService(carrier, { method: 'GET', url: `${config.serviceUrl}/plugin-activation/project/${projectId}/keys`, token: config.token });
     if (a.status === 200 && Array.isArray((a.body as { keys?: unknown } | null)?.keys)) {
       const list = (a.body as { keys: unknown[] }).keys;
       return { codes: list.flatMap((k) => (typeof (k as { code?: unknown })?.code === 'string' ? [(k as { code: string }).code] : [])) };
@@ -102,7 +101,7 @@ export function createRelay(config: RelayConfig, options: RelayOptions = {}): Re
     let mine = false;
     const answer = await flights.run(key, () => {
       mine = true;
-      return askService(fetchFn, { method, url: `${config.serviceUrl}${path}`, ...(body === undefined ? {} : { body }) });
+      return askService(carrier, { method, url: `${config.serviceUrl}${path}`, ...(body === undefined ? {} : { body }) });
     });
     facts.upstream = mine ? 'sent' : 'shared';
     return answer;
@@ -151,21 +150,15 @@ export function createRelay(config: RelayConfig, options: RelayOptions = {}): Re
   // Under /functions/v1 like the service (the library's client points at the relay unchanged), and
   // without it too: Supabase hands an Edge Function its path without /functions/v1.
   const api = new Hono<{ Bindings: { facts: LogFacts } }>();
-  api.post(
-    '/plugin-activation/:action',
-    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => {
-      const action = c.req.param('action') ?? '';
-      if (ROUTES.has(action)) c.env.facts.route = `POST /plugin-activation/${action}`;
-      return json(413, { error: 'payload_too_large', message: `the body is over ${MAX_BODY_BYTES / 1024} KB; an activation request is a few hundred bytes`, details: { limit_bytes: MAX_BODY_BYTES } });
-    } }),
-    async (c) => {
-      const action = c.req.param('action');
-      if (!ROUTES.has(action)) return notFound();
-      const facts = c.env.facts;
-      facts.route = `POST /plugin-activation/${action}`;
-      return activation(action as Action, await c.req.text(), facts);
-    },
-  );
+  api.post('/plugin-activation/:action', async (c) => {
+    const action = c.req.param('action');
+    if (!ROUTES.has(action)) return notFound();
+    const facts = c.env.facts;
+    facts.route = `POST /plugin-activation/${action}`;
+    const text = await readLimitedBody(c.req.raw);
+    if (text === undefined) return json(413, { error: 'payload_too_large', message: `the body is over ${MAX_BODY_BYTES / 1024} KB; an activation request is a few hundred bytes`, details: { limit_bytes: MAX_BODY_BYTES } });
+    return activation(action as Action, text, facts);
+  });
   api.get('/plugin-activation/status/:code', async (c) => {
     const code = c.req.param('code');
     const facts = c.env.facts;

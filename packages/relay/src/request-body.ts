@@ -3,6 +3,44 @@ import { MAX_CODE_LENGTH, MAX_MACHINE_ID_LENGTH } from './rules.js';
 /** The largest request body the relay reads; a larger one is 413 `payload_too_large`. */
 export const MAX_BODY_BYTES = 16 * 1024;
 
+/**
+ * A request's body as text, or `undefined` when it is over {@link MAX_BODY_BYTES}: a declared
+ * `Content-Length` over the limit is refused before a byte is read; a body without one (chunked)
+ * is read until it passes the limit, never further.
+ *
+ * @example
+ * const text = await readLimitedBody(request); // undefined: answer 413
+ */
+export async function readLimitedBody(request: Request): Promise<string | undefined> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null) {
+    if (!/^\d{1,9}$/.test(declared.trim()) || Number(declared) > MAX_BODY_BYTES) return undefined;
+    // The HTTP layer holds the body to its declared length: read whole (the platform's fastest way).
+    return request.text();
+  }
+  if (request.body === null) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    all.set(c, at);
+    at += c.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
 /** An activate, validate or deactivate request to the relay: the service's body plus `project_id`. */
 export interface ActivationBody {
   code: string;

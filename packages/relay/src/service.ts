@@ -25,23 +25,53 @@ export function errorAnswer(status: number, error: string, message: string, deta
   return { status, headers, body: { error, message, details } };
 }
 
-/** Calls the service; `fetch` is the platform's. Never throws: a failure to reach it is a 502 or 504 answer. */
-export async function askService(fetchFn: typeof fetch, o: { method: 'GET' | 'POST'; url: string; body?: string; token?: string }): Promise<ServiceAnswer> {
+/**
+ * How the relay reaches the service: the shape of the api's `Carrier` (`createCarrier`), which
+ * the Node adapter passes (Node's own keep-alive HTTP, or undici through a proxy the standard
+ * variables name); elsewhere {@link fetchCarrier}, the platform's `fetch`.
+ */
+export interface ServiceCarrier {
+  send(url: string, request: { method: string; headers: Record<string, string>; body: string | undefined; timeoutMs: number; signal: AbortSignal | undefined }): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text(): Promise<string> }>;
+}
+
+/**
+ * A carrier over the platform's `fetch` (Deno, workerd, any web runtime); an attempt that runs
+ * past its time-out fails with a `TimeoutError`.
+ *
+ * @example
+ * createRelay(config, { carrier: fetchCarrier(fetch) });
+ */
+export function fetchCarrier(fetchFn: typeof fetch = (input, init) => fetch(input, init)): ServiceCarrier {
+  return {
+    async send(url, r) {
+      const res = await fetchFn(url, { method: r.method, headers: r.headers, ...(r.body === undefined ? {} : { body: r.body }), redirect: 'manual', signal: AbortSignal.timeout(r.timeoutMs) });
+      const headers: Record<string, string> = {};
+      res.headers.forEach((value, name) => (headers[name] = value));
+      return { status: res.status, headers, text: () => res.text() };
+    },
+  };
+}
+
+const TIMEOUTS = new Set(['TimeoutError', 'AbortError']);
+const TIMEOUT_CODES = new Set(['ERR_PLC_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Calls the service. Never throws: a failure to reach it is a 502 or 504 answer in the service's shape. */
+export async function askService(carrier: ServiceCarrier, o: { method: 'GET' | 'POST'; url: string; body?: string; token?: string }): Promise<ServiceAnswer> {
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'plugin-license-relay' };
   if (o.body !== undefined) headers['content-type'] = 'application/json';
   if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
-  let res: Response;
+  const timedOut = (e: unknown): boolean => TIMEOUTS.has(String((e as { name?: unknown }).name)) || TIMEOUT_CODES.has(String((e as { code?: unknown }).code));
+  let res: Awaited<ReturnType<ServiceCarrier['send']>>;
   try {
-    res = await fetchFn(o.url, { method: o.method, headers, ...(o.body === undefined ? {} : { body: o.body }), redirect: 'manual', signal: AbortSignal.timeout(SERVICE_TIMEOUT_MS) });
+    res = await carrier.send(o.url, { method: o.method, headers, body: o.body, timeoutMs: SERVICE_TIMEOUT_MS, signal: undefined });
   } catch (e) {
-    const name = (e as { name?: unknown }).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return errorAnswer(504, 'service_timeout', `the service did not answer within ${SERVICE_TIMEOUT_MS / 1000} s; try again later`);
+    if (timedOut(e)) return errorAnswer(504, 'service_timeout', `the service did not answer within ${SERVICE_TIMEOUT_MS / 1000} s; try again later`);
     return errorAnswer(502, 'service_unreachable', 'the relay could not reach the service; try again later', { cause: causeCode(e) });
   }
   const passed: Record<string, string> = {};
   for (const name of PASSED_HEADERS) {
-    const v = res.headers.get(name);
-    if (v !== null) passed[name] = v;
+    const v = res.headers[name];
+    if (typeof v === 'string') passed[name] = v;
   }
   let text: string;
   try {
@@ -60,6 +90,6 @@ export async function askService(fetchFn: typeof fetch, o: { method: 'GET' | 'PO
 
 /** A system error's code (ECONNREFUSED), never its message: a message may hold a URL, and a URL a code. */
 function causeCode(e: unknown): string {
-  const cause = (e as { cause?: { code?: unknown } }).cause;
-  return typeof cause?.code === 'string' ? cause.code : 'error';
+  const code = (e as { code?: unknown }).code ?? (e as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === 'string' && /^[A-Z_0-9]{1,40}$/.test(code) ? code : 'error';
 }

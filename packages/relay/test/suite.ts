@@ -2,7 +2,7 @@
 // against one relay process of its own (started once per file), in front of the emulator as an
 // HTTP server. Two keys throughout: the first signs, both are listed (a rotation in progress).
 import { codeHint } from '@plugin-license/api';
-import { startEmulator } from '@plugin-license/emulator';
+import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, makeKey, refusedStart, startRelay, verifiedTicket, type RelayProcess, type Runtime, type TestKey } from './helpers.js';
@@ -23,7 +23,7 @@ const DAY_S = 86_400;
 
 export function relaySuite(runtime: Runtime): void {
   describe(`the relay on ${runtime}`, () => {
-    let service: TestService;
+    let service: TestService<Emulator>;
     let relay: RelayProcess;
     const keys = [makeKey(), makeKey()];
     const codes: string[] = [];
@@ -236,7 +236,7 @@ export function relaySuite(runtime: Runtime): void {
 /** Start refusals: a missing or malformed variable ends the start with words and exit 2. */
 export function refusalSuite(runtime: Runtime, cases: ReadonlyArray<readonly [string, Record<string, string | undefined>, RegExp]>): void {
   describe(`the relay on ${runtime} refuses to start`, () => {
-    let service: TestService;
+    let service: TestService<Emulator>;
     const key = makeKey();
     beforeAll(async () => {
       service = await startService(startEmulator);

@@ -1,5 +1,5 @@
 import { createRelay, isRelayConfigError, loadRelayConfig, startLine } from '@plugin-license/relay';
-import { serveRelay } from '@plugin-license/relay/node';
+import { nodeCarrier, serveRelay, withNodeSigning } from '@plugin-license/relay/node';
 import type { Context } from '../context.js';
 import { CliError, EXIT, type ExitCode } from '../exit.js';
 
@@ -19,10 +19,11 @@ export async function relayServeCommand(ctx: Context, o: { host: string; port: n
     throw e;
   }
   const stderr = ctx.out.streams.stderr;
-  const relay = createRelay(config, { log: (line) => stderr.write(`${line}\n`) });
+  const carrier = await nodeCarrier(ctx.env);
+  const relay = createRelay(withNodeSigning(config), { carrier, log: (line) => stderr.write(`${line}\n`) });
   let server;
   try {
-    server = await serveRelay(relay, { host: o.host, port: o.port });
+    server = await serveRelay(relay, { host: o.host, port: o.port, ownProcess: true });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(EXIT.failed, 'port_in_use', `port ${o.port} on ${o.host} is in use; choose another with --port, or --port 0 for any free port`);
@@ -45,6 +46,7 @@ export async function relayServeCommand(ctx: Context, o: { host: string; port: n
     await server.close();
   } finally {
     process.off('SIGTERM', onTerm);
+    await carrier.close();
   }
   if (terminated) process.exit(0);
   return EXIT.ok;
