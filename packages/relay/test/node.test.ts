@@ -1,5 +1,17 @@
 // The relay on Node: `plugin-license relay serve`, the built CLI, as a process.
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { expect, it } from 'vitest';
+import { RUNTIME_COMMAND } from './helpers.js';
 import { refusalSuite, relaySuite } from './suite.js';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+
+it('pnpm relay:deno and pnpm relay:workerd run the scripts these tests start', () => {
+  const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  expect(scripts['relay:deno']).toBe(`node ${relative(root, RUNTIME_COMMAND.deno[0]!)}`);
+  expect(scripts['relay:workerd']).toBe(`node ${relative(root, RUNTIME_COMMAND.workerd[0]!)}`);
+});
 
 relaySuite('node');
 

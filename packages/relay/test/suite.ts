@@ -188,6 +188,19 @@ export function relaySuite(runtime: Runtime): void {
       expect([r.status, r.body.error, r.body.details]).toEqual([413, 'payload_too_large', { limit_bytes: 16384 }]);
     });
 
+    it('a chunked body (no Content-Length) over 16 KB is 413 too', async () => {
+      const chunk = new TextEncoder().encode('x'.repeat(1024));
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent++ < 64) controller.enqueue(chunk);
+          else controller.close();
+        },
+      });
+      const res = await fetch(`${relay.baseUrl}/plugin-activation/activate`, { method: 'POST', body, duplex: 'half' } as RequestInit);
+      expect([res.status, ((await res.json()) as { error: string }).error]).toEqual([413, 'payload_too_large']);
+    });
+
     it.each([
       ['GET', '/'],
       ['GET', '/functions/v1/builds'],
