@@ -8,7 +8,9 @@
 // p99: one client, requests one after another, p99 through the relay minus p99 through the proxy
 // (goal <= 5 ms on loopback). Loopback only; every loop is bounded. Needs `pnpm build`.
 import { generateKeyPairSync } from 'node:crypto';
-import { dirname, resolve } from 'node:path';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { startReady } from './helpers.mjs';
@@ -36,6 +38,7 @@ export async function run() {
   const emulator = startReady(process.execPath, [EMULATOR, '--port', '0', '--quiet', '--rate-limit-activation', '100000000', '--rate-limit-general', '100000000'], {}, /base_url/);
   let relay;
   let proxy;
+  let logDir;
   const dispatcher = new Agent({ connections: CONCURRENCY, keepAliveTimeout: 10_000 });
   try {
     const info = JSON.parse(await new Promise((ok, fail) => {
@@ -50,11 +53,15 @@ export async function run() {
       codes.push((await res.body.json()).code);
     }
     const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    relay = startReady(process.execPath, [CLI, 'relay', 'serve', '--port', '0'], { RELAY_SIGNING_KEY: pem, RELAY_SERVICE_URL: info.base_url, RELAY_SERVICE_TOKEN: info.token, RELAY_APP: 'bench', RELAY_PROJECTS: info.project_id }, /base_url/);
+    // The relay's one line per request goes to a file, as a process manager's log would take it
+    // (a pipe to this process would wake the measuring client at every line).
+    logDir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+    const log = openSync(join(logDir, 'relay.log'), 'w');
+    relay = startReady(process.execPath, [CLI, 'relay', 'serve', '--port', '0'], { RELAY_SIGNING_KEY: pem, RELAY_SERVICE_URL: info.base_url, RELAY_SERVICE_TOKEN: info.token, RELAY_APP: 'bench', RELAY_PROJECTS: info.project_id }, /base_url/, 15_000, log);
+    closeSync(log);
     proxy = startReady(process.execPath, [resolve(here, 'pass-through-proxy.mjs'), new URL(info.base_url).origin]);
     const relayLine = new Promise((ok) => relay.child.stdout.once('data', (d) => ok(JSON.parse(String(d).split('\n')[0]))));
     const proxyLine = new Promise((ok) => proxy.child.stdout.once('data', (d) => ok(JSON.parse(String(d).split('\n')[0]))));
-    // The relay's one line per request goes to stderr, which startReady keeps a tail of.
     await Promise.all([relay.ready, proxy.ready]);
     const relayUrl = `${(await relayLine).base_url}/plugin-activation/activate`;
     const proxyUrl = `http://127.0.0.1:${(await proxyLine).port}/functions/v1/plugin-activation/activate`;
@@ -113,5 +120,6 @@ export async function run() {
     await dispatcher.close();
     await Promise.all([relay?.stop(), proxy?.stop()]);
     await emulator.stop();
+    if (logDir) rmSync(logDir, { recursive: true, force: true });
   }
 }

@@ -31,14 +31,15 @@ function fromBase64(text: string): Uint8Array | undefined {
  * The DER of one key text: a PKCS#8 PEM block (its line breaks may have become spaces or literal
  * `\n`, as a platform's secret field leaves them), or the base64url of the 32-byte seed.
  */
-function pkcs8Of(text: string, where: string, variable: string): Uint8Array {
+function pkcs8Of(given: string, where: string, variable: string): Uint8Array {
+  const text = given.replace(/\\n/g, '\n').trim();
   const pem = /^-----BEGIN ([A-Z ]+)-----([\s\S]*?)-----END \1-----$/.exec(text);
   if (pem) {
     if (pem[1] !== 'PRIVATE KEY') {
       const hint = pem[1] === 'ENCRYPTED PRIVATE KEY' ? 'an encrypted key; give the key unencrypted (as a secret of the platform)' : `a ${pem[1]} block`;
       throw new RelayConfigError(variable, `${where} is ${hint}, not the PKCS#8 private key (-----BEGIN PRIVATE KEY-----) that plugin-license relay keygen writes`);
     }
-    const der = fromBase64(pem[2]!.replace(/\\n|\s/g, ''));
+    const der = fromBase64(pem[2]!.replace(/\s/g, ''));
     if (der === undefined) throw new RelayConfigError(variable, `${where} is a PEM block whose content is not base64; copy the key file again, whole`);
     return der;
   }
