@@ -14,8 +14,24 @@ export { backoffDelay, revalidationDelay, retryAfterFailure, earliestRequestAt, 
 export type { Random, ScheduleState, LoadCheckState } from './schedule.js';
 export { getMachineId } from './machine-id.js';
 export type { MachineId, MachineIdSource, MachineIdOptions, RawMachineIdProvider } from './machine-id.js';
-export { resolvePaths, userHome, xdgDir, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
-export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
+export { resolvePaths, userHome, xdgDir, moveDataIntoGroup, resolveNamespace, listCachedProjects, cacheFilePath, ticketPath, signedTicketPath, assertProjectId, DEFAULT_NAMESPACE } from './paths.js';
+export { judgeTicket, encodeTicket, ticketOf, ticketProjectId, writeTicket, removeTicket, readTicketFile, MAX_TICKET_BYTES, TICKET_CLOCK_SLACK_S } from './ticket.js';
+// The signed ticket (docs/signed-ticket.md): keys, writing, verifying, and the reader's one rule.
+export {
+  parseTicketKeys,
+  encodeSignedTicket,
+  verifySignedTicket,
+  verifyEd25519,
+  ed25519SignatureProblem,
+  ed25519KeyProblem,
+  judgeLicense,
+  judgeLicenseFiles,
+  readSignedTicketFile,
+  signedTicketFileOf,
+  SIGNED_TICKET_CONTEXT,
+  MAX_SIGNED_TICKET_BYTES,
+} from './signed-ticket.js';
+export type { TicketKey, SignedTicketFields, SignedTicketClaims, SignedTicketCheck, SignedTicketReader, SignedVerdict, LicenseAnswer, SignedTicketInput } from './signed-ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
 // The one rule of "the user's own" (owner, not writable by others): the agent's socket folder and the ticket's folders.
@@ -23,7 +39,7 @@ export { notOwn } from './own-folder.js';
 export { acquireFileLock } from './file-lock.js';
 export type { FileLockOptions } from './file-lock.js';
 export type { SmallFileRead } from './small-file.js';
-export { ticketKeyOf, normalizeRawId } from './machine-id.js';
+export { ticketKeyOf, normalizeRawId, machineIdOf } from './machine-id.js';
 export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { APP_GROUP_PATTERN, checkAppGroup, chooseAppGroup } from './app-group.js';

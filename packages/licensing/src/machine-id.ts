@@ -134,6 +134,18 @@ export function ticketKeyOf(raw: string, app: string): Buffer {
   return createHmac('sha256', normalizeRawId(raw)).update(`${TICKET_KEY_LABEL}\0${app}`).digest();
 }
 
+/**
+ * The machine id sent to the service for a raw id in a namespace (the one derivation, which plc
+ * repeats in C to compare a signed ticket's `machine_id`): `m1_` + the lowercase hex
+ * HMAC-SHA256 keyed by the namespace over the normalised raw id (or the generated secret).
+ *
+ * @example
+ * machineIdOf('0123456789ABCDEF-0123456789abcdef', 'acme-audio'); // 'm1_…' (64 hex digits)
+ */
+export function machineIdOf(raw: string, app: string): string {
+  return ID_VERSION + createHmac('sha256', app).update(normalizeRawId(raw)).digest('hex');
+}
+
 /** Accepts only what looks like a real OS id: 32+ hex digits (dashes ignored), not all one digit. */
 export function plausibleRawId(raw: string | null | undefined): string | null {
   if (typeof raw !== 'string') return null;
@@ -156,7 +168,7 @@ function build(raw: string | null, options: MachineIdOptions, readOnly = false):
   }
   const cacheKey = createHmac('sha256', secret).update(`${CACHE_KEY_LABEL}\0${namespace}`).digest();
   const ticketKey = ticketKeyOf(secret, namespace);
-  const own = ID_VERSION + createHmac('sha256', namespace).update(secret).digest('hex');
+  const own = machineIdOf(secret, namespace);
   if (options.machineId !== undefined) {
     const id = normalizeCallerMachineId(options.machineId);
     return { id, source: 'caller', namespace, cacheKey, ticketKey, local: id === own };

@@ -251,6 +251,18 @@ export function ticketPath(options: PathOptions, projectId: string): string {
 }
 
 /**
+ * The signed ticket of one project (docs/signed-ticket.md): `DATA/tickets/PROJECT_ID.signed`, lowercase
+ * id, beside its ticket.
+ *
+ * @example
+ * signedTicketPath({ namespace: 'acme-audio' }, projectId); // e.g. ~/.local/share/acme-audio/tickets/123e….signed
+ */
+export function signedTicketPath(options: PathOptions, projectId: string): string {
+  assertProjectId(projectId);
+  return join(resolvePaths(options).data, 'tickets', `${projectId.toLowerCase()}.signed`);
+}
+
+/**
  * Project ids that have a cache file in this namespace (files moved aside as invalid are not
  * listed). The agent reloads these at start.
  *

@@ -5,7 +5,7 @@ import { jsonIntegersOnly, ticketProjectId } from '@plugin-license/api/signed-ti
 import type { StoredLicense } from './cache-file.js';
 import { ensureDir, removeFileDurably, writeFileAtomic } from '@plugin-license/fs';
 import { checkOwnFolder, repairOwnFolder } from './own-folder.js';
-import { readSmallFile } from './small-file.js';
+import { readSmallFile, type SmallFileRead } from './small-file.js';
 import type { Reason } from './license-status.js';
 import { ticketKeyOf } from './machine-id.js';
 import type { LicensePolicy } from './policy.js';
@@ -148,13 +148,7 @@ export async function removeTicket(file: string): Promise<void> {
 export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): TicketVerdict {
   let bytes: Uint8Array;
   if (typeof input === 'string') {
-    const tickets = dirname(input);
-    for (const [folder, name] of [[dirname(tickets), 'the data folder'], [tickets, 'the tickets folder']] as const) {
-      const check = checkOwnFolder(folder, name);
-      if (check.kind === 'missing') return { verdict: 'none', reason: null };
-      if (check.kind === 'bad') return tampered(check.problem);
-    }
-    const read = readSmallFile(input, MAX_TICKET_BYTES, { followLinks: false, ownOnly: true });
+    const read = readTicketFile(input);
     if (read.kind === 'missing') return { verdict: 'none', reason: null };
     if (read.kind === 'bad') return tampered(read.problem);
     bytes = read.bytes;
@@ -192,6 +186,25 @@ export function judgeTicket(input: Uint8Array | string, options: JudgeOptions): 
   if (options.now < fields.issued_at - TICKET_CLOCK_SLACK_S) return { verdict: 'clock', reason: 'clock_tampered', ticket: fields };
   if (options.now > fields.valid_until) return { verdict: 'expired', reason: 'grace_expired', ticket: fields };
   return { verdict: 'valid', reason: null, ticket: fields };
+}
+
+/**
+ * The one way a reader takes a file from `DATA/tickets/` (the ticket, the signed ticket): both
+ * folders the user's own, links resolved ({@link checkOwnFolder}; a missing one holds nothing),
+ * then the file opened so that it cannot block, no link followed, a regular file of the user's
+ * own of at most 4 KB ({@link readSmallFile}). `missing` only when the file or a folder is not
+ * there; anything else that fails is `bad` with the problem in words. Never throws.
+ *
+ * @example
+ * const read = readTicketFile(ticketPath({ namespace: 'acme-audio' }, projectId));
+ */
+export function readTicketFile(file: string): SmallFileRead {
+  const tickets = dirname(file);
+  for (const [folder, name] of [[dirname(tickets), 'the data folder'], [tickets, 'the tickets folder']] as const) {
+    const check = checkOwnFolder(folder, name);
+    if (check.kind !== 'ok') return check;
+  }
+  return readSmallFile(file, MAX_TICKET_BYTES, { followLinks: false, ownOnly: true });
 }
 
 function tampered(problem: string): TicketVerdict {
