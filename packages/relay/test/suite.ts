@@ -2,6 +2,7 @@
 // against one relay process of its own (started once per file), in front of the emulator as an
 // HTTP server. Two keys throughout: the first signs, both are listed (a rotation in progress).
 import { codeHint } from '@plugin-license/api';
+import { parseTicketKeys, verifySignedTicket } from '@plugin-license/licensing';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +74,10 @@ export function relaySuite(runtime: Runtime): void {
       expect(fields.issued_at).toBeGreaterThanOrEqual(before);
       expect(fields.issued_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
       expect(fields.valid_until).toBe((fields.issued_at as number) + 30 * DAY_S);
+      // The library's reader takes it, with the keys the start line lists.
+      const reader = { keys: parseTicketKeys(relay.info.keys.map((k) => k.public_key)), app: 'acme-audio', projectId: projectId.toUpperCase(), machineId: machine(1), now: Math.floor(Date.now() / 1000) };
+      expect(verifySignedTicket(r.body.signed_ticket as string, reader)).toEqual({ ok: true, fields });
+      expect(verifySignedTicket(r.body.signed_ticket as string, { ...reader, machineId: machine(2) })).toMatchObject({ ok: false, reason: 'cache_invalid' });
       // The service's own answer, unchanged: it counted the slot.
       expect((await service.admin.activation.status(codes[0]!)).activations).toBe(1);
     });
