@@ -50,7 +50,7 @@ export function relaySuite(runtime: Runtime): void {
       relay = await startRelay(runtime, relayEnv(service, keys));
     });
     afterAll(async () => {
-      await relay?.stop('SIGKILL');
+      await relay?.stop();
       await service?.close();
     });
 
