@@ -113,6 +113,13 @@ export function relaySuite(runtime: Runtime): void {
       }
     });
 
+    it("the same routes without /functions/v1, as Supabase hands an Edge Function its path", async () => {
+      const r = await call('POST', `${relay.origin}/plugin-activation/validate`, request(codes[0]!, 1));
+      answers.push(r.text);
+      expect([r.status, r.body.valid]).toEqual([200, true]);
+      verifiedTicket(r.body.signed_ticket, keys[0]!.publicKey);
+    });
+
     it('status is forwarded, found or not', async () => {
       const found = await call('GET', `${relay.baseUrl}/plugin-activation/status/${codes[0]}`);
       expect([found.status, found.body]).toEqual([200, { activations: 1, max_activations: 8, available: 7, is_revoked: false }]);
@@ -198,7 +205,9 @@ export function relaySuite(runtime: Runtime): void {
       let sent = 0;
       const body = new ReadableStream<Uint8Array>({
         pull(controller) {
-          if (sent++ < 64) controller.enqueue(chunk);
+          // 17 KB: over the limit, and small enough to sit whole in the socket's buffer, so the
+          // client has sent it all before the relay's 413 (and the runtime closing the connection).
+          if (sent++ < 17) controller.enqueue(chunk);
           else controller.close();
         },
       });
