@@ -37,6 +37,8 @@
 
 #ifndef PLC_NO_TICKET
 #include "src/sha256.c"     /* SHA-256, HMAC-SHA256 */
+#include "src/sha512.c"     /* SHA-512, for Ed25519 */
+#include "src/ed25519.c"    /* Ed25519 verification (RFC 8032) with libsodium's refusals */
 #include "src/machine_id.c" /* this machine's raw id: the OS's, else the generated secret */
 #include "src/ticket.c"     /* the ticket: its path, its folders, its judge */
 #endif

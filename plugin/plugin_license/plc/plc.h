@@ -378,6 +378,12 @@ plc_status plc_ticket_path(const char *app, const char *app_group, const char *p
  * PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
 plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size);
 
+/* Ed25519 (RFC 8032) verification of signature over message with public_key, with libsodium's
+ * refusals before any curve arithmetic: S >= L, A or R not canonical (y >= p) or of small order.
+ * 1 when it verifies, 0 otherwise. No allocation; the same work for any signature that gets past
+ * the refusals. */
+int plc_ed25519_verify(const unsigned char public_key[32], const void *message, size_t len, const unsigned char signature[64]);
+
 /* ---- The agent on demand ---- */
 
 /* The vendor's installed executable by the rule "Manage licenses…" uses: PLUGIN_LICENSE_EXECUTABLE

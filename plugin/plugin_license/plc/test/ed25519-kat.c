@@ -1,0 +1,93 @@
+/*
+ * ed25519-kat: reaches plc.c's SHA-512 and Ed25519 (static parts included) for ed25519.test.ts.
+ * Test only. Reads commands from stdin, one a line, and answers each with one line on stdout:
+ *
+ *   verify PUBLIC_HEX MESSAGE_HEX SIGNATURE_HEX   1 when plc_ed25519_verify accepts, else 0
+ *   sha512 MESSAGE_HEX                           the SHA-512 of the bytes, in hex
+ *   sha512-a COUNT                               the SHA-512 of COUNT bytes 'a'
+ *   sign SEED_HEX MESSAGE_HEX                    fuzz/ed25519-sign.h's signature, then the public key, in hex
+ *   order8 HEX                                   1 when the encoding decodes to a point P with [8]P the identity, else 0
+ *
+ * "-" stands for an empty hex string. Messages up to 64 KB.
+ */
+#include "../plc.c"
+#include "../fuzz/ed25519-sign.h"
+
+#include <stdio.h>
+
+#define CAP 65536
+
+static int unhex(const char *hex, unsigned char *out, size_t cap, size_t *len) {
+  size_t n = strlen(hex);
+  if (strcmp(hex, "-") == 0) n = 0;
+  if (n % 2 != 0 || n / 2 > cap) return -1;
+  for (size_t i = 0; i < n / 2; i++) {
+    const int hi = hex_value(hex[2 * i]), lo = hex_value(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return -1;
+    out[i] = (unsigned char)(hi << 4 | lo);
+  }
+  *len = n / 2;
+  return 0;
+}
+
+static void print_hex(const unsigned char *d, size_t n) {
+  for (size_t i = 0; i < n; i++) printf("%02x", d[i]);
+}
+
+/* [8]P is the identity: X = 0 and Y = Z. */
+static int order_divides_8(const unsigned char s[32]) {
+  ge p;
+  fe zero;
+  if (!ed_canonical_y(s) || ge_decode(&p, s) != 0) return 0;
+  ge_dbl(&p, &p, 0);
+  ge_dbl(&p, &p, 0);
+  ge_dbl(&p, &p, 1);
+  fe_set(&zero, 0);
+  return fe_equal(&p.X, &zero) && fe_equal(&p.Y, &p.Z);
+}
+
+int main(void) {
+  static char line[4 * CAP];
+  static unsigned char message[CAP];
+  unsigned char pk[32], sig[64], seed[32], out[64];
+  size_t n, len;
+  while (fgets(line, sizeof line, stdin) != NULL) {
+    char *cmd = strtok(line, " \n"), *a = strtok(NULL, " \n"), *b = strtok(NULL, " \n"), *c = strtok(NULL, " \n");
+    if (cmd == NULL) continue;
+    if (strcmp(cmd, "verify") == 0 && c != NULL) {
+      if (unhex(a, pk, 32, &n) != 0 || n != 32 || unhex(b, message, CAP, &len) != 0 || unhex(c, sig, 64, &n) != 0 || n != 64) return 2;
+      printf("%d\n", plc_ed25519_verify(pk, message, len, sig));
+    } else if (strcmp(cmd, "sha512") == 0 && a != NULL) {
+      sha512_ctx ctx;
+      if (unhex(a, message, CAP, &len) != 0) return 2;
+      sha512_init(&ctx);
+      sha512_update(&ctx, message, len);
+      sha512_final(&ctx, out);
+      print_hex(out, 64);
+      putchar('\n');
+    } else if (strcmp(cmd, "sha512-a") == 0 && a != NULL) {
+      sha512_ctx ctx;
+      long count = atol(a);
+      memset(message, 'a', 1000);
+      sha512_init(&ctx);
+      for (; count > 0; count -= 1000) sha512_update(&ctx, message, count < 1000 ? (size_t)count : 1000);
+      sha512_final(&ctx, out);
+      print_hex(out, 64);
+      putchar('\n');
+    } else if (strcmp(cmd, "sign") == 0 && b != NULL) {
+      if (unhex(a, seed, 32, &n) != 0 || n != 32 || unhex(b, message, CAP, &len) != 0) return 2;
+      es_sign(seed, message, len, sig, pk);
+      print_hex(sig, 64);
+      putchar(' ');
+      print_hex(pk, 32);
+      putchar('\n');
+    } else if (strcmp(cmd, "order8") == 0 && a != NULL) {
+      if (unhex(a, pk, 32, &n) != 0 || n != 32) return 2;
+      printf("%d\n", order_divides_8(pk));
+    } else {
+      return 2;
+    }
+    fflush(stdout);
+  }
+  return 0;
+}
