@@ -7,6 +7,7 @@
  *   sha512-a COUNT                               the SHA-512 of COUNT bytes 'a'
  *   sign SEED_HEX MESSAGE_HEX                    fuzz/ed25519-sign.h's signature, then the public key, in hex
  *   order8 HEX                                   1 when the encoding decodes to a point P with [8]P the identity, else 0
+ *   key TEXT                                     plc_ticket_key_parse: "ok KID" or "refused PROBLEM"
  *
  * "-" stands for an empty hex string. Messages up to 64 KB.
  */
@@ -84,6 +85,10 @@ int main(void) {
     } else if (strcmp(cmd, "order8") == 0 && a != NULL) {
       if (unhex(a, pk, 32, &n) != 0 || n != 32) return 2;
       printf("%d\n", order_divides_8(pk));
+    } else if (strcmp(cmd, "key") == 0 && a != NULL) {
+      plc_ticket_key key;
+      if (plc_ticket_key_parse(a, &key) == PLC_OK) printf("ok %s\n", key.kid);
+      else printf("refused %s\n", key.problem);
     } else {
       return 2;
     }
