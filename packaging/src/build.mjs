@@ -20,7 +20,7 @@ import { ignoreReplModuleVariable } from './node-startup.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI_BUILD = join(ROOT, 'packages', 'cli', 'dist', 'bin');
 /** The CLI's build: the parser, the commands, the agent's own commands, undici. */
-const FILES = ['cli.cjs', 'commands.cjs', 'agent.cjs', 'undici.cjs'];
+const FILES = ['cli.cjs', 'commands.cjs', 'agent.cjs', 'relay.cjs', 'undici.cjs'];
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The folder being built, removed if the run is interrupted (`abandonRelease`). */
@@ -90,6 +90,18 @@ Flag > environment > config.json > baked default > built-in default, on the cust
 A failed run leaves the previous release folder as it was.`;
 
 /** @param {string[]} argv */
+/**
+ * How the Windows installer is compressed: `small` (the default: solid LZMA, what a vendor ships)
+ * or `fast` (zlib: about five times faster to build and half again as large, for development
+ * builds and the tests), from PLUGIN_LICENSE_INSTALLER_COMPRESSION.
+ */
+export function installerCompression(env = process.env) {
+  const given = env.PLUGIN_LICENSE_INSTALLER_COMPRESSION;
+  if (given === undefined || given === '' || given === 'small') return 'small';
+  if (given === 'fast') return 'fast';
+  throw new PackageError(`PLUGIN_LICENSE_INSTALLER_COMPRESSION=${JSON.stringify(given)} is not a compression: use small (the default, for releases) or fast (development builds)`, { usage: true });
+}
+
 export function parseOptions(argv, env = process.env) {
   let values;
   try {
@@ -185,6 +197,7 @@ export function parseOptions(argv, env = process.env) {
     projects,
     plugins,
     sign,
+    installerCompression: installerCompression(env),
     out: resolve(values.out ?? join(ROOT, 'dist', 'release')),
   };
 }
