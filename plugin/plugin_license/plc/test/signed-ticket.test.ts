@@ -1,0 +1,147 @@
+// plc's reader of the signed ticket (docs/signed-ticket.md) through the built plc-ticket, as a
+// plugin built with the vendor's keys judges: every case of packages/licensing/test/signed-ticket-vectors
+// placed as DATA/tickets/ID.ticket and ID.signed, with the manifest's verdict and the library's
+// judgeLicenseFiles' (one rule, two readers); the flags (--key refused in words, --signed-file);
+// and hostile files where the signed ticket goes.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { judgeLicenseFiles, parseTicketKeys, type SignedVerdict, type TicketVerdict } from '@plugin-license/licensing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNED_VECTORS_DIR, type SignedVectorCase, type SignedVectors } from '../../../../packages/licensing/test/signed-ticket-vectors.js';
+import { compile, C_FLAGS, hasCc, PLC_C } from './helpers/toolchain.js';
+
+const manifest = JSON.parse(readFileSync(join(SIGNED_VECTORS_DIR, 'manifest.json'), 'utf8')) as SignedVectors['manifest'];
+const onDisk = (name: string): Buffer => readFileSync(join(SIGNED_VECTORS_DIR, name));
+const VALID = manifest.cases.find((c) => c.name === 'valid-online')!;
+
+interface Out {
+  verdict: string;
+  reason: string | null;
+  source: string | null;
+  code_hint: string | null;
+  issued_at: number | null;
+  valid_until: number | null;
+  problem: string | null;
+  path: string;
+  signer?: string | null;
+}
+
+/** A verdict as the manifest states it. */
+function expectedOf(o: Out): SignedVectorCase['expected'] {
+  if (o.verdict !== 'valid') return { verdict: o.verdict, reason: o.reason } as SignedVectorCase['expected'];
+  return { verdict: 'valid', reason: null, source: o.source, code_hint: o.code_hint ?? undefined, valid_until: o.valid_until } as SignedVectorCase['expected'];
+}
+function libraryOf(v: TicketVerdict | SignedVerdict): SignedVectorCase['expected'] {
+  if (v.verdict !== 'valid') return { verdict: v.verdict, reason: v.reason } as SignedVectorCase['expected'];
+  const f = 'signed' in v ? v.signed : v.ticket;
+  return { verdict: 'valid', reason: null, source: f.source, code_hint: f.code_hint ?? undefined, valid_until: f.valid_until } as SignedVectorCase['expected'];
+}
+
+describe.skipIf(!hasCc)('plc\'s signed-ticket reader (plc-ticket --key)', () => {
+  let dir: string;
+  let tool: string;
+  const run = (args: string[]): { code: number | null; json: Out | undefined; err: string } => {
+    const r = spawnSync(tool, args, { encoding: 'utf8', timeout: 20_000 });
+    return { code: r.status, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as Out) : undefined, err: r.stderr };
+  };
+  /** A folder DATA/tickets/ of this user's own, with the case's files as ID.ticket and ID.signed; the ticket's path. */
+  const place = (name: string, ticket: Buffer | null, signed: Buffer | null, projectId = VALID.project_id): string => {
+    const tickets = join(dir, name, 'data', 'tickets');
+    mkdirSync(tickets, { recursive: true, mode: 0o700 });
+    const file = join(tickets, `${projectId.toLowerCase()}.ticket`);
+    if (ticket !== null) writeFileSync(file, ticket, { mode: 0o600 });
+    if (signed !== null) writeFileSync(file.replace(/\.ticket$/, '.signed'), signed, { mode: 0o600 });
+    return file;
+  };
+  const caseArgs = (c: SignedVectorCase, file: string, keys = c.keys) => ['--app', c.app, '--now', String(c.now), '--machine-id', c.raw_machine_id, '--file', file, ...keys.flatMap((k) => ['--key', k]), c.project_id];
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'plc-signed-'));
+    compile('cc', [...C_FLAGS, '-c', PLC_C, '-o', join(dir, 'plc.o')]);
+    compile('cc', [...C_FLAGS, 'tools/plc-ticket.c', join(dir, 'plc.o'), '-o', (tool = join(dir, 'plc-ticket'))]);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each(manifest.cases.map((c): [string, SignedVectorCase] => [`${c.name}: ${c.what}`, c]))('%s', (_, c) => {
+    const file = place(c.name, c.ticket === null ? null : onDisk(c.ticket), c.signed === null ? null : onDisk(c.signed), c.project_id);
+    const r = run(caseArgs(c, file));
+    expect(r.err).toBe('');
+    expect(expectedOf(r.json!)).toEqual(c.expected);
+    expect(r.code).toBe(c.expected.verdict === 'valid' ? 0 : c.expected.verdict === 'none' ? 3 : 1);
+    const library = judgeLicenseFiles(file, { keys: parseTicketKeys(c.keys), app: c.app, projectId: c.project_id, rawMachineId: c.raw_machine_id, now: c.now });
+    expect(libraryOf(library)).toEqual(c.expected);
+    // The signer once line 2 was read; never a key, a machine id or a code.
+    if (c.keys.length > 0 && c.expected.verdict === 'valid' && c.signed !== null) expect(r.json!.signer).toMatch(/^[0-9a-f]{16}$/);
+    const printed = JSON.stringify(r.json);
+    for (const k of c.keys) expect(printed).not.toContain(k.replace(/^ed25519:/, ''));
+    expect(printed).not.toContain(c.raw_machine_id);
+    expect(printed).not.toContain(c.machine_id);
+  });
+
+  it('reads the signed ticket from --signed-file instead of beside the ticket, by the same rules', () => {
+    const file = place('signed-file', onDisk(VALID.ticket!), null);
+    expect(run(caseArgs(VALID, file)).json).toMatchObject({ verdict: 'not_licensed', reason: 'unsigned' });
+    const elsewhere = join(dir, 'signed-file', 'data', 'tickets', 'elsewhere.signed');
+    writeFileSync(elsewhere, onDisk(VALID.signed!), { mode: 0o600 });
+    const r = run([...caseArgs(VALID, file).slice(0, -1), '--signed-file', elsewhere, VALID.project_id]);
+    expect(r.json).toMatchObject({ verdict: 'valid', source: 'online', signer: manifest.keys['vendor-key-1']!.kid });
+    // A signed file given without a key: refused as a usage error (without keys the ticket alone decides).
+    const noKey = run(['--app', VALID.app, '--now', String(VALID.now), '--machine-id', VALID.raw_machine_id, '--file', file, '--signed-file', elsewhere, VALID.project_id]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.err).toMatch(/at least one --key/);
+  });
+
+  it('refuses a bad --key with exit 2, saying which and why, and never judges with it', () => {
+    const file = place('bad-keys', onDisk(VALID.ticket!), onDisk(VALID.signed!));
+    const base = caseArgs(VALID, file, []);
+    for (const [key, words] of [
+      ['AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', /small order/],
+      ['ed25519:abc', /43 characters/],
+      [`${VALID.keys[0]!.slice(0, -1)}+`, /base64url/],
+      [`ed25519:${Buffer.from('ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f', 'hex').toString('base64url')}`, /canonically/],
+    ] as const) {
+      const r = run([...base.slice(0, -1), '--key', VALID.keys[0]!, '--key', key, VALID.project_id]);
+      expect(r.code).toBe(2);
+      expect(r.json).toBeUndefined();
+      expect(r.err).toMatch(/--key \(key 2\)/);
+      expect(r.err).toMatch(words);
+    }
+  });
+
+  it('without --key judges as before (the ticket alone), and prints no signer', () => {
+    const forged = manifest.cases.find((c) => c.name === 'forged-ticket')!;
+    const file = place('no-keys', onDisk(forged.ticket!), null);
+    const r = run(caseArgs(forged, file, []));
+    expect(r.json).toMatchObject({ verdict: 'valid' });
+    expect(r.json).not.toHaveProperty('signer');
+    expect(run(caseArgs(forged, file)).json).toMatchObject({ verdict: 'not_licensed', reason: 'unsigned' });
+  });
+
+  it('takes no hostile file where the signed ticket goes: a link, a FIFO, a folder, over 4 KB are tampered, never a wait', () => {
+    const hostile: [string, (signed: string) => void][] = [
+      ['a link to a valid signed ticket', (s) => {
+        const real = join(dir, 'real.signed');
+        writeFileSync(real, onDisk(VALID.signed!), { mode: 0o600 });
+        symlinkSync(real, s);
+      }],
+      ['a FIFO', (s) => expect(spawnSync('mkfifo', ['-m', '600', s]).status).toBe(0)],
+      ['a folder', (s) => mkdirSync(s, { mode: 0o700 })],
+      ['4097 bytes', (s) => writeFileSync(s, Buffer.concat([onDisk(VALID.signed!), Buffer.alloc(4097 - onDisk(VALID.signed!).length, 0x61)]), { mode: 0o600 })],
+      ['writable by others', (s) => {
+        writeFileSync(s, onDisk(VALID.signed!));
+        chmodSync(s, 0o666);
+      }],
+    ];
+    hostile.forEach(([what, make], i) => {
+      const file = place(`hostile-${i}`, onDisk(VALID.ticket!), null);
+      make(file.replace(/\.ticket$/, '.signed'));
+      const started = Date.now();
+      const r = run(caseArgs(VALID, file));
+      expect({ what, verdict: r.json?.verdict, reason: r.json?.reason }).toEqual({ what, verdict: 'tampered', reason: 'cache_invalid' });
+      expect(r.json!.problem).toMatch(/^the signed ticket/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+  });
+});
