@@ -60,6 +60,18 @@ describe.skipIf(!hasCc)('plc builds', () => {
     expect(run.stderr).toMatch(/Done 5000 runs/);
   });
 
+  it.skipIf(!hasLibFuzzer)('builds the signed-ticket and Ed25519 fuzzer (libFuzzer, ASan, UBSan), replays its corpus clean, then runs 300 of its mutations', () => {
+    const fuzzer = join(dir, 'signed-fuzz');
+    compile('clang', ['-g', '-O1', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all', '-Wall', '-Wextra', '-Werror', `-I${PLC_DIR}`, 'fuzz/signed-fuzz.c', '-o', fuzzer]);
+    const replay = spawnSync(fuzzer, ['-runs=0', '-max_len=8192', join(PLC_DIR, 'fuzz', 'signed-corpus')], { encoding: 'utf8' });
+    expect(replay.status, replay.stderr).toBe(0);
+    const copy = join(dir, 'signed-corpus');
+    cpSync(join(PLC_DIR, 'fuzz', 'signed-corpus'), copy, { recursive: true });
+    const run = spawnSync(fuzzer, ['-runs=300', '-seed=1', '-reload=0', '-max_len=8192', copy], { encoding: 'utf8' });
+    expect(run.status, run.stderr.slice(-4000)).toBe(0);
+    expect(run.stderr).toMatch(/Done 300 runs/);
+  });
+
   it('has a macOS branch (the app-group socket path) that compiles; checked for syntax against this system\'s headers, as no Mac is here', () => {
     compile('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D__APPLE__', '-D_DEFAULT_SOURCE', '-fsyntax-only', PLC_C]);
   });

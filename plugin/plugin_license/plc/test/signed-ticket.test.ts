@@ -4,13 +4,13 @@
 // judgeLicenseFiles' (one rule, two readers); the flags (--key refused in words, --signed-file);
 // and hostile files where the signed ticket goes.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { judgeLicenseFiles, parseTicketKeys, type SignedVerdict, type TicketVerdict } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNED_VECTORS_DIR, type SignedVectorCase, type SignedVectors } from '../../../../packages/licensing/test/signed-ticket-vectors.js';
-import { compile, C_FLAGS, hasCc, PLC_C } from './helpers/toolchain.js';
+import { compile, C_FLAGS, hasCc, PLC_C, PLC_DIR } from './helpers/toolchain.js';
 
 const manifest = JSON.parse(readFileSync(join(SIGNED_VECTORS_DIR, 'manifest.json'), 'utf8')) as SignedVectors['manifest'];
 const onDisk = (name: string): Buffer => readFileSync(join(SIGNED_VECTORS_DIR, name));
@@ -78,6 +78,13 @@ describe.skipIf(!hasCc)('plc\'s signed-ticket reader (plc-ticket --key)', () => 
     for (const k of c.keys) expect(printed).not.toContain(k.replace(/^ed25519:/, ''));
     expect(printed).not.toContain(c.raw_machine_id);
     expect(printed).not.toContain(c.machine_id);
+  });
+
+  it('the signed fuzzer\'s corpus (fuzz/signed-corpus) is exactly the vectors\' signed tickets', () => {
+    const corpus = join(PLC_DIR, 'fuzz', 'signed-corpus');
+    const names = readdirSync(SIGNED_VECTORS_DIR).filter((n) => n.endsWith('.signed')).sort();
+    expect(readdirSync(corpus).sort()).toEqual(names);
+    for (const name of names) expect(readFileSync(join(corpus, name)).equals(onDisk(name)), name).toBe(true);
   });
 
   it('reads the signed ticket from --signed-file instead of beside the ticket, by the same rules', () => {
