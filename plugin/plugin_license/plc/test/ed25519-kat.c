@@ -8,6 +8,9 @@
  *   sign SEED_HEX MESSAGE_HEX                    fuzz/ed25519-sign.h's signature, then the public key, in hex
  *   order8 HEX                                   1 when the encoding decodes to a point P with [8]P the identity, else 0
  *   key TEXT                                     plc_ticket_key_parse: "ok KID" or "refused PROBLEM"
+ *   cache GOOD_FILE BAD_FILE KEY                 plc_verify_cache, judged as the signed-ticket vectors' reader:
+ *                                                the verdicts of GOOD, GOOD again, BAD, and BAD once the cache
+ *                                                is made to hold BAD's bytes (a hit skips the verification)
  *
  * "-" stands for an empty hex string. Messages up to 64 KB.
  */
@@ -89,6 +92,31 @@ int main(void) {
       plc_ticket_key key;
       if (plc_ticket_key_parse(a, &key) == PLC_OK) printf("ok %s\n", key.kid);
       else printf("refused %s\n", key.problem);
+    } else if (strcmp(cmd, "cache") == 0 && c != NULL) {
+      static char good[PLC_TICKET_MAX_BYTES + 1], bad[PLC_TICKET_MAX_BYTES + 1];
+      static plc_verify_cache cache;
+      plc_ticket_key key;
+      plc_trust trust = {&key, 1, &cache};
+      plc_ticket t;
+      FILE *f;
+      size_t good_len, bad_len;
+      const char *app = "acme-audio", *project = "123e4567-e89b-12d3-a456-426614174000", *raw = "0123456789abcdef0123456789abcdef";
+      const int64_t when = 1768478460;
+      if ((f = fopen(a, "rb")) == NULL) return 2;
+      good_len = fread(good, 1, sizeof good, f);
+      fclose(f);
+      if ((f = fopen(b, "rb")) == NULL) return 2;
+      bad_len = fread(bad, 1, sizeof bad, f);
+      fclose(f);
+      if (plc_ticket_key_parse(c, &key) != PLC_OK) return 2;
+      cache.len = 0;
+      printf("%s", plc_ticket_verdict_name(plc_signed_ticket_judge(good, good_len, &trust, app, project, when, raw, &t)));
+      printf(" %s", plc_ticket_verdict_name(plc_signed_ticket_judge(good, good_len, &trust, app, project, when, raw, &t)));
+      printf(" %s", plc_ticket_verdict_name(plc_signed_ticket_judge(bad, bad_len, &trust, app, project, when, raw, &t)));
+      printf(" %s", cache.len == good_len && memcmp(cache.bytes, good, good_len) == 0 ? "kept" : "changed");
+      memcpy(cache.bytes, bad, bad_len);
+      cache.len = bad_len;
+      printf(" %s\n", plc_ticket_verdict_name(plc_signed_ticket_judge(bad, bad_len, &trust, app, project, when, raw, &t)));
     } else {
       return 2;
     }

@@ -87,6 +87,16 @@ describe.skipIf(!hasCc)('plc\'s signed-ticket reader (plc-ticket --key)', () => 
     for (const name of names) expect(readFileSync(join(corpus, name)).equals(onDisk(name)), name).toBe(true);
   });
 
+  it('verifies identical bytes once (plc_verify_cache): a hit skips the signature, other bytes are verified, a failure is not remembered', () => {
+    const kat = join(dir, 'ed25519-kat');
+    compile('cc', [...C_FLAGS, 'test/ed25519-kat.c', '-o', kat]);
+    const r = spawnSync(kat, { input: `cache ${join(SIGNED_VECTORS_DIR, 'valid-online.signed')} ${join(SIGNED_VECTORS_DIR, 'bad-signature.signed')} ${VALID.keys[0]}\n`, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    // GOOD verified then remembered; BAD refused and not remembered; BAD once the cache holds its
+    // bytes is taken without a verification: the cache is keyed by the bytes and nothing else.
+    expect(r.stdout).toBe('valid valid tampered kept valid\n');
+  });
+
   it('reads the signed ticket from --signed-file instead of beside the ticket, by the same rules', () => {
     const file = place('signed-file', onDisk(VALID.ticket!), null);
     expect(run(caseArgs(VALID, file)).json).toMatchObject({ verdict: 'not_licensed', reason: 'unsigned' });
