@@ -8,6 +8,10 @@
  *   sign SEED_HEX MESSAGE_HEX                    fuzz/ed25519-sign.h's signature, then the public key, in hex
  *   order8 HEX                                   1 when the encoding decodes to a point P with [8]P the identity, else 0
  *   key TEXT                                     plc_ticket_key_parse: "ok KID" or "refused PROBLEM"
+ *   trust KEY                                    the key the next judge lines trust
+ *   judge FILE                                   plc_signed_ticket_judge of the file's bytes as the signed-ticket
+ *                                                vectors' reader (acme-audio, its project, raw id and time):
+ *                                                "VERDICT REASON" (reason "-" when none)
  *   cache GOOD_FILE BAD_FILE KEY                 plc_verify_cache, judged as the signed-ticket vectors' reader:
  *                                                the verdicts of GOOD, GOOD again, BAD, and BAD once the cache
  *                                                is made to hold BAD's bytes (a hit skips the verification)
@@ -54,6 +58,7 @@ int main(void) {
   static char line[4 * CAP];
   static unsigned char message[CAP];
   unsigned char pk[32], sig[64], seed[32], out[64];
+  static plc_ticket_key trusted;
   size_t n, len;
   while (fgets(line, sizeof line, stdin) != NULL) {
     char *cmd = strtok(line, " \n"), *a = strtok(NULL, " \n"), *b = strtok(NULL, " \n"), *c = strtok(NULL, " \n");
@@ -92,6 +97,19 @@ int main(void) {
       plc_ticket_key key;
       if (plc_ticket_key_parse(a, &key) == PLC_OK) printf("ok %s\n", key.kid);
       else printf("refused %s\n", key.problem);
+    } else if (strcmp(cmd, "trust") == 0 && a != NULL) {
+      if (plc_ticket_key_parse(a, &trusted) != PLC_OK) return 2;
+    } else if (strcmp(cmd, "judge") == 0 && a != NULL) {
+      static char bytes[2 * PLC_TICKET_MAX_BYTES];
+      plc_trust trust = {&trusted, 1, NULL};
+      plc_ticket t;
+      plc_ticket_verdict v;
+      FILE *f = fopen(a, "rb");
+      if (f == NULL) return 2;
+      n = fread(bytes, 1, sizeof bytes, f);
+      fclose(f);
+      v = plc_signed_ticket_judge(bytes, n, &trust, "acme-audio", "123e4567-e89b-12d3-a456-426614174000", 1768478460, "0123456789abcdef0123456789abcdef", &t);
+      printf("%s %s\n", plc_ticket_verdict_name(v), t.reason == PLC_REASON_NONE ? "-" : plc_reason_name(t.reason));
     } else if (strcmp(cmd, "cache") == 0 && c != NULL) {
       static char good[PLC_TICKET_MAX_BYTES + 1], bad[PLC_TICKET_MAX_BYTES + 1];
       static plc_verify_cache cache;

@@ -4,10 +4,11 @@
 // judgeLicenseFiles' (one rule, two readers); the flags (--key refused in words, --signed-file);
 // and hostile files where the signed ticket goes.
 import { spawnSync } from 'node:child_process';
+import { createHash, createPrivateKey, sign } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { judgeLicenseFiles, parseTicketKeys, type SignedVerdict, type TicketVerdict } from '@plugin-license/licensing';
+import { judgeLicenseFiles, parseTicketKeys, verifySignedTicket, type SignedVerdict, type TicketVerdict } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNED_VECTORS_DIR, type SignedVectorCase, type SignedVectors } from '../../../../packages/licensing/test/signed-ticket-vectors.js';
 import { compile, C_FLAGS, hasCc, PLC_C, PLC_DIR } from './helpers/toolchain.js';
@@ -95,6 +96,79 @@ describe.skipIf(!hasCc)('plc\'s signed-ticket reader (plc-ticket --key)', () => 
     // GOOD verified then remembered; BAD refused and not remembered; BAD once the cache holds its
     // bytes is taken without a verification: the cache is keyed by the bytes and nothing else.
     expect(r.stdout).toBe('valid valid tampered kept valid\n');
+  });
+
+  it('judges 3,000 mutated signed tickets, each signed again by the trusted key, as the library does (verdict and reason)', () => {
+    const kat = join(dir, 'ed25519-kat-diff');
+    compile('cc', [...C_FLAGS, 'test/ed25519-kat.c', '-o', kat]);
+    // vendor-key-1 of the vectors: its seed is the SHA-256 of its label (signed-ticket-vectors.ts).
+    const seed = createHash('sha256').update('signed-ticket-vectors/vendor-key-1').digest();
+    const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+    const kid = manifest.keys['vendor-key-1']!.kid;
+    const keys = parseTicketKeys([VALID.keys[0]!]);
+    const reader = { keys, app: VALID.app, projectId: VALID.project_id, machineId: VALID.machine_id, now: VALID.now };
+    const base = onDisk(VALID.signed!).toString('utf8').split('\n')[0]!;
+    const fields = JSON.parse(base) as Record<string, unknown>;
+    // Values a field may take, each a JSON text: types, numbers written every way, escapes, nesting.
+    const values = ['1', '1.0', '1e0', '-0', '0', '-1', '9007199254740991', '9007199254740992', '99999999999999999999', '1768478400', '1771070400', '"1768478400"', 'null', 'true', '[]', '{}', '[[[[1]]]]', '""', '"online"', '"offline"', '"Online"', '"\\u006fnline"', `"${kid}"`, `"${kid.toUpperCase()}"`, '"\\ud800"', '"a\\u0000b"', '"é"', '"acme-audio"', '"ACME-AUDIO"', `"${VALID.project_id}"`, `"${VALID.project_id.toUpperCase()}"`, `"${VALID.machine_id}"`, '"m1_"', '"\\"quoted\\""'];
+    let seedState = 7;
+    const rand = (n: number): number => {
+      seedState = (seedState * 1103515245 + 12345) % 2147483648;
+      return seedState % n;
+    };
+    const names = [...Object.keys(fields), 'extra', '\\u0061pp', 'v ', ''];
+    const mutate = (line: string): string => {
+      switch (rand(8)) {
+        case 0: { // one field's value replaced
+          const name = Object.keys(fields)[rand(Object.keys(fields).length)]!;
+          return line.replace(new RegExp(`"${name}":("(?:[^"\\\\]|\\\\.)*"|[^,}]*)`), `"${name}":${values[rand(values.length)]}`);
+        }
+        case 1: { // a field removed
+          const name = Object.keys(fields)[rand(Object.keys(fields).length)]!;
+          return line.replace(new RegExp(`,?"${name}":("(?:[^"\\\\]|\\\\.)*"|[^,}]*)`), '').replace('{,', '{');
+        }
+        case 2: // a field added or repeated, maybe under an escaped name
+          return line.replace(/}$/, `,"${names[rand(names.length)]}":${values[rand(values.length)]}}`);
+        case 3: // white space where JSON allows it, or where it does not
+          return [line.replace(/:/g, ' : '), ` ${line}\t`, line.replace(/,/g, ',\r'), `\ufeff${line}`, line.replace('{', '{ ')][rand(5)]!;
+        case 4: { // a byte changed
+          const at = rand(line.length);
+          return line.slice(0, at) + String.fromCharCode(32 + rand(95)) + line.slice(at + 1);
+        }
+        case 5: { // a byte removed or doubled
+          const at = rand(line.length);
+          return rand(2) === 0 ? line.slice(0, at) + line.slice(at + 1) : line.slice(0, at) + line[at] + line.slice(at);
+        }
+        case 6: // the whole line another JSON value
+          return ['[]', '1', '"x"', 'null', '{}', line.slice(0, -1), `[${line}]`][rand(7)]!;
+        default: // times moved around the reader's clock
+          return line.replace(/"issued_at":\d+/, `"issued_at":${VALID.now + [-7200, -3600, 0, 3599, 3600, 3601, 86_400][rand(7)]!}`).replace(/"valid_until":\d+/, `"valid_until":${VALID.now + [-1, 0, 1, 86_400][rand(4)]!}`);
+      }
+    };
+    const folder = join(dir, 'mutated');
+    mkdirSync(folder, { recursive: true });
+    const commands = [`trust ${VALID.keys[0]}`];
+    const library: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      let line = base;
+      for (let k = 1 + rand(3); k > 0; k--) line = mutate(line);
+      line = line.replace(/\n/g, '');
+      const bytes = Buffer.from(line, 'utf8');
+      const signature = sign(null, Buffer.concat([Buffer.from('plugin-license/signed-ticket/v1\0'), bytes]), privateKey);
+      const file = join(folder, `${i}.signed`);
+      const text = Buffer.concat([bytes, Buffer.from(`\ned25519:${kid}:${signature.toString('base64url')}\n`)]);
+      writeFileSync(file, text);
+      commands.push(`judge ${file}`);
+      const check = verifySignedTicket(text, reader);
+      library.push(check.ok ? 'valid -' : `${check.reason === 'cache_invalid' ? 'tampered' : check.reason === 'clock_tampered' ? 'clock' : 'expired'} ${check.reason}`);
+    }
+    const r = spawnSync(kat, { input: `${commands.join('\n')}\n`, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+    expect(r.status, r.stderr).toBe(0);
+    const plc = r.stdout.trimEnd().split('\n');
+    const differ = library.map((l, i) => (l === plc[i] ? undefined : `${i}: library ${l}, plc ${plc[i]}: ${readFileSync(join(folder, `${i}.signed`), 'utf8').split('\n')[0]!.slice(0, 300)}`)).filter((d) => d !== undefined);
+    expect(differ.slice(0, 10)).toEqual([]);
+    // Every answer was reached, not only refusals.
+    expect(new Set(library)).toEqual(new Set(['valid -', 'tampered cache_invalid', 'clock clock_tampered', 'expired grace_expired']));
   });
 
   it('reads the signed ticket from --signed-file instead of beside the ticket, by the same rules', () => {
