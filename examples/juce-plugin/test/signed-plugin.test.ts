@@ -3,6 +3,7 @@
 // vendor's key signed for this computer, and stays silent on a forged ticket (a valid MAC, no
 // signature), a signed ticket by another key or for another computer, and a fake agent answering
 // "valid" on the user's socket (docs/signed-ticket.md).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
@@ -15,6 +16,7 @@ import { buildPlugin, missingForBuild } from '../build.mjs';
 const COMPILED_PROJECT_ID = '3f6c1b2a-8d4e-4f7a-9c2b-5e1d0a7b6c84';
 const canBuild = process.platform === 'linux' && (missingForBuild() as string[]).length === 0;
 const HINT = 'abcd…1234';
+const hasXvfb = spawnSync('Xvfb', ['-help'], { stdio: 'ignore' }).status === 0;
 
 /** An Ed25519 key from a fixed seed (so the keyed build stays the same between runs, and cached). */
 function keyOf(label: string) {
@@ -35,7 +37,7 @@ const raw = rawMachineId();
 describe.skipIf(!canBuild || raw === undefined)('the example plugin built with the vendor\'s key', () => {
   const vendor = keyOf('vendor');
   const stranger = keyOf('stranger');
-  let paths: { vst3: string; testHost: string };
+  let paths: { vst3: string; testHost: string; uiDriver: string };
   const dirs: string[] = [];
   const stops: Array<() => Promise<unknown>> = [];
   const servers: Server[] = [];
@@ -80,6 +82,47 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
   it('plays from the first block on the ticket and the signed ticket its key signed', async () => {
     const where = place((f) => (f.ticket(), f.signed(encodeSignedTicket(f.claims, { privateKey: vendor.privateKey }))));
     expect(await blocks(where)).toMatchObject({ blocks: 30, plays: 60, silent: 0, first_plays: 0, first_silent: -1 });
+  });
+
+  describe.skipIf(!hasXvfb)('its activation panel, under Xvfb', () => {
+    let display: ChildProcess;
+    let displayName: string;
+    beforeAll(async () => {
+      display = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+      displayName = await new Promise<string>((resolve, reject) => {
+        let got = '';
+        (display.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
+          got += d.toString();
+          if (got.includes('\n')) resolve(`:${got.trim()}`);
+        });
+        display.once('exit', (c) => reject(new Error(`Xvfb exited (${c})`)));
+      });
+    });
+    afterAll(() => {
+      display?.kill();
+    });
+
+    /** What the panel says of the state (its state line) once it matches, with the agent away. */
+    async function panelWords(where: ReturnType<typeof place>, match: RegExp): Promise<string> {
+      const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home, HOME: where.plainHome, PLUGIN_LICENSE_EXECUTABLE: '', PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID }, { stdin: true });
+      stops.push(() => p.stop());
+      const line = await p.waitFor(match, `the panel saying ${match}`);
+      p.child.stdin!.write('quit\n');
+      await p.stop();
+      return String((JSON.parse(line) as { state: string }).state);
+    }
+
+    it('says who signed the license and until when, or that no license the vendor signed is here', async () => {
+      const signed = place((f) => (f.ticket(), f.signed(encodeSignedTicket(f.claims, { privateKey: vendor.privateKey }))));
+      const until = new Date((Math.floor(Date.now() / 1000) + 30 * 86_400) * 1000);
+      const words = await panelWords(signed, /"event":"panel".*signed by/);
+      expect(words).toMatch(/^Licensed with code abcd…1234, signed by the plugin-license example until .+ \(checked offline\)\.$/);
+      expect(words).toContain(String(until.getUTCFullYear()));
+      const forged = place((f) => f.ticket());
+      expect(await panelWords(forged, /"event":"panel".*plays only with a license signed/)).toBe(
+        'This plugin plays only with a license signed by the plugin-license example, and none is on this computer. Connect it to the internet and press Check now, or activate again.',
+      );
+    });
   });
 
   it('is silent from the first block on a forged ticket, another key\'s signature, another computer\'s, and a fake agent answering valid', async () => {

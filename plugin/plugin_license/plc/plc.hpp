@@ -117,6 +117,9 @@ struct License {
   // The agent's signed_ticket: the text of the project's signed ticket, when its answer carried one
   // (docs/agent-protocol.md). A Monitor with keys judges the answer by it.
   std::optional<std::string> signedTicket;
+  // In plc::Monitor with keys: the valid_until of the signed ticket that made this license valid
+  // (the vendor's signature holds until then); 0 otherwise.
+  std::int64_t signedUntilSeconds = 0;
 };
 
 struct AgentError {
@@ -568,7 +571,10 @@ class Watch {
     const bool haveRaw = plc_raw_machine_id(app(), appGroup(), raw, sizeof raw) == PLC_OK;
     const plc_trust t = trust();
     plc_ticket verdict;
-    if (plc_answer_judge(answer.get(), &t, app(), projectId_.c_str(), unixNow(), haveRaw ? raw : nullptr, &verdict) == PLC_TICKET_VALID) return;
+    if (plc_answer_judge(answer.get(), &t, app(), projectId_.c_str(), unixNow(), haveRaw ? raw : nullptr, &verdict) == PLC_TICKET_VALID) {
+      lic.signedUntilSeconds = verdict.valid_until;
+      return;
+    }
     const License judged = licenseOf(verdict, projectId_);
     lic.valid = false;
     lic.reason = judged.reason;
@@ -695,6 +701,7 @@ class Watch {
     r.status = agentStatus;
     r.holder = std::move(holder);
     r.license = licenseOf(t, projectId_);
+    if (!keys_.empty() && verdict == PLC_TICKET_VALID) r.license->signedUntilSeconds = t.valid_until;
     r.origin = Origin::ticket;
     ticketUntil_ = verdict == PLC_TICKET_VALID ? t.valid_until : 0;
     const State state = r.state();
@@ -773,7 +780,7 @@ class Watch {
     const License &x = *a.license, &y = *b.license;
     return x.valid == y.valid && x.reason == y.reason && x.source == y.source && x.codeHint == y.codeHint &&
            x.activations == y.activations && x.maxActivations == y.maxActivations && x.graceUntil == y.graceUntil &&
-           x.validatedAt == y.validatedAt;
+           x.validatedAt == y.validatedAt && x.signedUntilSeconds == y.signedUntilSeconds;
   }
 
   Client client_;
