@@ -3,7 +3,7 @@
 // the fade, 50 instances as one client), and its ActivationComponent driven under Xvfb (a code
 // typed and Activate clicked, errors in words, the offline exchange with real files, a panel
 // closed in the middle of an activation), with a screenshot of every state.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
@@ -11,6 +11,7 @@ import { answerOfflineRequest, DEFAULT_NAMESPACE, encodeTicket, judgeTicket, off
 import { AGENT_CLI, agentRpc, asOtherUser, control, eventually, generateCode, otherUserUnavailable, run, shareWithOtherUser, spawnLines, startAgent, type LineProcess, type RunningAgent } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild, PRODUCT } from '../build.mjs';
+import { startXvfb } from './xvfb.js';
 
 const COMPILED_PROJECT_ID = '3f6c1b2a-8d4e-4f7a-9c2b-5e1d0a7b6c84';
 const required = process.env.PLUGIN_LICENSE_REQUIRE_JUCE === '1';
@@ -495,15 +496,7 @@ describe.skipIf(!canBuild)('the example plugin', () => {
       if (!hasXvfb && required) throw new Error('Xvfb is missing (Debian: apt-get install xvfb)');
       shotDir = shots();
       mkdirSync(shotDir, { recursive: true });
-      display = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
-      displayName = await new Promise<string>((resolve, reject) => {
-        let got = '';
-        (display.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-          got += d.toString();
-          if (got.includes('\n')) resolve(`:${got.trim()}`);
-        });
-        display.once('exit', (c) => reject(new Error(`Xvfb exited (${c})`)));
-      });
+      ({ display, name: displayName } = await startXvfb());
     });
     afterAll(() => {
       display?.kill();

@@ -3,7 +3,7 @@
 // vendor's key signed for this computer, and stays silent on a forged ticket (a valid MAC, no
 // signature), a signed ticket by another key or for another computer, and a fake agent answering
 // "valid" on the user's socket (docs/signed-ticket.md).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:net';
@@ -12,6 +12,7 @@ import { DEFAULT_NAMESPACE, encodeSignedTicket, encodeTicket, machineIdOf, signe
 import { answeringPeer, spawnLines, type LineProcess } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPlugin, missingForBuild } from '../build.mjs';
+import { startXvfb } from './xvfb.js';
 
 const COMPILED_PROJECT_ID = '3f6c1b2a-8d4e-4f7a-9c2b-5e1d0a7b6c84';
 const canBuild = process.platform === 'linux' && (missingForBuild() as string[]).length === 0;
@@ -88,15 +89,7 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
     let display: ChildProcess;
     let displayName: string;
     beforeAll(async () => {
-      display = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1024x768x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
-      displayName = await new Promise<string>((resolve, reject) => {
-        let got = '';
-        (display.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
-          got += d.toString();
-          if (got.includes('\n')) resolve(`:${got.trim()}`);
-        });
-        display.once('exit', (c) => reject(new Error(`Xvfb exited (${c})`)));
-      });
+      ({ display, name: displayName } = await startXvfb());
     });
     afterAll(() => {
       display?.kill();

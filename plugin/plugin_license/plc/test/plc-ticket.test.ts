@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The vectors' one description, from the module that makes them.
 import { VECTORS_DIR as VECTORS, type VectorCase, type Vectors } from '../../../../packages/licensing/test/ticket-vectors.js';
 import { generateCode } from './helpers/agent.js';
+import { type PlcTicketOutput } from './helpers/plc-ticket-output.js';
 import { compile, C_FLAGS, hasCc, hasTool, PLC_C, ROOT } from './helpers/toolchain.js';
 
 const manifest = JSON.parse(readFileSync(join(VECTORS, 'manifest.json'), 'utf8')) as Vectors['manifest'];
@@ -23,23 +24,13 @@ const UNTIL = ISSUED + 30 * 86_400;
 const isRoot = process.getuid?.() === 0;
 const hasFaketime = hasTool('faketime');
 
-interface Verdict {
-  verdict: string;
-  reason: string | null;
-  source: string | null;
-  code_hint: string | null;
-  issued_at: number | null;
-  valid_until: number | null;
-  problem: string | null;
-  path: string;
-}
 
 interface RunOut {
   code: number | null;
   out: string;
   err: string;
   ms: number;
-  json: Verdict | undefined;
+  json: PlcTicketOutput | undefined;
 }
 
 describe.skipIf(!hasCc)('plc ticket reader', () => {
@@ -50,7 +41,7 @@ describe.skipIf(!hasCc)('plc ticket reader', () => {
     const cmd = [...prefix, tool, ...args];
     const started = Date.now();
     const r = spawnSync(cmd[0]!, cmd.slice(1), { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 20_000 });
-    return { code: r.status, out: r.stdout, err: r.stderr, ms: Date.now() - started, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as Verdict) : undefined };
+    return { code: r.status, out: r.stdout, err: r.stderr, ms: Date.now() - started, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as PlcTicketOutput) : undefined };
   };
   const vectorArgs = (c: VectorCase, file: string) => ['--app', c.app, '--now', String(c.now), '--machine-id', c.raw_machine_id, '--file', file, c.project_id];
   /** A vector, copied into DATA/tickets folders of this user's own: a reader trusts no other (the folder rule). */

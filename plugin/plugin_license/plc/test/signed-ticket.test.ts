@@ -11,26 +11,16 @@ import { join } from 'node:path';
 import { judgeLicenseFiles, parseTicketKeys, verifySignedTicket, type SignedVerdict, type TicketVerdict } from '@plugin-license/licensing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNED_VECTORS_DIR, type SignedVectorCase, type SignedVectors } from '../../../../packages/licensing/test/signed-ticket-vectors.js';
+import { type PlcTicketOutput } from './helpers/plc-ticket-output.js';
 import { compile, C_FLAGS, hasCc, PLC_C, PLC_DIR } from './helpers/toolchain.js';
 
 const manifest = JSON.parse(readFileSync(join(SIGNED_VECTORS_DIR, 'manifest.json'), 'utf8')) as SignedVectors['manifest'];
 const onDisk = (name: string): Buffer => readFileSync(join(SIGNED_VECTORS_DIR, name));
 const VALID = manifest.cases.find((c) => c.name === 'valid-online')!;
 
-interface Out {
-  verdict: string;
-  reason: string | null;
-  source: string | null;
-  code_hint: string | null;
-  issued_at: number | null;
-  valid_until: number | null;
-  problem: string | null;
-  path: string;
-  signer?: string | null;
-}
 
 /** A verdict as the manifest states it. */
-function expectedOf(o: Out): SignedVectorCase['expected'] {
+function expectedOf(o: PlcTicketOutput): SignedVectorCase['expected'] {
   if (o.verdict !== 'valid') return { verdict: o.verdict, reason: o.reason } as SignedVectorCase['expected'];
   return { verdict: 'valid', reason: null, source: o.source, code_hint: o.code_hint ?? undefined, valid_until: o.valid_until } as SignedVectorCase['expected'];
 }
@@ -43,9 +33,9 @@ function libraryOf(v: TicketVerdict | SignedVerdict): SignedVectorCase['expected
 describe.skipIf(!hasCc)('plc\'s signed-ticket reader (plc-ticket --key)', () => {
   let dir: string;
   let tool: string;
-  const run = (args: string[]): { code: number | null; json: Out | undefined; err: string } => {
+  const run = (args: string[]): { code: number | null; json: PlcTicketOutput | undefined; err: string } => {
     const r = spawnSync(tool, args, { encoding: 'utf8', timeout: 20_000 });
-    return { code: r.status, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as Out) : undefined, err: r.stderr };
+    return { code: r.status, json: r.stdout.startsWith('{') ? (JSON.parse(r.stdout) as PlcTicketOutput) : undefined, err: r.stderr };
   };
   /** A folder DATA/tickets/ of this user's own, with the case's files as ID.ticket and ID.signed; the ticket's path. */
   const place = (name: string, ticket: Buffer | null, signed: Buffer | null, projectId = VALID.project_id): string => {
