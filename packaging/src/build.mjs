@@ -20,7 +20,7 @@ import { ignoreReplModuleVariable } from './node-startup.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const CLI_BUILD = join(ROOT, 'packages', 'cli', 'dist', 'bin');
 /** The CLI's build: the parser, the commands, the agent's own commands, undici. */
-const FILES = ['cli.cjs', 'commands.cjs', 'agent.cjs', 'undici.cjs'];
+const FILES = ['cli.cjs', 'commands.cjs', 'agent.cjs', 'relay.cjs', 'undici.cjs'];
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The folder being built, removed if the run is interrupted (`abandonRelease`). */

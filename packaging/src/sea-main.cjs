@@ -1,7 +1,7 @@
 'use strict';
 // The main script of a packaged executable (a Node single executable application). A SEA's own
 // `require` loads only Node's built-in modules, so the program's files (the CLI's build:
-// cli.cjs, commands.cjs, agent.cjs, undici.cjs) are SEA assets, run by the same loader as the
+// cli.cjs, commands.cjs, agent.cjs, relay.cjs, undici.cjs) are SEA assets, run by the same loader as the
 // npm bins (agent/bin/run-bundle.js, bundled into this file by packaging/build.mjs), with the
 // same code cache on the user's disk: a code cache embedded at build time would be rejected on
 // every platform but the one that built it.

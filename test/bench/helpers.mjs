@@ -7,12 +7,13 @@ import { request } from 'undici';
 
 /**
  * Spawns a program and resolves `ready` at its first stdout line matching `pattern` (default:
- * the {"ready":true,...} line a server prints when it listens).
+ * the {"ready":true,...} line a server prints when it listens). `stderrFd`: a file descriptor its
+ * stderr goes to instead of a pipe to this process.
  */
-export function startReady(file, args, env, pattern = /"ready"\s*:\s*true/, readyMs = 15_000) {
-  const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startReady(file, args, env, pattern = /"ready"\s*:\s*true/, readyMs = 15_000, stderrFd = undefined) {
+  const child = spawn(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', stderrFd ?? 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${file} not ready within ${readyMs} ms; stderr: ${stderr}`)), readyMs);

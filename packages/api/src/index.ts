@@ -7,6 +7,8 @@ export type { DeadlineOptions } from './deadline.js';
 export type { RetryOptions } from './retry-policy.js';
 export { closeDispatcher, createDispatcher, connectionRoute, checkProxyUrl, PROXY_VARIABLES, NO_PROXY_VARIABLES } from './dispatcher.js';
 export type { ConnectionOptions } from './dispatcher.js';
+export { createCarrier } from './carrier.js';
+export type { Carrier, CarriedRequest, CarriedAnswer, HeaderValues } from './carrier.js';
 export { parseRateLimit, parseRetryAfterMs, serviceWaitMs, MAX_SERVICE_WAIT_MS } from './rate-limit.js';
 export type { RateLimit } from './rate-limit.js';
 export {

@@ -14,7 +14,7 @@ const dist = join(packageDir, 'dist');
 // Built only when missing: `pnpm test` builds first, and rebuilding here (tsup cleans dist) could
 // pull the files from under other test files' child processes that load this package's dist.
 beforeAll(async () => {
-  if (!['index.cjs', 'index.js', 'signed-ticket.cjs', 'signed-ticket.js'].every((file) => existsSync(join(dist, file)))) {
+  if (!['index.cjs', 'index.js', 'signed-ticket.cjs', 'signed-ticket.js', 'code-hint.cjs', 'code-hint.js'].every((file) => existsSync(join(dist, file)))) {
     await run('pnpm', ['--filter', '@plugin-license/api', 'build'], { cwd: packageDir });
   }
 }, 120_000);
@@ -132,5 +132,23 @@ describe('built package: @plugin-license/api/signed-ticket', () => {
     expect(Object.keys(result.metafile.inputs)).toHaveLength(1);
     for (const output of Object.values(result.metafile.outputs)) expect(output.imports).toEqual([]);
     expect(result.outputFiles[0]!.text).not.toMatch(/\bnode:|\bBuffer\b|\bprocess\./);
+  });
+});
+
+// The hint of a code (`code_hint` in a signed ticket, every log line of the relay) is the one
+// function of the library, a subpath of its own for the relay's Deno and workerd bundles.
+describe('built package: @plugin-license/api/code-hint', () => {
+  it('loads with require() and with import, the same function as the main entry', async () => {
+    const probe = `console.log(JSON.stringify([m.codeHint('3f2a9c1e-0b7d-4e55-9a10-77c2d4e8b601'), m.codeHint === undefined, Object.keys(m).sort()]));`;
+    const cjs = JSON.parse(await node(['-e', `const m = require('@plugin-license/api/code-hint');${probe}`]));
+    const esm = JSON.parse(await node(['--input-type=module', '-e', `import * as m from '@plugin-license/api/code-hint';${probe}`]));
+    expect(esm).toEqual(cjs);
+    expect(cjs).toEqual(['3f2a…b601', false, ['codeHint', 'redact', 'redactDeep']]);
+  });
+
+  it('bundles for the neutral platform with no import at all', async () => {
+    const result = await build({ entryPoints: [join(dist, 'code-hint.js')], bundle: true, platform: 'neutral', format: 'esm', write: false, metafile: true, logLevel: 'silent' });
+    expect(Object.keys(result.metafile.inputs)).toHaveLength(1);
+    for (const output of Object.values(result.metafile.outputs)) expect(output.imports).toEqual([]);
   });
 });

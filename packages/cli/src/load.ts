@@ -12,6 +12,7 @@ export const load = {
   config: () => import('./commands/config.js'),
   manager: () => import('./commands/manager.js'),
   plugins: () => import('./commands/plugins.js'),
+  relay: () => import('./commands/relay.js'),
   context: () => import('./context.js'),
   output: () => import('./output.js'),
   errors: () => import('./errors.js'),

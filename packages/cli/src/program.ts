@@ -17,6 +17,7 @@ const commands = {
   config: async () => (await parts()).config(),
   manager: async () => (await parts()).manager(),
   plugins: async () => (await parts()).plugins(),
+  relay: async () => (await parts()).relay(),
 };
 
 export { CLI_VERSION } from './exit.js';
@@ -497,6 +498,24 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
     .description("the vendor's Ed25519 key pair for signed responses: writes the private key, prints the public key")
     .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
     .addHelpText('after', `\nExample:\n  ${name} offline keygen --out vendor-offline.key`)
+    .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
+
+  const relay = program
+    .command('relay')
+    .description("the vendor's license relay: signs a ticket whenever the service says a code is valid for a machine (RELAY_* in the environment)")
+    .addHelpText('after', `\nExamples:\n  ${name} relay keygen --out relay-signing.key\n  RELAY_SIGNING_KEY="$(cat relay-signing.key)" RELAY_SERVICE_URL=https://service.example/functions/v1 \\\n    RELAY_SERVICE_TOKEN=… RELAY_APP=acme-audio RELAY_PROJECTS=${UUID_EXAMPLE} ${name} relay serve --port 8788`);
+  relay
+    .command('serve')
+    .description('serve the relay on Node: prints {"base_url", "keys"} once it listens, one line per request on stderr; SIGTERM stops it after the requests in flight')
+    .option('--host <address>', 'the address to listen on', '127.0.0.1')
+    .option('--port <n>', 'the port (0: any free port)', wholeNumber('--port', 0, 65535), 0)
+    .addHelpText('after', `\nEnvironment: RELAY_SIGNING_KEY (PKCS#8 PEM or base64url seeds, comma-separated; the first signs), RELAY_SERVICE_URL,\nRELAY_SERVICE_TOKEN, RELAY_APP, RELAY_PROJECTS (comma-separated), RELAY_TICKET_DAYS (default 30, at most 30),\nRELAY_VALIDATE_CACHE_S (default 300). A missing or malformed one: exit 2, and nothing is served.`)
+    .action(action(async (ctx, o: { host: string; port: number }) => (await commands.relay()).relayServeCommand(ctx, o)));
+  relay
+    .command('keygen')
+    .description('the relay\'s Ed25519 key pair (the same as offline keygen): writes the private key, prints the public key and its id')
+    .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
+    .addHelpText('after', `\nExample:\n  ${name} relay keygen --out relay-signing.key`)
     .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
 
   try {

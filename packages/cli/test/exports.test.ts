@@ -39,7 +39,7 @@ describe('the executable', () => {
     const home = tempHome('plc-bin-');
     try {
       const env = { PATH: process.env.PATH, HOME: home.dir, PLUGIN_LICENSE_HOME: home.dir };
-      const run = (args: string[]) => promisify(execFile)(process.execPath, [CLI, ...args], { env }).catch((e: { code: number; stdout: string }) => e);
+      const run = (args: string[]) => promisify(execFile)(process.execPath, [CLI, ...args], { env }).then((r) => ({ ...r, code: 0 }), (e: { code: number; stdout: string; stderr: string }) => e);
       const cached = (): string[] => readdirSync(join(home.dir, 'cache', 'compile')).map((f) => f.replace(/-v\d.*$/, '')).sort();
       expect((await run(['--version'])).stdout.trim()).toBe(`0.1.0 (node ${process.versions.node}, ${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}, namespace plugin-license)`);
       expect((await run(['--app', 'acme-audio', '--version'])).stdout).toContain('namespace acme-audio)');
@@ -47,6 +47,10 @@ describe('the executable', () => {
       expect(cached()).toEqual(['cli-cli']);
       expect((await run(['--json', 'machine-id'])).stdout).toContain('"machine_id": "m1_');
       expect(cached()).toEqual(['cli-cli', 'cli-commands']);
+      // The relay is a file of its own, loaded by `relay serve` alone (no RELAY_* here: exit 2).
+      const relay = await run(['relay', 'serve']);
+      expect([relay.code, relay.stderr]).toEqual([2, expect.stringContaining('RELAY_SIGNING_KEY is missing')]);
+      expect(cached()).toEqual(['cli-cli', 'cli-commands', 'cli-relay']);
     } finally {
       home.cleanup();
     }

@@ -1,0 +1,14 @@
+export { createRelay } from './relay.js';
+export type { Relay, RelayKey, RelayLog, RelayOptions } from './relay.js';
+export { loadRelayConfig, RELAY_VARIABLES, DEFAULT_TICKET_DAYS, DEFAULT_VALIDATE_CACHE_S, MAX_VALIDATE_CACHE_S } from './config.js';
+export type { RelayConfig, RelayEnvironment } from './config.js';
+export { RelayConfigError, isRelayConfigError } from './errors.js';
+export type { SigningKey } from './keys.js';
+export { startLine, originOf } from './start-line.js';
+export { MAX_TICKET_DAYS } from './rules.js';
+export { MAX_BODY_BYTES } from './request-body.js';
+export { CODES_REFRESH_MS } from './project-codes.js';
+export { parseServeFlags } from './serve-flags.js';
+export type { ServeFlags } from './serve-flags.js';
+export { fetchCarrier, SERVICE_TIMEOUT_MS } from './service.js';
+export type { ServiceCarrier } from './service.js';
