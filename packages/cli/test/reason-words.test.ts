@@ -14,7 +14,13 @@ const TABLE = join(root, 'packages', 'cli', 'page', 'reason-words.json');
 const HEADER = join(root, 'plugin', 'plugin_license', 'plugin_license_reason_words.h');
 
 /** Every reason the library stores or the service answers; the type fails to check when one is missing. */
-const REASONS = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid'] as const satisfies readonly Reason[];
+const REASONS = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid', 'unsigned'] as const satisfies readonly Reason[];
+/**
+ * The reasons plc's `Reason` names (plc.hpp): the header has a case for each. `unsigned` (a
+ * signed ticket missing, docs/signed-ticket.md) joins when plc's enum gains its name; until then
+ * the panel says it with the template of any other reason.
+ */
+const PLC_REASONS = REASONS.filter((r) => r !== 'unsigned');
 type Missing = Exclude<Reason, (typeof REASONS)[number]>;
 const everyReason: Missing extends never ? true : Missing = true;
 
@@ -36,7 +42,7 @@ const camel = (reason: string): string => reason.replace(/_([a-z])/g, (_, c: str
 
 /** The module's header, made from the table. */
 function header(table: Record<string, string>): string {
-  const cases = REASONS.map((r) => `    case plc::Reason::${camel(r)}: return ${cString(table[r] as string)};`);
+  const cases = PLC_REASONS.map((r) => `    case plc::Reason::${camel(r)}: return ${cString(table[r] as string)};`);
   return [
     '// The words for a license that is not valid, one template per reason, in UTF-8. MADE FROM',
     '// packages/cli/page/reason-words.json, the one table the license manager page reads too: change',
