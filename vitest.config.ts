@@ -1,4 +1,5 @@
-import { defineConfig } from 'vitest/config';
+import { availableParallelism } from 'node:os';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { pageAssets } from './packages/cli/page/plugin.mjs';
 import { WAIT_MS } from './test/utils/src/wait-bound.js';
 
@@ -7,6 +8,20 @@ import { WAIT_MS } from './test/utils/src/wait-bound.js';
 // to src/, which is not published), so tests run against src without a build; child processes
 // (emulator, agent) run dist.
 const conditions = ['plugin-license-source', 'node', 'import', 'module', 'default'];
+
+/** How many test files run at once: PLUGIN_LICENSE_TEST_WORKERS, else the cores, at least 2. */
+function testWorkers(): number {
+  const given = process.env.PLUGIN_LICENSE_TEST_WORKERS;
+  if (given !== undefined && given !== '') {
+    const n = Number(given);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`PLUGIN_LICENSE_TEST_WORKERS=${JSON.stringify(given)} is not a whole number of 1 or more`);
+    return n;
+  }
+  return Math.max(2, availableParallelism());
+}
+
+const ALL = ['packages/*/test/**/*.test.ts', 'agent/test/**/*.test.ts', 'packaging/test/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'plugin/plugin_license/plc/test/**/*.test.ts'];
+const NATIVE = ['plugin/plugin_license/plc/test/**/*.test.ts', 'examples/juce-plugin/test/**/*.test.ts', 'packaging/test/**/*.test.ts', 'packages/cli/test/manager.test.ts', 'packages/cli/test/reason-words.test.ts', 'test/docs/**/*.test.ts'];
 
 export default defineConfig({
   // The license manager's page, for tests that import its server from source (as the build does: page/plugin.mjs).
@@ -20,8 +35,20 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['plugin-license-source'] } },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'agent/test/**/*.test.ts', 'packaging/test/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/docs/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'plugin/plugin_license/plc/test/**/*.test.ts'],
+    projects: [
+      // What Node runs: every package, the agent, the CLI, the emulator, end to end. CI runs it on
+      // Node 20 and again on Node 24.
+      { extends: true, test: { name: 'node', include: ALL, exclude: [...configDefaults.exclude, ...NATIVE] } },
+      // What runs the same whatever the Node version: the C client and its fuzzers, the plugin in a
+      // VST3 host, the page in Chromium, the packaged executables (their own pinned Node) and
+      // installers, the documents. CI runs it once, on Node 20.
+      { extends: true, test: { name: 'native', include: NATIVE } },
+    ],
     pool: 'forks',
+    // Most tests wait on real processes, sockets and servers rather than compute, so two files
+    // run at once even on two cores (vitest's default there is one): CI's suite takes about half
+    // as long. PLUGIN_LICENSE_TEST_WORKERS sets another number (1 to find an order dependence).
+    maxWorkers: testWorkers(),
     testTimeout: 30_000,
     hookTimeout: 30_000,
     teardownTimeout: 10_000,

@@ -95,10 +95,19 @@ export function missingForBuild(juceDir = undefined) {
   return missing;
 }
 
+/**
+ * The tools' environment: ccache (when used) sees paths inside the checkout as relative to it
+ * (CCACHE_BASEDIR), so a second clone or worktree, a CI run's fresh clone among them, hits the
+ * cache the first one filled instead of compiling JUCE again; a value the caller set wins.
+ */
+function toolEnvironment() {
+  return { CCACHE_BASEDIR: root, ...process.env };
+}
+
 /** Runs a tool: its output streams (unless quiet) and its end is kept, for the message if it fails. */
 function run(tool, args, { quiet, cwd }) {
   return new Promise((done, fail) => {
-    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(cwd ? { cwd } : {}) });
+    const child = spawn(tool, args, { stdio: ['ignore', 'pipe', 'pipe'], env: toolEnvironment(), ...(cwd ? { cwd } : {}) });
     let kept = '';
     const keep = (stream) => (d) => {
       kept = (kept + d).slice(-20_000);

@@ -241,7 +241,8 @@ async function windowsSetup({ work, scratch, values, exe, options, log, plugins 
     writeFileSync(join(dir, 'plugins.nsh'), pluginsNsh(staged));
     pluginDefines.push(`-DPLUGINS=${join(dir, 'plugins')}`, `-DPLUGINS_NSH=${join(dir, 'plugins.nsh')}`);
   }
-  const defines = [...Object.entries(values).map(([k, v]) => `-D${k}=${nsisString(v)}`), `-DEXE=${exe}`, `-DOUTFILE=${join(work, file)}`, ...pluginDefines];
+  const compression = options.installerCompression === 'fast' ? ['-DFAST_COMPRESSION'] : [];
+  const defines = [...Object.entries(values).map(([k, v]) => `-D${k}=${nsisString(v)}`), `-DEXE=${exe}`, `-DOUTFILE=${join(work, file)}`, ...pluginDefines, ...compression];
   try {
     await run('makensis', ['-V2', '-INPUTCHARSET', 'UTF8', ...defines, script], { cwd: join(INSTALLERS, 'windows'), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
   } catch (err) {

@@ -2,7 +2,7 @@
 // module) with a vendor's baked defaults, run with no Node on the PATH and a bare environment,
 // against the emulator on loopback.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,6 +100,38 @@ describe('pnpm package: the release folder', () => {
       expect(sums).toContain(`${entry.sha256}  ${entry.file}`);
     }
     expect(existsSync(join(dir, `release.partial-${process.pid}`))).toBe(false);
+  });
+});
+
+describe('the Linux executable serves the license relay', () => {
+  it('relay serve: its start line, an activation answered with a signed ticket, SIGTERM: exit 0', async () => {
+    const home = newHome();
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const code = await service.code();
+    const env = bareEnv(home, {
+      RELAY_SIGNING_KEY: privateKey.export({ format: 'jwk' }).d!,
+      RELAY_SERVICE_URL: service.emulator.baseUrl,
+      RELAY_SERVICE_TOKEN: service.emulator.token,
+      RELAY_APP: 'acme-audio',
+      RELAY_PROJECTS: service.emulator.projectId,
+    });
+    const child = spawn(exe, ['relay', 'serve', '--port', '0'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    const exited = new Promise<number | null>((ok) => child.once('exit', ok));
+    const line = await new Promise<string>((ok, fail) => {
+      createInterface({ input: child.stdout! }).once('line', ok);
+      void exited.then((c) => fail(new Error(`relay serve exited (${c})`)));
+    });
+    const { base_url, keys } = JSON.parse(line) as { base_url: string; keys: Array<{ kid: string; public_key: string }> };
+    expect(keys).toEqual([{ kid: expect.stringMatching(/^[0-9a-f]{16}$/), public_key: privateKey.export({ format: 'jwk' }).x }]);
+    const res = await fetch(`${base_url}/plugin-activation/activate`, { method: 'POST', body: JSON.stringify({ code, machine_id: 'm1_exe-relay', project_id: service.emulator.projectId }) });
+    const body = (await res.json()) as { success: boolean; signed_ticket: string };
+    expect([res.status, body.success]).toEqual([200, true]);
+    const [line1, line2] = body.signed_ticket.split('\n');
+    const signature = Buffer.from(line2!.split(':')[2]!, 'base64url');
+    expect(verify(null, Buffer.from(`plugin-license/signed-ticket/v1\0${line1}`), createPublicKey(privateKey), signature)).toBe(true);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
   });
 });
 

@@ -414,7 +414,7 @@ describe('pnpm package --plugin: the Windows installer', () => {
       const exe = join(dir, 'Acme $0 Synth.exe');
       writeFileSync(exe, pe);
       const out = join(dir, 'release');
-      const m = (await packageRelease(parseOptions(['--targets', 'win-x64', '--name', 'acme-license', '--product', 'Acme Gain', '--plugin', vst3, '--plugin', exe, '--project', `${PROJECT_ID}=Acme "Gain" $INSTDIR`, '--out', out]), { log: () => {} })) as Manifest;
+      const m = (await packageRelease(parseOptions(['--targets', 'win-x64', '--name', 'acme-license', '--product', 'Acme Gain', '--plugin', vst3, '--plugin', exe, '--project', `${PROJECT_ID}=Acme "Gain" $INSTDIR`, '--out', out], { ...process.env, PLUGIN_LICENSE_INSTALLER_COMPRESSION: 'fast' }), { log: () => {} })) as Manifest;
       const setup = `acme-license-${m.version}-win-x64-setup.exe`;
       expect(m.installers.map((i) => i.file)).toEqual([setup]);
       expect(m.plugins.map((p) => p.installers)).toEqual([[setup], [setup]]);

@@ -8,7 +8,7 @@
 // p99: one client, requests one after another, p99 through the relay minus p99 through the proxy
 // (goal <= 5 ms on loopback). Loopback only; every loop is bounded. Needs `pnpm build`.
 import { generateKeyPairSync } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,16 @@ const WARMUP = 400; // requests per side
 const ROUNDS = 6;
 const PER_ROUND = 800; // requests per side and round
 const LATENCY_SAMPLES = 1500; // per side, in 3 alternating blocks
+
+/** CPU time (user + system) a process has used, in ms (Linux /proc; USER_HZ is 100 there). */
+function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
 
 function percentile(values, p) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -88,11 +98,17 @@ export async function run() {
     await burst('relay', WARMUP);
     await burst('proxy', WARMUP);
     const rps = { relay: [], proxy: [] };
+    const cpu = { relay: [], proxy: [] };
+    const pids = { relay: relay.child.pid, proxy: proxy.child.pid };
     const ratios = [];
     for (let round = 0; round < ROUNDS; round++) {
       const order = round % 2 === 0 ? ['relay', 'proxy'] : ['proxy', 'relay'];
       const ms = {};
-      for (const side of order) ms[side] = await burst(side, PER_ROUND);
+      for (const side of order) {
+        const before = cpuMs(pids[side]);
+        ms[side] = await burst(side, PER_ROUND);
+        cpu[side].push((cpuMs(pids[side]) - before) / PER_ROUND);
+      }
       rps.relay.push(PER_ROUND / (ms.relay / 1000));
       rps.proxy.push(PER_ROUND / (ms.proxy / 1000));
       ratios.push(ms.proxy / ms.relay);
@@ -114,6 +130,7 @@ export async function run() {
       { name: 'relay throughput', value: median(rps.relay), unit: 'req/s', baseline: median(rps.proxy), ratio, goal: 'ratio = relay / pass-through proxy >= 0.8' },
       { name: 'relay added p99', value: p99.relay - p99.proxy, unit: 'ms', baseline: p99.proxy, goal: '<= 5 ms on loopback' },
       { name: 'relay p99 (activate, signed)', value: p99.relay, unit: 'ms', baseline: p99.proxy, ratio: p99.relay / p99.proxy },
+      { name: 'relay CPU per request (its own process)', value: median(cpu.relay), unit: 'ms', baseline: median(cpu.proxy), ratio: median(cpu.relay) / median(cpu.proxy) },
       { name: 'relay p50 (activate, signed)', value: median(latency.relay), unit: 'ms', baseline: median(latency.proxy), ratio: median(latency.relay) / median(latency.proxy) },
     ];
   } finally {

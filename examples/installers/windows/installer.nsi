@@ -27,7 +27,12 @@
 
 Unicode true
 Target amd64-unicode
+!ifdef FAST_COMPRESSION
+; PLUGIN_LICENSE_INSTALLER_COMPRESSION=fast: development builds and the tests.
+SetCompressor zlib
+!else
 SetCompressor /SOLID lzma
+!endif
 RequestExecutionLevel user
 ManifestDPIAware true
 

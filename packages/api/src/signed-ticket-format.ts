@@ -309,6 +309,8 @@ const LINE2 = /^ed25519:([0-9a-f]{16}):([A-Za-z0-9_-]{86})$/;
  * if (!parsed.ok) console.log(parsed.problem); // e.g. 'line 1 has an unknown field "valid"'
  */
 export function parseSignedTicket(input: string | Uint8Array): SignedTicketParse {
+  // A text of more UTF-16 units than the limit has more UTF-8 bytes too: refused before encoding it.
+  if (typeof input === 'string' && input.length > MAX_SIGNED_TICKET_BYTES) return { ok: false, problem: `more than a signed ticket's ${MAX_SIGNED_TICKET_BYTES} bytes` };
   const bytes = typeof input === 'string' ? encoder.encode(input) : input;
   if (bytes.length > MAX_SIGNED_TICKET_BYTES) return { ok: false, problem: `${bytes.length} bytes, more than a signed ticket's ${MAX_SIGNED_TICKET_BYTES}` };
   const first = bytes.indexOf(NL);

@@ -197,6 +197,8 @@ describe('reading', () => {
     ['a byte order mark before line 1', `\uFEFF${good}`, /not JSON/],
     ['a byte order mark signed with line 1', signed(`\uFEFF${line1}`), /not JSON/],
     ['too large', signed(withField({ code_hint: 'x'.repeat(MAX_SIGNED_TICKET_BYTES) })), /more than a signed ticket's 4096/],
+    ['too large as bytes', new TextEncoder().encode(signed(withField({ code_hint: 'x'.repeat(MAX_SIGNED_TICKET_BYTES) }))), /4\d{3} bytes, more than a signed ticket's 4096/],
+    ['too large in UTF-8 only (4096 characters, more bytes)', signed(withField({ code_hint: 'é'.repeat(2000) })), /\d+ bytes, more than a signed ticket's 4096/],
     ['line 2 with capital hex', good.replace(line2, line2.replace(/^ed25519:([0-9a-f]+)/, (_, k: string) => `ed25519:${k.toUpperCase()}`)), /line 2/],
     ['line 2 with another algorithm', good.replace('ed25519:', 'rsa:'), /line 2/],
     ['line 2 with a padded signature', good.replace(line2, `${line2}==`), /line 2/],

@@ -266,7 +266,7 @@ export type SignedTicketInput = string | Uint8Array | SmallFileRead | undefined;
 
 /**
  * The reader's rule (docs/signed-ticket.md, "The reader"), the one place it is written in
- * TypeScript: with no keys, `answer` as it is (license-ticket.md's rules). With keys:
+ * TypeScript: with no keys, `answer` as it is (docs/license-ticket.md's rules). With keys:
  * 1. `answer` (the `.ticket`'s verdict, or the agent's answer) not licensed in any way
  *    (`not_licensed`, `tampered`, `expired`, `clock`) is the answer.
  * 2. Otherwise the signed ticket decides ({@link verifySignedTicket}): valid with its fields, or

@@ -53,3 +53,17 @@ describe('loadRelayConfig', () => {
     for (const m of messages) for (const secret of [key.seed, key.seed.slice(1), 'secret token', 'hunter2']) expect(m).not.toContain(secret);
   });
 });
+
+describe('the Worker with a bad secret', () => {
+  it('answers every request 500 relay_misconfigured, saying which variable, never its value, and signs nothing', async () => {
+    const worker = (await import('../src/worker.js')).default;
+    const env = { ...base, RELAY_SIGNING_KEY: key.seed.slice(2), RELAY_SERVICE_TOKEN: 'tok.en-1' };
+    for (const path of ['/healthz', '/functions/v1/plugin-activation/validate']) {
+      const res = await worker.fetch(new Request(`http://relay${path}`, { method: path === '/healthz' ? 'GET' : 'POST', body: path === '/healthz' ? undefined : '{}' }), env);
+      const text = await res.text();
+      expect([res.status, JSON.parse(text).error]).toEqual([500, 'relay_misconfigured']);
+      expect(text).toMatch(/RELAY_SIGNING_KEY is neither a PEM private key/);
+      expect(text).not.toContain(key.seed.slice(2));
+    }
+  });
+});

@@ -71,7 +71,9 @@ function spawnRelay(runtime: Runtime, env: NodeJS.ProcessEnv, args: string[]) {
   if (!existsSync(script!)) throw new Error(`${script} is missing; run "pnpm build" first`);
   // The relay's environment only: nothing of the test's own RELAY_*.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_')));
-  const child = spawn(process.execPath, [script!, ...rest, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its own process group: the Deno and workerd scripts start the runtime as a child, which a
+  // SIGKILL of the script alone would leave running.
+  const child = spawn(process.execPath, [script!, ...rest, ...args], { env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8');
@@ -84,7 +86,16 @@ function spawnRelay(runtime: Runtime, env: NodeJS.ProcessEnv, args: string[]) {
     void exited.then(() => resolve(undefined));
   });
   lines.on('line', (l) => (stdout += `${l}\n`));
-  return { child, first, exited, stdout: () => stdout, stderr: () => stderr };
+  /** SIGKILL to the whole group (the script and its runtime); any other signal to the script, which passes it on. */
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      if (sig === 'SIGKILL') process.kill(-child.pid!, sig);
+      else child.kill(sig);
+    } catch {
+      // Already gone.
+    }
+  };
+  return { child, first, exited, signal, stdout: () => stdout, stderr: () => stderr };
 }
 
 /**
@@ -97,16 +108,19 @@ function spawnRelay(runtime: Runtime, env: NodeJS.ProcessEnv, args: string[]) {
 export async function startRelay(runtime: Runtime, env: NodeJS.ProcessEnv, args: string[] = ['--port', '0']): Promise<RelayProcess> {
   const p = spawnRelay(runtime, env, args);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) return p.child.exitCode;
-    p.child.kill(signal);
-    const timer = setTimeout(() => p.child.kill('SIGKILL'), STOP_GRACE_MS);
+    if (p.child.exitCode !== null || p.child.signalCode !== null) {
+      p.signal('SIGKILL'); // a runtime the script left behind, if any
+      return p.child.exitCode;
+    }
+    p.signal(signal);
+    const timer = setTimeout(() => p.signal('SIGKILL'), STOP_GRACE_MS);
     try {
       return await p.exited;
     } finally {
       clearTimeout(timer);
     }
   };
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), WAIT_MS);
+  const timer = setTimeout(() => p.signal('SIGKILL'), WAIT_MS);
   const line = await p.first;
   clearTimeout(timer);
   if (line === undefined) {
@@ -120,11 +134,12 @@ export async function startRelay(runtime: Runtime, env: NodeJS.ProcessEnv, args:
 /** Runs a relay that must refuse to start: its exit code and words (a relay that starts instead is stopped, and says so). */
 export async function refusedStart(runtime: Runtime, env: NodeJS.ProcessEnv, args: string[] = ['--port', '0']): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = spawnRelay(runtime, env, args);
-  const timer = setTimeout(() => p.child.kill('SIGKILL'), WAIT_MS);
+  const timer = setTimeout(() => p.signal('SIGKILL'), WAIT_MS);
   const line = await p.first;
-  if (line !== undefined) p.child.kill('SIGKILL');
+  if (line !== undefined) p.signal('SIGKILL');
   const code = await p.exited;
   clearTimeout(timer);
+  p.signal('SIGKILL');
   return { code, stdout: line ?? p.stdout(), stderr: p.stderr() };
 }
 

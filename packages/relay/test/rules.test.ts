@@ -1,10 +1,10 @@
 // The relay repeats a few of the library's input rules on the web platform (its Deno and workerd
 // bundles cannot load the library's Node modules). Each verdict is held equal to the library's own
 // here, on a table of hostile inputs, so the two cannot drift apart.
-import { DEFAULT_POLICY, normalizeBaseUrl, resolveNamespace } from '@plugin-license/licensing';
+import { DEFAULT_POLICY, normalizeBaseUrl, normalizeCode, resolveNamespace } from '@plugin-license/licensing';
 import { PROJECT_ID_PATTERN } from '@plugin-license/licensing/executable';
 import { describe, expect, it } from 'vitest';
-import { baseUrlProblem, MAX_TICKET_DAYS, NAMESPACE_PATTERN, PROJECT_ID_PATTERN as RELAY_PROJECT_ID } from '../src/rules.js';
+import { baseUrlProblem, MAX_CODE_LENGTH, MAX_TICKET_DAYS, NAMESPACE_PATTERN, PROJECT_ID_PATTERN as RELAY_PROJECT_ID } from '../src/rules.js';
 
 const verdict = (f: () => unknown): string => {
   try {
@@ -57,6 +57,11 @@ describe("the relay's copies of the library's rules give the library's verdicts"
   it('the project id pattern is the library\'s', () => {
     expect(RELAY_PROJECT_ID.source).toBe(PROJECT_ID_PATTERN.source);
     expect(RELAY_PROJECT_ID.flags).toBe(PROJECT_ID_PATTERN.flags);
+  });
+
+  it("the longest code is the library's", () => {
+    expect(verdict(() => normalizeCode('a'.repeat(MAX_CODE_LENGTH)))).not.toBe('refused');
+    expect(verdict(() => normalizeCode('a'.repeat(MAX_CODE_LENGTH + 1)))).toBe('refused');
   });
 
   it("a ticket lives at most the library's offline grace", () => {

@@ -2,6 +2,7 @@
 // against one relay process of its own (started once per file), in front of the emulator as an
 // HTTP server. Two keys throughout: the first signs, both are listed (a rotation in progress).
 import { codeHint } from '@plugin-license/api';
+import { parseTicketKeys, verifySignedTicket } from '@plugin-license/licensing';
 import { startEmulator, type Emulator } from '@plugin-license/emulator';
 import { startService, type TestService } from '@plugin-license/test-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +50,7 @@ export function relaySuite(runtime: Runtime): void {
       relay = await startRelay(runtime, relayEnv(service, keys));
     });
     afterAll(async () => {
-      await relay?.stop('SIGKILL');
+      await relay?.stop();
       await service?.close();
     });
 
@@ -73,6 +74,10 @@ export function relaySuite(runtime: Runtime): void {
       expect(fields.issued_at).toBeGreaterThanOrEqual(before);
       expect(fields.issued_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
       expect(fields.valid_until).toBe((fields.issued_at as number) + 30 * DAY_S);
+      // The library's reader takes it, with the keys the start line lists.
+      const reader = { keys: parseTicketKeys(relay.info.keys.map((k) => k.public_key)), app: 'acme-audio', projectId: projectId.toUpperCase(), machineId: machine(1), now: Math.floor(Date.now() / 1000) };
+      expect(verifySignedTicket(r.body.signed_ticket as string, reader)).toEqual({ ok: true, fields });
+      expect(verifySignedTicket(r.body.signed_ticket as string, { ...reader, machineId: machine(2) })).toMatchObject({ ok: false, reason: 'cache_invalid' });
       // The service's own answer, unchanged: it counted the slot.
       expect((await service.admin.activation.status(codes[0]!)).activations).toBe(1);
     });
@@ -106,6 +111,13 @@ export function relaySuite(runtime: Runtime): void {
       } finally {
         await service.control.faults({ mode: 'none' });
       }
+    });
+
+    it("the same routes without /functions/v1, as Supabase hands an Edge Function its path", async () => {
+      const r = await call('POST', `${relay.origin}/plugin-activation/validate`, request(codes[0]!, 1));
+      answers.push(r.text);
+      expect([r.status, r.body.valid]).toEqual([200, true]);
+      verifiedTicket(r.body.signed_ticket, keys[0]!.publicKey);
     });
 
     it('status is forwarded, found or not', async () => {
@@ -193,7 +205,9 @@ export function relaySuite(runtime: Runtime): void {
       let sent = 0;
       const body = new ReadableStream<Uint8Array>({
         pull(controller) {
-          if (sent++ < 64) controller.enqueue(chunk);
+          // 17 KB: over the limit, and small enough to sit whole in the socket's buffer, so the
+          // client has sent it all before the relay's 413 (and the runtime closing the connection).
+          if (sent++ < 17) controller.enqueue(chunk);
           else controller.close();
         },
       });
