@@ -107,6 +107,7 @@ export async function importCommand(ctx: Context, input: string, o: { project?: 
     ...(o.project === undefined ? {} : { projectId: ctx.projectId(o.project) }),
     offlinePublicKeys: ctx.config.offlinePublicKeys.value,
     offlineMaxDays: ctx.config.offlineMaxDays.value,
+    ticketKeys: ctx.ticketKeys(),
   });
   if (ctx.out.json) {
     await report(ctx, 'imported', state, 'direct');
