@@ -218,3 +218,57 @@ describe('killed at every durable step through the relay (SIGKILL), then the nex
   });
 });
 
+
+describe('doctor and the signed tickets', () => {
+  interface Check {
+    section: string;
+    name: string;
+    level: string;
+    detail: string;
+    fix?: string;
+  }
+  const doctor = async (env: Record<string, string>) => {
+    const run = await cli(['--json', 'doctor', ...project()], env);
+    const doc = JSON.parse(run.stdout) as { checks: Check[]; relay: Record<string, unknown>; licenses: Array<Record<string, unknown>> };
+    return { run, doc, find: (section: string, name: string) => doc.checks.find((c) => c.section === section && c.name === name) };
+  };
+
+  it('reports the keys expected, the relay and its signer, and who signed the stored ticket until when', async () => {
+    const code = await service.code(2);
+    const r = await relay();
+    const dir = home();
+    const env = envThrough(r, dir);
+    ok(await cli(['activate', code, ...project(), '--json'], env));
+    const stored = readFileSync(signedFile(dir), 'utf8');
+    const until = new Date((JSON.parse(stored.split('\n')[0]!) as { valid_until: number }).valid_until * 1000);
+    const { run, doc, find } = await doctor(env);
+    expect(run.code, run.stdout).toBe(0);
+    expect(find('relay', 'ticket keys')).toMatchObject({ level: 'ok', detail: expect.stringContaining(key.kid) });
+    expect(find('relay', 'signer')).toMatchObject({ level: 'ok', detail: expect.stringContaining(`signs with key ${key.kid}`) });
+    expect(find('licenses', service.emulator.projectId)).toMatchObject({ level: 'ok', detail: expect.stringContaining(`signed by key ${key.kid} (online) until`) });
+    expect(doc.relay).toMatchObject({ ticket_keys: [key.kid], relay_url: r.baseUrl, reachable: true, signer: key.kid });
+    expect(doc.licenses[0]).toMatchObject({ signed: { kid: key.kid, verifies: true, valid_until: until.toISOString() } });
+    // Doctor writes nothing: the signed ticket is still the one activate stored.
+    expect(readFileSync(signedFile(dir), 'utf8')).toBe(stored);
+  });
+
+  it('names a relay that signs with an unknown key, and a license it left unsigned', async () => {
+    const code = await service.code(2);
+    const r = await relay(stranger);
+    const dir = home();
+    const env = envThrough(r, dir);
+    expect((await cli(['activate', code, ...project()], env)).code).toBe(1);
+    const { run, find } = await doctor(env);
+    expect(run.code).toBe(1);
+    expect(find('relay', 'signer')).toMatchObject({ level: 'failed', detail: expect.stringContaining(`signs with key ${stranger.kid}, which this program does not trust (trusted: ${key.kid})`) });
+    expect(find('licenses', service.emulator.projectId)).toMatchObject({ level: 'failed', detail: expect.stringContaining("no signed ticket: plugins built with the vendor's keys do not play"), fix: expect.stringContaining('validate') });
+  });
+
+  it('names a relay that does not answer', async () => {
+    const r = await relay();
+    await r.stop();
+    const { run, find } = await doctor(envThrough(r, home()));
+    expect(run.code).toBe(1);
+    expect(find('relay', 'signer')).toMatchObject({ level: 'failed', detail: expect.stringMatching(/^the relay at 127\.0\.0\.1:\d+ does not answer/) });
+  });
+});
