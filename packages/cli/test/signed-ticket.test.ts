@@ -5,10 +5,10 @@
 // built with the vendor's key judges them (the library's judgeLicenseFiles, plc's rule), and a
 // SIGKILL at every durable step of an activation and a deactivation through the relay never leaves
 // a signed ticket that verifies beside a slot the service has given back.
-import { existsSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { judgeLicenseFiles, machineIdOf, parseTicketKeys, signedTicketPath, ticketPath } from '@plugin-license/licensing';
-import { AGENT_CLI, agentRpc, makeVendorKey, spawnLines, startRelayProcess, type RunningRelay, type VendorKey } from '@plugin-license/test-utils';
+import { AGENT_CLI, agentRpc, makeVendorKey, spawnLines, startRelayProcess, tempHome, type RunningRelay, type VendorKey } from '@plugin-license/test-utils';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService, type Run } from './helpers.js';
 
@@ -270,5 +270,33 @@ describe('doctor and the signed tickets', () => {
     const { run, find } = await doctor(envThrough(r, home()));
     expect(run.code).toBe(1);
     expect(find('relay', 'signer')).toMatchObject({ level: 'failed', detail: expect.stringMatching(/^the relay at 127\.0\.0\.1:\d+ does not answer/) });
+  });
+});
+
+describe('signed offline responses carry a signed ticket', () => {
+  it('offline activate --sign-key adds one for the studio (offline, until the response ends); import stores it; a plugin with the key plays', async () => {
+    const code = await service.code(2);
+    const studioHome = home();
+    const online = tempHome('plc-online-');
+    stops.push(async () => online.cleanup());
+    const file = (name: string): string => join(online.dir, name);
+    writeFileSync(file('vendor.key'), key.pem, { mode: 0o600 });
+    const studio = envFor(service, studioHome, { PLUGIN_LICENSE_BASE_URL: 'http://127.0.0.1:9/functions/v1', PLUGIN_LICENSE_TICKET_KEYS: key.publicKey, PLUGIN_LICENSE_NO_AUTOSTART: '1' });
+    const onlineEnv = envFor(service, online.dir);
+
+    expect((await cli(['offline', 'request', ...project(), '--code', code, '--out', file('request.json')], studio)).code).toBe(0);
+    // Unsigned: refused where ticket keys are configured, the request kept for a signed answer.
+    expect((await cli(['offline', 'activate', file('request.json'), '--out', file('unsigned.json')], onlineEnv)).code).toBe(0);
+    const unsigned = await cli(['offline', 'import', file('unsigned.json')], studio);
+    expect(unsigned.code).toBe(3);
+    expect(unsigned.stderr).toMatch(/no ticket signed by the vendor/);
+
+    const answered = ok(await cli(['--json', 'offline', 'activate', file('request.json'), '--sign-key', file('vendor.key'), '--out', file('signed.json')], onlineEnv));
+    expect(answered).toMatchObject({ signed_by: key.kid, signed_ticket: true });
+    const response = JSON.parse(readFileSync(file('signed.json'), 'utf8')) as { signed_ticket: string; valid_until: string };
+    const imported = ok(await cli(['--json', 'offline', 'import', file('signed.json')], studio));
+    expect(imported).toMatchObject({ license: { valid: true, source: 'offline', signed_ticket: response.signed_ticket } });
+    expect(readFileSync(signedFile(studioHome), 'utf8')).toBe(response.signed_ticket);
+    expect(plugin(studioHome)).toMatchObject({ verdict: 'valid', signed: { source: 'offline', kid: key.kid, valid_until: Math.floor(Date.parse(response.valid_until) / 1000) } });
   });
 });
