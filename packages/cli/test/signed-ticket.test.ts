@@ -74,6 +74,8 @@ describe('the CLI through the relay', () => {
     expect(plugin(dir)).toMatchObject({ verdict: 'valid', signed: { kid: key.kid } });
     expect(plugin(dir, [stranger])).toMatchObject({ verdict: 'tampered', reason: 'cache_invalid' });
 
+    const human = await cli(['validate', ...project()], env);
+    expect(human.stdout).toMatch(new RegExp(`signed\\s+by the vendor until .* \\(key ${key.kid}\\)`));
     const validated = ok(await cli(['validate', ...project(), '--json'], env));
     expect(validated).toMatchObject({ license: { valid: true, signed_ticket: readFileSync(signedFile(dir), 'utf8') } });
     expect(plugin(dir)).toMatchObject({ verdict: 'valid' });
