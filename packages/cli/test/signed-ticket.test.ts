@@ -115,6 +115,24 @@ describe('the CLI through the relay', () => {
   });
 });
 
+describe('config set: the relay and its keys together', () => {
+  it('a relay_url without ticket_keys is refused before config.json is written; with them, every tool reads both', async () => {
+    const dir = home();
+    const env = envFor(service, dir, { PLUGIN_LICENSE_NO_AUTOSTART: '1' });
+    const relayRun = await cli(['config', 'set', 'relay_url', 'https://relay.acme.example/functions/v1'], env);
+    expect(relayRun.code).toBe(2);
+    expect(relayRun.stderr).toMatch(/without the vendor's public keys \(ticket_keys\).*set ticket_keys first/);
+    expect(existsSync(join(dir, 'config', 'config.json'))).toBe(false);
+    expect((await cli(['config', 'set', 'ticket_keys', `ed25519:${key.publicKey}, ${stranger.publicKey}`], env)).code).toBe(0);
+    expect((await cli(['config', 'set', 'relay_url', 'https://relay.acme.example/functions/v1'], env)).code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'config', 'config.json'), 'utf8'))).toMatchObject({ ticket_keys: [key.publicKey, stranger.publicKey], relay_url: 'https://relay.acme.example/functions/v1' });
+    const unset = await cli(['config', 'unset', 'ticket_keys'], env);
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toMatch(/ticket_keys/);
+    expect((await cli(['config', 'set', 'ticket_keys', 'not-a-key'], env)).stderr).toMatch(/ticket_keys \(key 1\) is not an Ed25519 public key/);
+  });
+});
+
 describe('the agent through the relay', () => {
   it("activate, validate and deactivate through the running agent: its answers carry the signed ticket's text, exactly the file's", async () => {
     const code = await service.code(2);
