@@ -217,6 +217,22 @@ describe('killed at every durable step through the relay (SIGKILL), then the nex
     await settledAsOne(dir, code);
   });
 
+  it('an activation killed after the relay answered is settled by the agent at its start: held, signed, and in its answers', async () => {
+    const code = await service.code(2);
+    const r = await relay();
+    const dir = home();
+    const env = envThrough(r, dir);
+    await killedAt(['activate', code, ...project()], env, 'state-written');
+    expect(existsSync(signedFile(dir))).toBe(false);
+    const agent = spawnLines(process.execPath, [AGENT_CLI, 'run'], env);
+    stops.push(() => agent.stop());
+    await agent.waitFor(/"ready"\s*:\s*true/, 'its ready line');
+    const state = (await agentRpc(env.PLUGIN_LICENSE_SOCKET!, 'check', { project_id: service.emulator.projectId })).result as Record<string, unknown>;
+    expect(state).toMatchObject({ valid: true, signed_ticket: readFileSync(signedFile(dir), 'utf8') });
+    await settledAsOne(dir, code);
+    expect(await slots(code)).toBe(1);
+  });
+
   const DEACTIVATION = ['intent-recorded', 'signed-removed', 'ticket-written', 'release-answered', 'ticket-written#2', 'state-removed', 'intent-cleared'];
   it.each(DEACTIVATION)('deactivation killed after %s', async (step) => {
     const code = await service.code(2);
