@@ -1,7 +1,7 @@
 // pnpm build:plugin: configures and builds the example plugin (Release) with CMake and the JUCE
 // module plugin_license, and leaves the VST3 bundle and the Standalone under dist/plugin/.
 //
-//   pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
+//   pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--ticket-key KEY]... [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 //
 // The root script runs it with --with-packages: the TypeScript packages are built first (pnpm
 // build), after the arguments were read, so --help answers at once. pnpm check builds them itself.
@@ -10,7 +10,9 @@
 // --quiet shows the tools' output only when they fail; --if-available skips the build, saying why, where CMake, a compiler or JUCE is missing (pnpm
 // check uses it; PLUGIN_LICENSE_REQUIRE_JUCE=1 makes a missing one an error).
 // --project-id and --app set what is compiled in (PLUGIN_LICENSE_PROJECT_ID and
-// PLUGIN_LICENSE_APP override them at run time). --juce names a JUCE source tree instead of an
+// PLUGIN_LICENSE_APP override them at run time). --ticket-key (repeatable) compiles in the vendor's
+// public keys (Settings::ticketKeys: then only a ticket the vendor signed makes it play); nothing
+// overrides them at run time, and a build without it compiles in none. --juce names a JUCE source tree instead of an
 // installed JUCE. Uses ccache when it is on PATH.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -24,7 +26,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '..', '..');
 export const PRODUCT = 'plugin-license example';
 
-export const USAGE = `Usage: pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
+export const USAGE = `Usage: pnpm build:plugin [--tests | --host-only] [--project-id UUID] [--app NAME] [--ticket-key KEY]... [--juce DIR] [--build-dir DIR] [--if-available] [--quiet]
 
 Builds the example plugin (Release): dist/plugin/${PRODUCT}.vst3 and the Standalone
 dist/plugin/${PRODUCT}. Needs CMake 3.22+, a C++17 compiler and JUCE 7.0.5 or later
@@ -36,6 +38,9 @@ dist/plugin/${PRODUCT}. Needs CMake 3.22+, a C++17 compiler and JUCE 7.0.5 or la
                    (its path is printed at the end; --help on it says what it prints)
   --project-id ID  the project id compiled into the example plugin
   --app NAME       the namespace (vendor) compiled into the example plugin
+  --ticket-key KEY a public key of the vendor's (as plugin-license offline keygen prints it),
+                   compiled in; repeatable. The plugin then plays only on a ticket signed by one
+                   of them (the license relay's). Without it: none, the ticket's own rules
   --juce DIR       a JUCE source tree instead of an installed JUCE
   --build-dir DIR  the CMake build folder (default dist/plugin/build, kept between builds)
   --if-available   skip, saying why, when CMake, a compiler or JUCE is missing
@@ -128,9 +133,12 @@ export async function buildPlugin(options = {}) {
   const p = paths(options.buildDir);
   const missing = missingForBuild(options.juce);
   if (missing.length > 0) throw new BuildError(`${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not installed: install ${missing.length === 1 ? 'it' : 'them'} (Debian/Ubuntu: apt-get install cmake g++ juce-modules-source juce-tools), or pass --juce /path/to/JUCE`);
-  const { assertProjectId, resolveNamespace } = await import('@plugin-license/licensing');
+  const { assertProjectId, resolveNamespace, parseTicketKeys } = await import('@plugin-license/licensing');
   if (options.projectId !== undefined) assertProjectId(options.projectId);
   if (options.app !== undefined) resolveNamespace(options.app, {});
+  // Canonical texts, checked as every tool checks them; always passed, so a build without keys
+  // never keeps those of an earlier build in CMake's cache.
+  const ticketKeys = parseTicketKeys(options.ticketKeys ?? [], '--ticket-key').map((k) => `ed25519:${k.text}`);
   mkdirSync(p.build, { recursive: true });
   const launcher = has('ccache') ? ['-DCMAKE_C_COMPILER_LAUNCHER=ccache', '-DCMAKE_CXX_COMPILER_LAUNCHER=ccache'] : [];
   const configure = [
@@ -138,6 +146,7 @@ export async function buildPlugin(options = {}) {
     `-DPLUGIN_LICENSE_TESTS=${options.tests || options.hostOnly ? 'ON' : 'OFF'}`,
     ...(options.projectId ? [`-DPLUGIN_LICENSE_PROJECT_ID=${options.projectId.toLowerCase()}`] : []),
     ...(options.app ? [`-DPLUGIN_LICENSE_APP=${options.app}`] : []),
+    `-DPLUGIN_LICENSE_TICKET_KEYS=${ticketKeys.join(',')}`,
     ...(options.juce ? [`-DJUCE_SOURCE_DIR=${resolve(options.juce)}`] : []),
   ];
   try {
@@ -156,6 +165,8 @@ export async function buildPlugin(options = {}) {
     throw new BuildError(`the ${options.hostOnly ? 'console host' : 'plugin'} did not build${options.quiet ? `:\n${e.output ?? ''}` : ' (the compiler\'s messages are above)'}`);
   });
   if (options.hostOnly) return p;
+  // A test's build of its own (another key compiled in) stays in its build folder: dist/plugin is the default build's.
+  if (options.keepInBuildDir) return { ...p, vst3: p.builtVst3, standalone: p.builtStandalone };
   rmSync(p.vst3, { recursive: true, force: true });
   cpSync(p.builtVst3, p.vst3, { recursive: true, verbatimSymlinks: true });
   if (existsSync(p.builtStandalone)) cpSync(p.builtStandalone, p.standalone);
@@ -172,6 +183,7 @@ async function main() {
         'with-packages': { type: 'boolean' },
         'project-id': { type: 'string' },
         app: { type: 'string' },
+        'ticket-key': { type: 'string', multiple: true },
         juce: { type: 'string' },
         'build-dir': { type: 'string' },
         'if-available': { type: 'boolean' },
@@ -201,11 +213,13 @@ async function main() {
       return 1;
     }
   }
-  const { assertProjectId, resolveNamespace } = await import('@plugin-license/licensing');
-  // The same rules as every tool's: the project id a UUID, the namespace a folder name.
+  const { assertProjectId, resolveNamespace, parseTicketKeys } = await import('@plugin-license/licensing');
+  // The same rules as every tool's: the project id a UUID, the namespace a folder name, a key one
+  // a signature can be trusted under.
   for (const [flag, check] of [
     ['--project-id', () => values['project-id'] !== undefined && assertProjectId(values['project-id'])],
     ['--app', () => values.app !== undefined && resolveNamespace(values.app, {})],
+    ['--ticket-key', () => parseTicketKeys(values['ticket-key'] ?? [], '--ticket-key')],
   ]) {
     try {
       check();
@@ -221,7 +235,7 @@ async function main() {
   }
   try {
     const hostOnly = values['host-only'] === true;
-    const p = await buildPlugin({ tests: values.tests, hostOnly, projectId: values['project-id'], app: values.app, juce: values.juce, buildDir: values['build-dir'], quiet: values.quiet });
+    const p = await buildPlugin({ tests: values.tests, hostOnly, projectId: values['project-id'], app: values.app, ticketKeys: values['ticket-key'], juce: values.juce, buildDir: values['build-dir'], quiet: values.quiet });
     const shown = (f) => relative(process.cwd(), f) || f;
     if (!hostOnly) process.stderr.write(`pnpm build:plugin: wrote ${shown(p.vst3)} and ${shown(p.standalone)}\n`);
     if (hostOnly || values.tests) {

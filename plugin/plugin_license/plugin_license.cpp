@@ -81,6 +81,7 @@ plc::MonitorOptions monitorOptions(const Settings &s) {
   o.vendor = s.vendorName.toStdString();
   o.executableName = s.executableName.toStdString();
   o.startAgent = s.startAgent;
+  for (const auto &key : s.ticketKeys) o.ticketKeys.push_back(key.toStdString());
   return o;
 }
 }  // namespace
@@ -130,18 +131,26 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
   const plc::License &l = *result.license;
   const juce::String code = l.codeHint.empty() ? juce::String() : " with code " + fromUtf8(l.codeHint);
   // The plugin judged its ticket itself (the agent not reached yet, or gone).
+  // With the vendor's keys: what the vendor's signature holds until (docs/signed-ticket.md).
+  const juce::String signedBy = l.signedUntilSeconds > 0 ? " Signed by " + vendorOf(settings) + " until " + dayOf(l.signedUntilSeconds) + "." : juce::String();
   if (result.origin == plc::Origin::ticket) {
+    if (l.valid && l.signedUntilSeconds > 0) return "Licensed" + code + ", signed by " + vendorOf(settings) + " until " + dayOf(l.signedUntilSeconds) + " (checked offline).";
     if (l.valid) return "Licensed" + code + " (checked offline, until " + dayOf(l.graceUntilSeconds) + ").";
     if (l.reason == plc::Reason::cacheInvalid)
       return "The license file on this computer is not valid here " + juce::String::fromUTF8("\xe2\x80\x94") + " open Manage licenses" + ellipsis;
   }
   if (l.valid) {
-    if (l.source == plc::Source::offline) return "Licensed by an offline activation" + code + ", until " + dayOf(l.graceUntilSeconds) + ".";
+    if (l.source == plc::Source::offline) return "Licensed by an offline activation" + code + ", until " + dayOf(l.graceUntilSeconds) + "." + signedBy;
     const juce::String slots = slotsOf(l);
     juce::String text = "Licensed on this computer" + code + (slots.isEmpty() ? juce::String() : " (" + slots + ")") + ".";
     if (l.graceUntilSeconds > 0) text << " Works offline until " << dayOf(l.graceUntilSeconds) << ".";
-    return text;
+    return text + signedBy;
   }
+  // The plugin's own verdict (its keys, docs/signed-ticket.md), never the service's: the ticket or
+  // the agent says valid, but no ticket the vendor signed says so.
+  if (l.reason == plc::Reason::unsignedTicket)
+    return "This plugin plays only with a license signed by " + vendorOf(settings) +
+           ", and none is on this computer. Connect it to the internet and press Check now, or activate again.";
   return fillWords(reasonTemplate(l.reason), code, vendorOf(settings), fromUtf8(l.reasonText));
 }
 

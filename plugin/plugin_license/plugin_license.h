@@ -52,9 +52,17 @@ struct Settings {
   bool startAgent = plc::MonitorOptions{}.startAgent;
   juce::String vendorName;  // for messages ("contact Acme Audio") and the installers' folder; empty: "the vendor"
   juce::String productName;  // the plugin's name on the license manager's page; empty: its project id
+  // The vendor's Ed25519 public keys ("ed25519:" and 43 base64url characters, as
+  // `plugin-license offline keygen` prints them), COMPILED IN. With keys the plugin plays only on a
+  // ticket the vendor signed (docs/signed-ticket.md: the license relay, or signed offline
+  // responses); a forged ticket, a copied one, a stopped or fake agent cannot make it play. Never
+  // fill them from the environment, a file or the agent (withOverrides leaves them alone): whoever
+  // can set those can name a key of their own. A key that does not parse silences the plugin
+  // rather than dropping to the unsigned rules. Empty: the ticket's rules (docs/license-ticket.md).
+  juce::StringArray ticketKeys;
 
   // `projectId` and `app` as compiled in, overridden at run time by PLUGIN_LICENSE_PROJECT_ID and
-  // PLUGIN_LICENSE_APP when they are set (tests, demos).
+  // PLUGIN_LICENSE_APP when they are set (tests, demos). `ticketKeys` never: they stay as compiled in.
   static Settings withOverrides(Settings compiledIn);
 };
 

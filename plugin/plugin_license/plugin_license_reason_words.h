@@ -18,7 +18,8 @@ inline const char *reasonTemplate(plc::Reason reason) {
     case plc::Reason::clockTampered: return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
     case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged, or was copied from another computer. Activate again.";
     case plc::Reason::none:
-    case plc::Reason::other: break;
+    case plc::Reason::other:
+    case plc::Reason::unsignedTicket: break;
   }
   return "Not licensed ({reason}).";
 }

@@ -6,7 +6,9 @@ namespace {
 
 // Compiled in: the project id from the vendor dashboard and the vendor's namespace (the one its
 // installer and agent use). PLUGIN_LICENSE_PROJECT_ID and PLUGIN_LICENSE_APP override them at
-// run time, for tests and demos.
+// run time, for tests and demos. And the vendor's public keys (pnpm build:plugin --ticket-key,
+// CMake's PLUGIN_LICENSE_TICKET_KEYS): with them the plugin plays only on a ticket the vendor
+// signed; nothing at run time changes them.
 plugin_license::Settings licenseSettings() {
   plugin_license::Settings s;
   s.projectId = PLUGIN_LICENSE_EXAMPLE_PROJECT_ID;
@@ -14,6 +16,8 @@ plugin_license::Settings licenseSettings() {
   s.vendorName = "the plugin-license example";
   s.productName = JucePlugin_Name;
   s.executableName = "plugin-license";
+  s.ticketKeys.addTokens(PLUGIN_LICENSE_EXAMPLE_TICKET_KEYS, ",", "");
+  s.ticketKeys.removeEmptyStrings();
   // The ticket decides while the agent is away. With neither (no ticket here, no agent answering)
   // the default is silence after 5 s; a vendor who would rather never stop a musician writes
   // s.unknown = plc::UnknownPolicy::keepPlaying().

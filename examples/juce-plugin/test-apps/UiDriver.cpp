@@ -159,6 +159,9 @@ class UiDriverApp : public juce::JUCEApplication {
     settings.projectId = "00000000-0000-4000-8000-000000000000";  // replaced by PLUGIN_LICENSE_PROJECT_ID
     settings.vendorName = "the plugin-license example";
     settings.productName = "plugin-license example";
+    // The keys the build compiled into the example plugin (--ticket-key), compiled in here too.
+    settings.ticketKeys.addTokens(PLUGIN_LICENSE_EXAMPLE_TICKET_KEYS, ",", "");
+    settings.ticketKeys.removeEmptyStrings();
     gate_ = std::make_unique<plugin_license::LicenseGate>(plugin_license::Settings::withOverrides(settings));
     window_ = std::make_unique<DriverWindow>(*gate_);
     // Commands arrive on a thread of their own and run on the message thread.

@@ -58,7 +58,8 @@ function header(table: Record<string, string>): string {
     '  switch (reason) {',
     ...cases,
     '    case plc::Reason::none:',
-    '    case plc::Reason::other: break;',
+    '    case plc::Reason::other:',
+    '    case plc::Reason::unsignedTicket: break;', // the plugin's own verdict (its keys): describeState words it
     '  }',
     `  return ${cString(table.other as string)};`,
     '}',

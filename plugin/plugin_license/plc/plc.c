@@ -11,7 +11,7 @@
  * with the same names: unix/, with darwin/ for what macOS does otherwise, and win/.
  *
  * No heap: requests are streamed through a small buffer on the stack, answers land in
- * plc_client.buf, a ticket is read into a 4 KB buffer on the stack.
+ * plc_client.buf, a ticket and a signed ticket are read into 4 KB buffers on the stack.
  */
 #include "src/setup.h"
 
@@ -36,9 +36,12 @@
 #endif
 
 #ifndef PLC_NO_TICKET
-#include "src/sha256.c"     /* SHA-256, HMAC-SHA256 */
-#include "src/machine_id.c" /* this machine's raw id: the OS's, else the generated secret */
-#include "src/ticket.c"     /* the ticket: its path, its folders, its judge */
+#include "src/sha256.c"        /* SHA-256, HMAC-SHA256 */
+#include "src/sha512.c"        /* SHA-512, for Ed25519 */
+#include "src/ed25519.c"       /* Ed25519 verification (RFC 8032) with libsodium's refusals */
+#include "src/machine_id.c"    /* this machine's raw id: the OS's, else the generated secret */
+#include "src/ticket.c"        /* the ticket: its path, its folders, its judge */
+#include "src/signed_ticket.c" /* the vendor's keys, the signed ticket, the reader's rule */
 #endif
 
 /* ---------------------------------------------------------------- the OS interface */

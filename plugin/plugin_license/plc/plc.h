@@ -11,7 +11,8 @@
  *   PLC_NO_AGENT_CLIENT  the agent client: plc_init ... plc_wait_change, the waker, plc_describe,
  *                        plc_default_socket_path, plc_app_group_socket_path, plc_read_document
  *   PLC_NO_AGENT_START   the agent on demand: plc_start_agent, plc_start_program, plc_default_executable
- *   PLC_NO_TICKET        the license ticket: plc_ticket_*, plc_raw_machine_id
+ *   PLC_NO_TICKET        the license ticket and the signed ticket: plc_ticket_*, plc_raw_machine_id,
+ *                        plc_machine_id, plc_signed_ticket_*, plc_answer_judge, plc_ed25519_verify
  * A plugin that only judges its ticket defines the first two: its object then has no socket, pipe,
  * fork or CreateProcess in it. plc_strerror, plc_reason_name and plc_parse_time are always there.
  *
@@ -53,12 +54,16 @@ extern "C" {
 /* The longest document plc_offline_import sends (the agent's line limit is 65,536 bytes). */
 #define PLC_IMPORT_MAX_BYTES 60000
 #define PLC_DEFAULT_APP "plugin-license"
+/* The largest ticket and signed ticket a reader takes, in bytes (docs/license-ticket.md,
+ * docs/signed-ticket.md). */
+#define PLC_TICKET_MAX_BYTES 4096
 
-/* Bytes kept for one answer line. A LicenseState line is about 400 bytes; a longer line is
- * refused with PLC_ERR_TOO_LARGE. Define it for the whole build (-DPLC_BUFFER_SIZE=...), never
- * per file: it changes the size of plc_client. */
+/* Bytes kept for one answer line. A LicenseState line is about 400 bytes, about 900 with the
+ * signed ticket a relay signed (signed_ticket: up to 4096 bytes of text, a little more once
+ * escaped as JSON); a longer line is refused with PLC_ERR_TOO_LARGE. Define it for the whole build
+ * (-DPLC_BUFFER_SIZE=...), never per file: it changes the size of plc_client. */
 #ifndef PLC_BUFFER_SIZE
-#define PLC_BUFFER_SIZE 4096
+#define PLC_BUFFER_SIZE 8192
 #endif
 
 /* The longest activation code, in bytes (the agent's limit). */
@@ -102,7 +107,9 @@ typedef enum plc_reason {
   PLC_REASON_GRACE_EXPIRED,
   PLC_REASON_CLOCK_TAMPERED,
   PLC_REASON_CACHE_INVALID,
-  PLC_REASON_OTHER /* a reason this client does not know: see reason_text */
+  PLC_REASON_OTHER,   /* a reason this client does not know: see reason_text */
+  PLC_REASON_UNSIGNED /* a plugin with the vendor's keys: valid, but no ticket signed by the vendor says so
+                         (docs/signed-ticket.md); the plugin's own verdict, text "unsigned" */
 } plc_reason;
 
 typedef enum plc_source {
@@ -133,6 +140,14 @@ typedef struct plc_license {
   long error_code;         /* JSON-RPC code, e.g. -32602 invalid params, -32003 over a limit */
   char error_message[160]; /* the agent's message, cut to fit */
   char error_detail[48];   /* data.code when given (the service's error code) */
+  /* The agent's signed_ticket (docs/agent-protocol.md: the text of the project's signed ticket, only
+   * when one is stored), for plc_answer_judge: has_signed_ticket 1 when the answer carried one,
+   * signed_ticket its text (NUL-terminated; its bytes signed_ticket_len). A text longer than
+   * PLC_TICKET_MAX_BYTES is kept cut, with signed_ticket_len PLC_TICKET_MAX_BYTES + 1: no signed
+   * ticket is that long, and the judge refuses it. */
+  int has_signed_ticket;
+  size_t signed_ticket_len;
+  char signed_ticket[PLC_TICKET_MAX_BYTES + 1];
 } plc_license;
 
 /* What plc_offline_request returns: the request to carry to a computer that is online. */
@@ -312,7 +327,6 @@ int plc_parse_time(const char *text, int64_t *seconds);
  * device or a folder (any of those is TAMPERED, never a wait). Any thread but the audio thread
  * (they read a small file); plc::Monitor calls them for you. */
 
-#define PLC_TICKET_MAX_BYTES 4096
 /* Room for a normalised raw machine id (the OS's, or the generated 64-hex secret) with its NUL. */
 #define PLC_MACHINE_ID_CAP 160
 
@@ -334,6 +348,9 @@ typedef struct plc_ticket {
   int64_t issued_at;     /* Unix seconds, 0 when not read */
   int64_t valid_until;   /* Unix seconds, 0 when not read */
   char problem[96];      /* TAMPERED: what failed, in English ("authentication tag does not match", ...) */
+  /* The signed ticket's key id once its line 2 was read (the plc_*_signed calls, plc_answer_judge
+   * and plc_signed_ticket_judge), "" otherwise: with keys, a VALID verdict was signed by it. */
+  char signer[17];
 } plc_ticket;
 
 /* The verdict's name as the JSON of the C tools and the library say it: "valid", "not_licensed",
@@ -377,6 +394,99 @@ plc_status plc_ticket_path(const char *app, const char *app_group, const char *p
  * DATA/machine-secret, taken only from a data folder and a file of the user's own (the folder rule).
  * PLC_ERR_NO_FILE when neither exists (no ticket can be valid then). */
 plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size);
+
+/* ---- The signed ticket (docs/signed-ticket.md): anything may say no, only the vendor's signature says yes ----
+ *
+ * The ticket's MAC above is keyed by what anyone on the computer can read, so a script can write a
+ * valid one. A vendor who runs the license relay (or signs offline responses) has the library
+ * store DATA/tickets/PROJECT_ID.signed beside the ticket: two lines, line 1 a JSON object (v, kid,
+ * app, project_id, machine_id, code_hint, source, issued_at, valid_until), line 2
+ * "ed25519:KID:SIG", an Ed25519 signature by a key that never leaves the vendor. A plugin built
+ * with the vendor's PUBLIC keys (compiled in: never from the environment, a file or the agent,
+ * which whoever runs code as the user controls) judges by the reader's rule:
+ *   1. the ticket (or an agent's answer) readable and not licensed: that answer;
+ *   2. otherwise the signed ticket decides: the file's text (or the agent's signed_ticket when the
+ *      agent answered valid) in its format, signed by one of the keys (its kid), for this app,
+ *      project and machine (plc_machine_id), and issued_at - 3600 <= now <= valid_until: VALID,
+ *      with its source, code_hint and times; else TAMPERED (cache_invalid), CLOCK (clock_tampered)
+ *      or EXPIRED (grace_expired);
+ *   3. no signed ticket: NONE when there is no ticket either (unknown, as before), else
+ *      NOT_LICENSED with PLC_REASON_UNSIGNED: a ticket or an agent's "valid" alone is not enough.
+ * With no keys (key_count 0) every call answers as the ticket's own rules above: nothing changes.
+ * The same rule, on the same vectors, is packages/licensing's judgeLicense.
+ * These calls allocate nothing; an Ed25519 verification is about a tenth of a millisecond, so
+ * plc::Monitor verifies once per file version (plc_verify_cache). */
+
+/* A vendor's public key, parsed once (plc_ticket_key_parse). */
+typedef struct plc_ticket_key {
+  unsigned char public_key[32]; /* the raw 32 bytes */
+  char kid[17];                 /* its id: the first 8 bytes of its SHA-256, lowercase hex (offline keygen's key_id) */
+  const char *problem;          /* after a refused parse, why, in English (static text); NULL once parsed */
+} plc_ticket_key;
+
+/* What a caller keeps so that identical bytes are verified once: the last signed ticket whose
+ * signature verified, and the key it verified with. Zero it (or len = 0) before the first use; one
+ * thread at a time (plc::Monitor keeps one per project). */
+typedef struct plc_verify_cache {
+  size_t len; /* 0: empty */
+  unsigned char public_key[32];
+  char bytes[PLC_TICKET_MAX_BYTES];
+} plc_verify_cache;
+
+/* Whom a reader trusts: the vendor's keys (key_count 0 or keys NULL: none, the old rules), and
+ * optionally where verified bytes are remembered. */
+typedef struct plc_trust {
+  const plc_ticket_key *keys;
+  size_t key_count;
+  plc_verify_cache *cache; /* NULL: verify every time */
+} plc_trust;
+
+/* Parses a public key as offline keygen prints it: the unpadded base64url of its raw 32 bytes (43
+ * characters), "ed25519:" before it optional, white space around it ignored. Refused
+ * (PLC_ERR_INVALID_ARGUMENT, out->problem says why): another length or alphabet, padding, unused
+ * bits set, and a key no signature could be trusted under (y >= p, a point of small order, the
+ * all-zero key, no point of the curve). PLC_OK fills public_key and kid. */
+plc_status plc_ticket_key_parse(const char *text, plc_ticket_key *out);
+
+/* Ed25519 (RFC 8032) verification of signature over message with public_key, with libsodium's
+ * refusals before any curve arithmetic: S >= L, A or R not canonical (y >= p) or of small order.
+ * 1 when it verifies, 0 otherwise. No allocation; the same work for any signature that gets past
+ * the refusals. */
+int plc_ed25519_verify(const unsigned char public_key[32], const void *message, size_t len, const unsigned char signature[64]);
+
+/* The machine id a signed ticket names, as the library derives it for the service: "m1_" and the
+ * lowercase hex HMAC-SHA256 keyed by the namespace app (NULL: PLUGIN_LICENSE_APP, else
+ * "plugin-license") over raw_machine_id normalised (plc_raw_machine_id's). 68 bytes hold it with
+ * its NUL. PLC_ERR_INVALID_ARGUMENT for a bad app or a buffer too small. */
+plc_status plc_machine_id(const char *app, const char *raw_machine_id, char *out, size_t out_size);
+
+/* DATA/tickets/PROJECT_ID.signed (lowercase id), beside plc_ticket_path's ticket, by the same rule. */
+plc_status plc_signed_ticket_path(const char *app, const char *app_group, const char *project_id, char *out, size_t out_size);
+
+/* Judges a signed ticket's bytes alone (rule 2): its format, key, signature, app, project, machine
+ * (derived from raw_machine_id) and times. VALID, TAMPERED, CLOCK or EXPIRED; NONE only when the
+ * trust has no keys (nothing can be judged then). */
+plc_ticket_verdict plc_signed_ticket_judge(const char *bytes, size_t len, const plc_trust *trust, const char *app, const char *project_id,
+                                           int64_t now, const char *raw_machine_id, plc_ticket *out);
+
+/* The reader's rule from files: the ticket at ticket_path (as plc_ticket_read; NULL: none) and the
+ * signed ticket at signed_path (NULL: beside the ticket, ID.signed for ID.ticket), read by the same
+ * rules (its folders and the file the user's own, a regular file of at most PLC_TICKET_MAX_BYTES,
+ * never blocking: anything else there is TAMPERED). */
+plc_ticket_verdict plc_ticket_read_signed(const char *ticket_path, const char *signed_path, const plc_trust *trust, const char *app,
+                                          const char *project_id, int64_t now, const char *raw_machine_id, plc_ticket *out);
+
+/* The one call a plugin with the vendor's keys needs: plc_ticket_check with the signed ticket,
+ * this machine's raw id, and the reader's rule. */
+plc_ticket_verdict plc_ticket_check_signed(const char *app, const char *app_group, const char *project_id, int64_t now,
+                                           const plc_trust *trust, plc_ticket *out);
+
+/* The reader's rule on an agent's answer (a LicenseState from plc_check, plc_wait_change, ...): not
+ * valid is NOT_LICENSED with its reason; valid needs its signed_ticket to pass rule 2 (none:
+ * NOT_LICENSED, PLC_REASON_UNSIGNED), so a program answering "valid" on the user's socket unlocks
+ * nothing. With no keys: the answer as it is (VALID, or NOT_LICENSED with its reason). */
+plc_ticket_verdict plc_answer_judge(const plc_license *answer, const plc_trust *trust, const char *app, const char *project_id,
+                                    int64_t now, const char *raw_machine_id, plc_ticket *out);
 
 /* ---- The agent on demand ---- */
 

@@ -81,6 +81,9 @@ enum class Reason : int {
   clockTampered = PLC_REASON_CLOCK_TAMPERED,
   cacheInvalid = PLC_REASON_CACHE_INVALID,
   other = PLC_REASON_OTHER,
+  // Keys configured (MonitorOptions::ticketKeys) and the ticket or the agent says valid, but no
+  // ticket signed by the vendor says so: not licensed (docs/signed-ticket.md; text "unsigned").
+  unsignedTicket = PLC_REASON_UNSIGNED,
 };
 
 enum class Source : int { unknown = PLC_SOURCE_UNKNOWN, online = PLC_SOURCE_ONLINE, cache = PLC_SOURCE_CACHE, offline = PLC_SOURCE_OFFLINE };
@@ -111,6 +114,12 @@ struct License {
   std::int64_t validatedAtSeconds = 0;
   std::int64_t graceUntilSeconds = 0;
   std::int64_t nextCheckAtSeconds = 0;
+  // The agent's signed_ticket: the text of the project's signed ticket, when its answer carried one
+  // (docs/agent-protocol.md). A Monitor with keys judges the answer by it.
+  std::optional<std::string> signedTicket;
+  // In plc::Monitor with keys: the valid_until of the signed ticket that made this license valid
+  // (the vendor's signature holds until then); 0 otherwise.
+  std::int64_t signedUntilSeconds = 0;
 };
 
 struct AgentError {
@@ -190,6 +199,8 @@ inline CheckResult toResult(plc_status status, const plc_license &raw) {
     lic.validatedAtSeconds = raw.validated_at_s;
     lic.graceUntilSeconds = raw.grace_until_s;
     lic.nextCheckAtSeconds = raw.next_check_at_s;
+    // A text over the limit is kept one byte over it, for the judge to refuse.
+    if (raw.has_signed_ticket) lic.signedTicket = std::string(raw.signed_ticket, std::min<std::size_t>(raw.signed_ticket_len, PLC_TICKET_MAX_BYTES + 1));
     out.license = std::move(lic);
     out.origin = Origin::agent;
   } else if (status == PLC_ERR_AGENT || status == PLC_ERR_AGENT_OUTDATED) {
@@ -352,6 +363,14 @@ struct MonitorOptions {
   std::string vendor;                          // the installers' folder (Windows, macOS)
   std::string executableName = "plugin-license";
   bool startAgent = true;  // false: never start an agent
+  // The vendor's Ed25519 public keys, as plugin-license offline keygen prints them ("ed25519:" and 43
+  // base64url characters), COMPILED IN: never read them from the environment, a file or the agent,
+  // since whoever can set those can name a key of their own. With keys, the plugin plays only on a
+  // ticket signed by one of them (docs/signed-ticket.md): a ticket or an agent's "valid" alone is
+  // not licensed (Reason::unsignedTicket). A key that does not parse is kept as one nothing
+  // verifies with, so a typo silences the plugin rather than dropping back to the unsigned rules.
+  // Empty: the ticket's own rules (docs/license-ticket.md), as before.
+  std::vector<std::string> ticketKeys;
 };
 
 namespace detail {
@@ -423,6 +442,7 @@ struct WatchConfig {
   std::string vendor;
   std::string executableName;
   bool startAgent = true;
+  std::vector<std::string> ticketKeys;
 };
 
 // One project's state in this process: one connection subscribed to it and one thread, shared by
@@ -512,6 +532,53 @@ class Watch {
   Watch(std::string socketPath, std::string projectId, WatchConfig config)
       : client_(socketPath.empty() ? nullptr : socketPath.c_str()), projectId_(std::move(projectId)), config_(std::move(config)) {
     if (plc_waker_open(&waker_) == PLC_OK) plc_set_interrupt(client_.raw(), plc_waker_handle(&waker_));
+    // The vendor's keys, parsed once; one that does not parse stays, with its problem set: it
+    // counts as a key (the signed rule holds) that verifies nothing.
+    keys_.resize(config_.ticketKeys.size());
+    for (std::size_t i = 0; i < keys_.size(); ++i) plc_ticket_key_parse(config_.ticketKeys[i].c_str(), &keys_[i]);
+    verified_ = std::make_unique<plc_verify_cache>();
+    verified_->len = 0;
+  }
+
+  // Whom this watch trusts: the keys, and the cache that verifies identical signed-ticket bytes
+  // once (the file's, or the same text in the agent's answers): once per process and file version.
+  plc_trust trust() noexcept { return plc_trust{keys_.data(), keys_.size(), verified_.get()}; }
+  const char *app() const noexcept { return config_.app.empty() ? nullptr : config_.app.c_str(); }
+  const char *appGroup() const noexcept { return config_.appGroup.empty() ? nullptr : config_.appGroup.c_str(); }
+  static std::int64_t unixNow() {
+    return static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  }
+
+  // An agent's answer by the reader's rule (plc_answer_judge): with keys, a "valid" stands only
+  // with a signed_ticket that verifies; otherwise it becomes not licensed with the rule's reason
+  // (unsigned, cache_invalid, grace_expired, clock_tampered). A "not valid" stands as it is.
+  void judgeAnswer(CheckResult &result) {
+    if (keys_.empty() || !result.license || !result.license->valid) return;
+    License &lic = *result.license;
+    auto answer = std::make_unique<plc_license>();
+    std::memset(answer.get(), 0, sizeof *answer);
+    answer->valid = 1;
+    answer->source = static_cast<plc_source>(lic.source);
+    detail::copyText(lic.codeHint.substr(0, sizeof answer->code_hint - 1), answer->code_hint, true);
+    answer->grace_until_s = lic.graceUntilSeconds;
+    if (lic.signedTicket) {
+      const std::size_t n = std::min<std::size_t>(lic.signedTicket->size(), PLC_TICKET_MAX_BYTES + 1);
+      answer->has_signed_ticket = 1;
+      answer->signed_ticket_len = n;
+      std::memcpy(answer->signed_ticket, lic.signedTicket->data(), std::min<std::size_t>(n, PLC_TICKET_MAX_BYTES));
+    }
+    char raw[PLC_MACHINE_ID_CAP];
+    const bool haveRaw = plc_raw_machine_id(app(), appGroup(), raw, sizeof raw) == PLC_OK;
+    const plc_trust t = trust();
+    plc_ticket verdict;
+    if (plc_answer_judge(answer.get(), &t, app(), projectId_.c_str(), unixNow(), haveRaw ? raw : nullptr, &verdict) == PLC_TICKET_VALID) {
+      lic.signedUntilSeconds = verdict.valid_until;
+      return;
+    }
+    const License judged = licenseOf(verdict, projectId_);
+    lic.valid = false;
+    lic.reason = judged.reason;
+    lic.reasonText = judged.reasonText;
   }
 
   static std::mutex &registryMutex() {
@@ -619,13 +686,13 @@ class Watch {
     return true;
   }
 
-  // The ticket on disk, judged now (plc_ticket_check: microseconds, no lock, never a wait).
+  // The ticket on disk, judged now (plc_ticket_check_signed: with keys the signed ticket beside it
+  // decides, verified once per file version; microseconds after that, no lock, never a wait).
   // Publishes its word and returns true, or false when there is none (the state stays as it is).
   bool judgeTicket(Status agentStatus = Status::notRunning, std::string holder = {}) {
     plc_ticket t;
-    const std::int64_t now = static_cast<std::int64_t>(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
-    const plc_ticket_verdict verdict = plc_ticket_check(config_.app.empty() ? nullptr : config_.app.c_str(),
-                                                        config_.appGroup.empty() ? nullptr : config_.appGroup.c_str(), projectId_.c_str(), now, &t);
+    const plc_trust trusted = trust();
+    const plc_ticket_verdict verdict = plc_ticket_check_signed(app(), appGroup(), projectId_.c_str(), unixNow(), &trusted, &t);
     if (verdict == PLC_TICKET_NONE) {
       ticketUntil_ = 0;
       return false;
@@ -634,6 +701,7 @@ class Watch {
     r.status = agentStatus;
     r.holder = std::move(holder);
     r.license = licenseOf(t, projectId_);
+    if (!keys_.empty() && verdict == PLC_TICKET_VALID) r.license->signedUntilSeconds = t.valid_until;
     r.origin = Origin::ticket;
     ticketUntil_ = verdict == PLC_TICKET_VALID ? t.valid_until : 0;
     const State state = r.state();
@@ -660,6 +728,7 @@ class Watch {
   }
 
   void publish(CheckResult result) {
+    judgeAnswer(result);
     const State state = result.state();
     lastKnown_ = state;
     unknownSince_.reset();
@@ -711,12 +780,14 @@ class Watch {
     const License &x = *a.license, &y = *b.license;
     return x.valid == y.valid && x.reason == y.reason && x.source == y.source && x.codeHint == y.codeHint &&
            x.activations == y.activations && x.maxActivations == y.maxActivations && x.graceUntil == y.graceUntil &&
-           x.validatedAt == y.validatedAt;
+           x.validatedAt == y.validatedAt && x.signedUntilSeconds == y.signedUntilSeconds;
   }
 
   Client client_;
   std::string projectId_;
   WatchConfig config_;
+  std::vector<plc_ticket_key> keys_;            // the vendor's keys, parsed (empty: the unsigned rules)
+  std::unique_ptr<plc_verify_cache> verified_;  // the last signed ticket that verified (watch thread, and acquire() before it)
   plc_waker waker_{PLC_NO_INTERRUPT, PLC_NO_INTERRUPT};
   std::thread thread_;
   std::atomic<bool> stopping_{false};
@@ -765,7 +836,7 @@ class Monitor {
         policy_(options.unknown),
         watch_(detail::Watch::acquire(socketPath_, projectId_,
                                       detail::WatchConfig{options.app, options.appGroup, options.executable, options.vendor,
-                                                          options.executableName, options.startAgent})) {}
+                                                          options.executableName, options.startAgent, options.ticketKeys})) {}
   ~Monitor() {
     if (listener_ != 0) watch_->removeListener(listener_);
   }

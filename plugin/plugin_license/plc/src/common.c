@@ -85,6 +85,22 @@ PLC_SHARED size_t js_space(const unsigned char *p, size_t left) {
   return 0;
 }
 
+/* The bounds [*start, *end) of the len bytes of text without the white space around them, as
+ * JavaScript's trim() leaves them. */
+PLC_SHARED void js_trim(const char *text, size_t len, size_t *start, size_t *end) {
+  const unsigned char *p = (const unsigned char *)text;
+  size_t from = 0, to = len, sp;
+  while (from < to && (sp = js_space(p + from, to - from)) > 0) from += sp;
+  while (to > from) {
+    if (to - from >= 3 && js_space(p + to - 3, 3) == 3) to -= 3;
+    else if (to - from >= 2 && js_space(p + to - 2, 2) == 2) to -= 2;
+    else if (js_space(p + to - 1, 1) == 1) to -= 1;
+    else break;
+  }
+  *start = from;
+  *end = to;
+}
+
 /* True when text is empty or only white space (JavaScript's trim() === ''). */
 PLC_SHARED int js_blank(const char *text) {
   const unsigned char *p = (const unsigned char *)text;

@@ -62,7 +62,7 @@ static void os_raw_id_once(void) {
 
 plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out, size_t out_size) {
   char path[PLC_DATA_CAP], buf[PLC_TICKET_MAX_BYTES + 1];
-  size_t len, start = 0, i;
+  size_t len, start, i;
   found_kind found;
   plc_status st;
   if (out == NULL || out_size == 0) return PLC_ERR_INVALID_ARGUMENT;
@@ -86,24 +86,7 @@ plc_status plc_raw_machine_id(const char *app, const char *app_group, char *out,
   }
   st = read_small_file(path, READ_FOLLOW_LINKS | READ_OWN_ONLY, buf, sizeof buf, &len, &found);
   if (st != PLC_OK) return st == PLC_ERR_NO_FILE || st == PLC_ERR_FOREIGN_FOLDER ? PLC_ERR_NO_FILE : st;
-  for (size_t sp; start < len && (sp = js_space((const unsigned char *)buf + start, len - start)) > 0;) start += sp;
-  while (len > start) {
-    size_t back = len >= start + 3 ? js_space((const unsigned char *)buf + len - 3, 3) : 0;
-    if (back == 3) {
-      len -= 3;
-      continue;
-    }
-    back = len >= start + 2 ? js_space((const unsigned char *)buf + len - 2, 2) : 0;
-    if (back == 2) {
-      len -= 2;
-      continue;
-    }
-    if (js_space((const unsigned char *)buf + len - 1, 1) == 1) {
-      len -= 1;
-      continue;
-    }
-    break;
-  }
+  js_trim(buf, len, &start, &len);
   if (len - start != 64) return PLC_ERR_NO_FILE;
   for (i = start; i < len; i++)
     if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f'))) return PLC_ERR_NO_FILE;

@@ -34,6 +34,22 @@ static int read_time(json_scan *s, char *text, size_t cap, int64_t *seconds) {
   return 0;
 }
 
+/* signed_ticket: null is none; a text is kept whole up to PLC_TICKET_MAX_BYTES bytes, a longer one
+ * cut and marked as longer (signed_ticket_len one over), for plc_answer_judge to refuse. */
+static int read_signed_ticket(json_scan *s, plc_license *out) {
+  size_t n = 0;
+  int got;
+  out->has_signed_ticket = 0;
+  out->signed_ticket_len = 0;
+  out->signed_ticket[0] = '\0';
+  if (json_peek(s) == 'n') return json_literal(s, "null");
+  got = json_string(s, out->signed_ticket, sizeof out->signed_ticket, &n);
+  if (got < 0) return -1;
+  out->has_signed_ticket = 1;
+  out->signed_ticket_len = got == 1 ? PLC_TICKET_MAX_BYTES + 1 : n;
+  return 0;
+}
+
 /* A LicenseState (a result, or a `changed` notification's params) into out. */
 static int parse_license(json_scan *s, plc_license *out) {
   char key[24];
@@ -72,6 +88,8 @@ static int parse_license(json_scan *s, plc_license *out) {
       bad = read_time(s, out->grace_until, sizeof out->grace_until, &out->grace_until_s);
     } else if (json_key_is(key, k, "next_check_at")) {
       bad = read_time(s, out->next_check_at, sizeof out->next_check_at, &out->next_check_at_s);
+    } else if (json_key_is(key, k, "signed_ticket")) {
+      bad = read_signed_ticket(s, out);
     } else {
       bad = skip_at(s, 2);
     }

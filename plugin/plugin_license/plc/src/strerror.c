@@ -33,9 +33,10 @@ const char *plc_strerror(plc_status status) {
   return "unknown status";
 }
 
+/* By the enum's value: PLC_REASON_OTHER's word is "other", and PLC_REASON_UNSIGNED came after it. */
 static const char *const reason_names[] = {
     "", "not_activated", "code_revoked", "code_not_found", "deactivated",
-    "grace_expired", "clock_tampered", "cache_invalid",
+    "grace_expired", "clock_tampered", "cache_invalid", "other", "unsigned",
 };
 
 const char *plc_reason_name(plc_reason reason) {

@@ -299,7 +299,7 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
     if (f[F_REASON].type != JSON_NULL) {
       text_len = ticket_text(&f[F_REASON], text, 32);
       reason = text_len == (size_t)-1 || text_len != strlen(text) ? PLC_REASON_OTHER : reason_from_text(text);
-      if (reason == PLC_REASON_NONE || reason == PLC_REASON_OTHER) return ticket_tampered(out, problem);
+      if (reason == PLC_REASON_NONE || reason == PLC_REASON_OTHER || reason == PLC_REASON_UNSIGNED) return ticket_tampered(out, problem); /* a plugin's verdict, never a ticket's */
     }
     if (valid && reason != PLC_REASON_NONE) return ticket_tampered(out, problem);
     text_len = ticket_text(&f[F_SOURCE], text, 16);
@@ -324,39 +324,64 @@ plc_ticket_verdict plc_ticket_judge(const char *bytes, size_t len, const char *a
   }
 }
 
-/* Reads the ticket at path and judges it; raw_machine_id NULL: this computer has none. What is
- * missing (the ticket, or a folder it would be in) is NONE; everything else that is there and
- * fails a rule is TAMPERED: the folders' (ticket_folders), then the file's (the one bounded reader:
- * a regular file of the user's own, not a link), then the judge's. */
+/* What the one read of a file in DATA/tickets/ found. */
+typedef enum ticket_file { TICKET_FILE_READ = 0, TICKET_FILE_MISSING, TICKET_FILE_BAD } ticket_file;
+
+/* The one read of a file in DATA/tickets/ (the ticket, the signed ticket; the library's readTicketFile):
+ * what is missing (the file, or a folder it would be in) is MISSING; everything else that is there
+ * and fails a rule is BAD, with its words in problem: the folders' (ticket_folders), then the
+ * file's (the one bounded reader: a regular file of the user's own, not a link, of at most
+ * PLC_TICKET_MAX_BYTES). READ: its bytes in buf (PLC_TICKET_MAX_BYTES + 1 bytes). */
+static ticket_file ticket_file_read(const char *path, char *buf, size_t *len, char *problem, size_t problem_cap) {
+  found_kind found;
+  plc_status st;
+  const char *words;
+  size_t pos = 0;
+  *len = 0;
+  problem[0] = '\0';
+  if (path == NULL || path[0] == '\0') {
+    add(problem, problem_cap, &pos, "no path");
+    return TICKET_FILE_MISSING;
+  }
+  switch (ticket_folders(path, problem, problem_cap)) {
+    case FOLDER_OK: break;
+    case FOLDER_MISSING: return TICKET_FILE_MISSING;
+    case FOLDER_BAD: return TICKET_FILE_BAD;
+  }
+  st = read_small_file(path, READ_OWN_ONLY, buf, PLC_TICKET_MAX_BYTES + 1, len, &found);
+  /* Not a switch: JUCE's recommended warnings (-Wswitch-enum, as errors) want every status named. */
+  if (st == PLC_OK) return TICKET_FILE_READ;
+  if (st == PLC_ERR_NO_FILE) return TICKET_FILE_MISSING;
+  if (st == PLC_ERR_NOT_A_FILE)
+    words = found == FOUND_LINK     ? "a link, not a regular file"
+            : found == FOUND_FIFO   ? "a FIFO, not a regular file"
+            : found == FOUND_DEVICE ? "a device, not a regular file"
+            : found == FOUND_FOLDER ? "a folder, not a regular file"
+            : found == FOUND_SOCKET ? "a socket, not a regular file"
+                                    : "not a regular file";
+  else if (st == PLC_ERR_FOREIGN_FOLDER)
+    words = found == FOUND_NOT_OWN ? "the ticket belongs to another user, not to this one" : "the ticket is writable by others; chmod 600 it";
+  else if (st == PLC_ERR_FILE_TOO_LARGE)
+    words = "more than 4096 bytes";
+  else if (st == PLC_ERR_INVALID_ARGUMENT)
+    words = "the path is not UTF-8";
+  else
+    words = "cannot be opened or read (permission or a read error)";
+  add(problem, problem_cap, &pos, words);
+  return TICKET_FILE_BAD;
+}
+
+/* Reads the ticket at path and judges it; raw_machine_id NULL: this computer has none. */
 static plc_ticket_verdict ticket_read(const char *path, const char *app, const char *project_id, int64_t now, const char *raw_machine_id,
                                       plc_ticket *out) {
   char buf[PLC_TICKET_MAX_BYTES + 1];
   size_t len = 0;
-  found_kind found;
-  plc_status st;
   ticket_reset(out);
-  if (path == NULL || path[0] == '\0') return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, "no path");
-  switch (ticket_folders(path, out->problem, sizeof out->problem)) {
-    case FOLDER_OK: break;
-    case FOLDER_MISSING: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
-    case FOLDER_BAD: return ticket_answer(out, PLC_TICKET_TAMPERED, PLC_REASON_CACHE_INVALID, NULL);
+  switch (ticket_file_read(path, buf, &len, out->problem, sizeof out->problem)) {
+    case TICKET_FILE_READ: break;
+    case TICKET_FILE_MISSING: return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
+    case TICKET_FILE_BAD: return ticket_answer(out, PLC_TICKET_TAMPERED, PLC_REASON_CACHE_INVALID, NULL);
   }
-  st = read_small_file(path, READ_OWN_ONLY, buf, sizeof buf, &len, &found);
-  /* Not a switch: JUCE's recommended warnings (-Wswitch-enum, as errors) want every status named. */
-  if (st == PLC_ERR_NO_FILE) return ticket_answer(out, PLC_TICKET_NONE, PLC_REASON_NONE, NULL);
-  if (st == PLC_ERR_NOT_A_FILE)
-    return ticket_tampered(out, found == FOUND_LINK     ? "a link, not a regular file"
-                                : found == FOUND_FIFO   ? "a FIFO, not a regular file"
-                                : found == FOUND_DEVICE ? "a device, not a regular file"
-                                : found == FOUND_FOLDER ? "a folder, not a regular file"
-                                : found == FOUND_SOCKET ? "a socket, not a regular file"
-                                                        : "not a regular file");
-  if (st == PLC_ERR_FOREIGN_FOLDER)
-    return ticket_tampered(out, found == FOUND_NOT_OWN ? "the ticket belongs to another user, not to this one"
-                                                       : "the ticket is writable by others; chmod 600 it");
-  if (st == PLC_ERR_FILE_TOO_LARGE) return ticket_tampered(out, "more than 4096 bytes");
-  if (st == PLC_ERR_INVALID_ARGUMENT) return ticket_tampered(out, "the path is not UTF-8");
-  if (st != PLC_OK) return ticket_tampered(out, "cannot be opened or read (permission or a read error)");
   if (raw_machine_id == NULL) return ticket_tampered(out, "this computer has no machine id to check it with (no OS id, no machine-secret)");
   return plc_ticket_judge(buf, len, app, project_id, now, raw_machine_id, out);
 }

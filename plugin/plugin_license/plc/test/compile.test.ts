@@ -60,6 +60,18 @@ describe.skipIf(!hasCc)('plc builds', () => {
     expect(run.stderr).toMatch(/Done 5000 runs/);
   });
 
+  it.skipIf(!hasLibFuzzer)('builds the signed-ticket and Ed25519 fuzzer (libFuzzer, ASan, UBSan), replays its corpus clean, then runs 300 of its mutations', () => {
+    const fuzzer = join(dir, 'signed-fuzz');
+    compile('clang', ['-g', '-O1', '-fsanitize=fuzzer,address,undefined', '-fno-sanitize-recover=all', '-Wall', '-Wextra', '-Werror', `-I${PLC_DIR}`, 'fuzz/signed-fuzz.c', '-o', fuzzer]);
+    const replay = spawnSync(fuzzer, ['-runs=0', '-max_len=8192', join(PLC_DIR, 'fuzz', 'signed-corpus')], { encoding: 'utf8' });
+    expect(replay.status, replay.stderr).toBe(0);
+    const copy = join(dir, 'signed-corpus');
+    cpSync(join(PLC_DIR, 'fuzz', 'signed-corpus'), copy, { recursive: true });
+    const run = spawnSync(fuzzer, ['-runs=300', '-seed=1', '-reload=0', '-max_len=8192', copy], { encoding: 'utf8' });
+    expect(run.status, run.stderr.slice(-4000)).toBe(0);
+    expect(run.stderr).toMatch(/Done 300 runs/);
+  }, 180_000); // each run signs and verifies up to three times under ASan: a minute on a loaded 2-core machine
+
   it('has a macOS branch (the app-group socket path) that compiles; checked for syntax against this system\'s headers, as no Mac is here', () => {
     compile('cc', ['-std=c11', '-Wall', '-Wextra', '-Werror', '-D__APPLE__', '-D_DEFAULT_SOURCE', '-fsyntax-only', PLC_C]);
   });
@@ -127,7 +139,7 @@ describe.skipIf(!hasCc)('plc builds', () => {
 const PARTS = [
   { define: 'PLC_NO_AGENT_CLIENT', exports: ['plc_init', 'plc_check', 'plc_wait_change', 'plc_waker_open', 'plc_describe', 'plc_default_socket_path', 'plc_read_document'] },
   { define: 'PLC_NO_AGENT_START', exports: ['plc_start_agent', 'plc_start_program', 'plc_default_executable'] },
-  { define: 'PLC_NO_TICKET', exports: ['plc_ticket_check', 'plc_ticket_judge', 'plc_raw_machine_id', 'plc_ticket_path'] },
+  { define: 'PLC_NO_TICKET', exports: ['plc_ticket_check', 'plc_ticket_judge', 'plc_raw_machine_id', 'plc_ticket_path', 'plc_ticket_check_signed', 'plc_answer_judge', 'plc_ed25519_verify', 'plc_ticket_key_parse'] },
 ];
 /** Every build with one or two parts left out (all three is refused: nothing would be left). */
 const BUILDS = [1, 2, 3, 4, 5, 6].map((mask) => PARTS.filter((_, i) => (mask & (1 << i)) !== 0));

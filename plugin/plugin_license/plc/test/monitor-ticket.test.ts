@@ -189,9 +189,11 @@ describe.skipIf(!hasCc || !hasCxx || !linux)('plc::Monitor: the ticket first, th
     // Built with an hour between starts (30 s by default): the second kill always falls within it.
     const host = spawnLines(patientProbe, ['follow', emulator.projectId, '50', '120000'], { ...s.env, PLUGIN_LICENSE_EXECUTABLE: s.exe });
     children.push(host);
-    // Licensed by the ticket from the first read, then by the agent.
+    // Licensed from the first read, then by the agent. The first read is the ticket's unless the
+    // host's connection to the running agent answered before the host's first sample (a loaded
+    // machine may pause the host there): either way licensed; the ticket alone is tested above.
     await host.waitFor(/"origin":"agent".*"starts":0/, 'the running agent');
-    expect(JSON.parse(host.lines[0]!)).toMatchObject({ state: 'valid', licensed: true, origin: 'ticket' });
+    expect(JSON.parse(host.lines[0]!)).toMatchObject({ state: 'valid', licensed: true, origin: expect.stringMatching(/^(ticket|agent)$/) });
 
     let from = host.lines.length;
     first.child.kill('SIGKILL');

@@ -23,7 +23,8 @@
 //       plc_default_executable: {"status":...,"path":...}.
 //
 // OPTIONS: --policy keep|SECONDS (default: MonitorOptions' default), --no-start, --executable PATH,
-// --vendor NAME.
+// --vendor NAME, --key PUBLIC_KEY (repeatable: MonitorOptions::ticketKeys, as a plugin built with
+// the vendor's keys; a plugin compiles them in, the probe takes them as flags for the tests).
 #include "plc.hpp"
 
 #include <algorithm>
@@ -83,6 +84,8 @@ bool parseOptions(int argc, char **argv, int from, plc::MonitorOptions &o) {
       o.executable = argv[++i];
     } else if (a == "--vendor" && i + 1 < argc) {
       o.vendor = argv[++i];
+    } else if (a == "--key" && i + 1 < argc) {
+      o.ticketKeys.emplace_back(argv[++i]);
     } else {
       return false;
     }
