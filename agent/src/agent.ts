@@ -114,19 +114,23 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
   // One client (one keep-alive pool) for every project, so the service's rate-limit headers are
   // read in one place and pause the one budget, however many projects the agent holds.
   let client: ServiceClient | undefined;
+  // The vendor's license relay, when configured: the activation endpoints go there (one client too).
+  let relayClient: ServiceClient | undefined;
   const licenseOptions = (): LicenseDefaults => {
     if (options.beforeProxy && viaProxy(config.proxy)) options.beforeProxy();
-    client = createLicenseClient({
-      baseUrl: config.baseUrl as string,
-      ...(config.token ? { token: config.token } : {}),
+    const connection = {
       ...(options.policy ? { policy: options.policy } : {}),
       ...(config.proxy === undefined ? {} : { proxy: config.proxy }),
       ...(options.ca === undefined ? {} : { ca: options.ca }),
-    });
+    };
+    client = createLicenseClient({ baseUrl: config.baseUrl as string, ...(config.token ? { token: config.token } : {}), ...connection });
+    relayClient = config.relayUrl === undefined ? undefined : createLicenseClient({ baseUrl: config.relayUrl, ...connection });
     return {
       baseUrl: config.baseUrl as string,
       ...pathOptions,
       client,
+      ...(relayClient === undefined ? {} : { relayClient }),
+      ticketKeys: config.ticketKeys,
       now: () => scheduler.now(),
       ...(options.policy ? { policy: options.policy } : {}),
       ...(options.random ? { random: options.random } : {}),
@@ -140,7 +144,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     registry,
     logger,
     paths: () => pathOptions,
-    rules: () => ({ offlinePublicKeys: config.offlinePublicKeys, offlineMaxDays: config.offlineMaxDays }),
+    rules: () => ({ offlinePublicKeys: config.offlinePublicKeys, offlineMaxDays: config.offlineMaxDays, ticketKeys: config.ticketKeys }),
     now: () => scheduler.now(),
   });
   const revalidation = new BackgroundRevalidation({ registry, scheduler, budget, ...(options.random ? { random: options.random } : {}), validate: (id, why) => service.background(id, why) });
@@ -182,6 +186,7 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
     revalidation.stop();
     await registry.close();
     await client?.close();
+    await relayClient?.close();
   };
   try {
     // What an earlier run left unfinished is settled with the service first (no slot lost or
@@ -226,16 +231,21 @@ export async function startAgent(options: AgentOptions = {}): Promise<RunningAge
       throw new AgentError('config_invalid', `the new configuration has no service base URL (${next.configFile}); keeping the current one`);
     }
     const serviceChanged =
-      next.baseUrl !== config.baseUrl || next.token !== config.token || next.proxy !== config.proxy || next.offlinePublicKeys.join() !== config.offlinePublicKeys.join();
+      next.baseUrl !== config.baseUrl ||
+      next.token !== config.token ||
+      next.proxy !== config.proxy ||
+      next.offlinePublicKeys.join() !== config.offlinePublicKeys.join() ||
+      next.relayUrl !== config.relayUrl ||
+      next.ticketKeys.join() !== config.ticketKeys.join();
     config = { ...next, socketPath: config.socketPath };
     addSecret(config.token);
     fileLogger?.setLevel(config.logLevel);
     budget.configure(config.limits.serviceBudgetPerMinute, config.limits.serviceReserve);
     server.reconfigure(config.limits);
     if (serviceChanged) {
-      const previous = client;
+      const previous = [client, relayClient];
       await registry.reconfigure(licenseOptions());
-      await previous?.close();
+      for (const c of previous) await c?.close();
     }
     logger.info({ baseUrl: config.baseUrl, logLevel: config.logLevel, limits: config.limits }, 'configuration reloaded');
   }

@@ -49,6 +49,10 @@ export interface AgentConfig {
   offlinePublicKeys: string[];
   /** From config.json (`offline_max_days`, default 365): the longest validity an imported offline response may have. */
   offlineMaxDays: number;
+  /** The vendor's license relay (`relay_url`, PLUGIN_LICENSE_RELAY_URL, baked `--relay`): the activation endpoints' base URL; undefined: the service's. */
+  relayUrl: string | undefined;
+  /** The vendor's public keys signed tickets must verify with (`ticket_keys`, PLUGIN_LICENSE_TICKET_KEYS, baked `--ticket-key`), as canonical text; empty: none. */
+  ticketKeys: string[];
   /**
    * Minutes with no client connected and nothing in flight after which the agent exits by itself
    * (`--idle-exit-minutes`, else `"idle_exit_minutes"` in config.json, default 10); 0: it stays.
@@ -150,6 +154,8 @@ export function resolveAgentConfig(flags: AgentFlags = {}, env: Record<string, s
     proxy: shared.proxy.value,
     offlinePublicKeys: shared.offlinePublicKeys.value,
     offlineMaxDays: shared.offlineMaxDays.value,
+    relayUrl: shared.relayUrl.value,
+    ticketKeys: shared.ticketKeys.value.map((k) => k.text),
     idleExitMinutes: flags.idleExitMinutes ?? file.idle_exit_minutes ?? DEFAULT_IDLE_EXIT_MINUTES,
     configFile,
     ...(fileProblem === undefined ? {} : { configProblem: fileProblem }),

@@ -24,6 +24,12 @@ export const LicenseStateWire = z.looseObject({
   checked_at: z.string().nullable().optional(),
   grace_until: z.string().nullable(),
   next_check_at: z.string().nullable(),
+  /**
+   * Added in protocol 1 (additive): the text of the project's signed ticket, exactly as stored
+   * (docs/signed-ticket.md), only when one is; a plugin with the vendor's keys verifies the
+   * agent's "valid" with it, without a second file read.
+   */
+  signed_ticket: z.string().optional(),
 });
 export type LicenseStateWire = z.infer<typeof LicenseStateWire>;
 
@@ -43,6 +49,7 @@ export function toWireState(status: LicenseStatus): LicenseStateWire {
     checked_at: iso(status.checkedAt),
     grace_until: iso(status.graceUntil),
     next_check_at: iso(status.nextCheckAt),
+    ...(status.signedTicket === null ? {} : { signed_ticket: status.signedTicket }),
   };
 }
 
@@ -61,6 +68,7 @@ export function fromWireState(value: unknown): LicenseState {
     checkedAt: date(w.checked_at === undefined ? w.validated_at : w.checked_at),
     graceUntil: date(w.grace_until),
     nextCheckAt: date(w.next_check_at),
+    signedTicket: w.signed_ticket ?? null,
   };
 }
 
@@ -83,7 +91,7 @@ export function cachedJson(value: unknown): string | undefined {
   return typeof value === 'object' && value !== null ? jsonOf.get(value) : undefined;
 }
 
-/** True when two wire states differ in what subscribers act on (timestamps alone don't count). */
+/** True when two wire states differ in what subscribers act on (timestamps alone don't count; a new signed ticket does: plugins verify with it). */
 export function stateChanged(a: LicenseStateWire | undefined, b: LicenseStateWire): boolean {
   if (!a) return true;
   return (
@@ -92,7 +100,8 @@ export function stateChanged(a: LicenseStateWire | undefined, b: LicenseStateWir
     a.source !== b.source ||
     a.code_hint !== b.code_hint ||
     a.activations !== b.activations ||
-    a.max_activations !== b.max_activations
+    a.max_activations !== b.max_activations ||
+    a.signed_ticket !== b.signed_ticket
   );
 }
 

@@ -11,7 +11,7 @@ export interface OfflineExchangeOptions {
   /** The namespace and home of the licenses served: the offline machine is this one. */
   paths: () => { namespace: string; home?: string };
   /** The import rules in effect (config.json). */
-  rules: () => { offlinePublicKeys: string[]; offlineMaxDays: number };
+  rules: () => { offlinePublicKeys: string[]; offlineMaxDays: number; ticketKeys: string[] };
   now: () => number;
 }
 
@@ -50,6 +50,7 @@ export class OfflineExchange {
       ...(home === undefined ? {} : { home }),
       offlinePublicKeys: rules.offlinePublicKeys,
       offlineMaxDays: rules.offlineMaxDays,
+      ticketKeys: rules.ticketKeys,
       now: this.#o.now,
     });
     const projectId = status.projectId.toLowerCase();

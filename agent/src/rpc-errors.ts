@@ -7,6 +7,8 @@ import { RpcErrorCode, type RpcErrorObject } from './protocol.js';
  * A licensing error: `cache_io` -> -32004 {code, path} (nothing was asked of the service, or it is
  * settled at the next start); `unavailable` (network, time-out, 5xx) -> -32002 {retry_at?}; any
  * other error the service sent -> -32001 {code, status, message} with the service's own code;
+ * a signed ticket the relay sent that does not verify with the agent's keys -> -32001 {code:
+ * `signed_ticket_refused`, status: null, message, kid, trusted} (the slot is recorded as usual);
  * a refusal before any request (a code that can't be one, a bad argument, an offline document
  * refused or unreadable) -> -32602 {code} with the licensing code (`offline_refused`, …). Agent limits
  * -> -32003 {limit}; anything else is a bug -> -32603. `scrub` removes secrets from messages.
@@ -19,6 +21,10 @@ export function toRpcError(err: unknown, scrub: (s: string) => string = (s) => s
     }
     if (err.code === 'unavailable') {
       return { code: RpcErrorCode.serviceUnavailable, message, data: err.retryAt ? { retry_at: err.retryAt.toISOString() } : {} };
+    }
+    if (err.code === 'signed_ticket_refused') {
+      // What the relay answered carries a signature this agent's keys do not accept: the relay's answer, refused here.
+      return { code: RpcErrorCode.serviceRefused, message, data: { code: err.code, status: null, message, kid: err.kid ?? null, trusted: err.trustedKids ?? [] } };
     }
     if (err.serviceCode !== undefined) {
       const data: Record<string, unknown> = { code: err.serviceCode, status: err.status ?? null, message };

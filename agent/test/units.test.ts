@@ -113,6 +113,7 @@ describe('LicenseState mapping', () => {
     checkedAt: new Date('2026-11-23T10:00:00Z'),
     graceUntil: new Date('2026-12-22T10:00:00Z'),
     nextCheckAt: null,
+    signedTicket: null,
   };
 
   it('maps to snake_case and back', () => {
@@ -134,6 +135,15 @@ describe('LicenseState mapping', () => {
     // An agent older than checked_at: the last online check is the last success.
     const { checked_at: _c, ...old } = wire;
     expect(fromWireState(old).checkedAt).toEqual(status.validatedAt);
+  });
+
+  it('carries the signed ticket exactly, and only when one is stored', () => {
+    const signed = '{"v":1}\ned25519:0123456789abcdef:sig\n';
+    const wire = toWireState({ ...status, signedTicket: signed });
+    expect(wire.signed_ticket).toBe(signed);
+    expect(fromWireState(wire).signedTicket).toBe(signed);
+    expect('signed_ticket' in toWireState(status)).toBe(false);
+    expect(stateChanged(toWireState(status), wire)).toBe(true);
   });
 
   it('ignores unknown fields and rejects a malformed state', () => {

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { unsign } from 'macho-unsign';
 import { inject } from 'postject';
-import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl, productIdOf, productIdProblem, programFile, projectNameError, reservedNameConflict } from '@plugin-license/licensing';
+import { assertProjectId, checkAppGroup, EXECUTABLE_INFO_ASSET, normalizeBaseUrl, parseTicketKeys, productIdOf, productIdProblem, programFile, projectNameError, relayKeysProblem, reservedNameConflict } from '@plugin-license/licensing';
 import { PackageError } from './errors.mjs';
 import { FORMATS, inspectPlugins } from './plugins.mjs';
 import { ROOT } from './root.mjs';
@@ -57,6 +57,14 @@ dist/release/ with SHA256SUMS and manifest.json.
 Options:
   --app NAME          namespace baked in as the default (one per vendor), e.g. acme-audio
   --base-url URL      service base URL baked in as the default (ends in /functions/v1)
+  --relay URL         the vendor's license relay baked in as the default (relay_url; ends in
+                      /functions/v1): activation, validation and release go there, and its
+                      answers carry tickets the vendor signed (docs/signed-ticket.md)
+  --ticket-key KEY    a public key the signed tickets must verify with (repeatable, for key
+                      rotation), as plugin-license relay keygen prints it; needs --relay, or
+                      --offline-signed when the vendor signs only offline responses
+  --offline-signed    the vendor answers offline requests with offline activate --sign-key:
+                      --ticket-key without --relay is then allowed
   --app-group GROUP   macOS: the vendor's app group, e.g. ABCDE12345.com.acme.audio; the agent's
                       socket then lives in its Group Container, where sandboxed plugins connect
   --agent-at-login    the installers register the agent to run from login (a systemd --user
@@ -110,6 +118,9 @@ export function parseOptions(argv, env = process.env) {
       options: {
         app: { type: 'string' },
         'base-url': { type: 'string' },
+        relay: { type: 'string' },
+        'ticket-key': { type: 'string', multiple: true },
+        'offline-signed': { type: 'boolean' },
         'app-group': { type: 'string' },
         'agent-at-login': { type: 'boolean' },
         name: { type: 'string' },
@@ -144,6 +155,7 @@ export function parseOptions(argv, env = process.env) {
       throw new PackageError(`--base-url: ${err.message}`, { usage: true });
     }
   }
+  const { relayUrl, ticketKeys } = signedTicketOptions(values);
   if (values['app-group'] !== undefined) {
     try {
       checkAppGroup(values['app-group'], '--app-group');
@@ -188,6 +200,8 @@ export function parseOptions(argv, env = process.env) {
     name,
     app: values.app,
     baseUrl,
+    relayUrl,
+    ticketKeys,
     appGroup: values['app-group'],
     agentAtLogin: values['agent-at-login'] === true,
     targets: [...new Set(targets)],
@@ -200,6 +214,38 @@ export function parseOptions(argv, env = process.env) {
     installerCompression: installerCompression(env),
     out: resolve(values.out ?? join(ROOT, 'dist', 'release')),
   };
+}
+
+/**
+ * `--relay`, `--ticket-key` and `--offline-signed`: the relay by the base URL's rule, each key by
+ * the library's (`parseTicketKeys`, canonical text out), and both halves by the one rule of them
+ * (`relayKeysProblem`): a relay without keys is refused, and keys without a relay unless the
+ * vendor signs offline responses (`--offline-signed`); each refusal names the missing half.
+ */
+function signedTicketOptions(values) {
+  let relayUrl;
+  if (values.relay !== undefined) {
+    try {
+      relayUrl = normalizeBaseUrl(values.relay);
+    } catch (err) {
+      throw new PackageError(`--relay: ${err.message.replace(/^baseUrl\b/, 'the relay URL')}`, { usage: true });
+    }
+  }
+  let ticketKeys = [];
+  try {
+    ticketKeys = parseTicketKeys(values['ticket-key'] ?? [], '--ticket-key').map((k) => k.text);
+  } catch (err) {
+    throw new PackageError(err.message, { usage: true });
+  }
+  if (values['offline-signed'] === true && ticketKeys.length === 0) {
+    throw new PackageError('--offline-signed needs the public key the offline responses are signed with: add --ticket-key KEY (offline keygen prints it)', { usage: true });
+  }
+  const problem = relayKeysProblem({ relay: relayUrl !== undefined, keys: ticketKeys.length > 0, offlineSigned: values['offline-signed'] === true });
+  if (problem !== undefined) {
+    const fix = relayUrl !== undefined ? 'add --ticket-key KEY (the public key relay keygen printed; repeat it for each key during a rotation)' : "add --relay URL (the vendor's relay, ending in /functions/v1), or --offline-signed when the vendor signs only offline responses";
+    throw new PackageError(`${problem}: ${fix}`, { usage: true });
+  }
+  return { relayUrl, ticketKeys };
 }
 
 const OS_WORDS = { linux: 'Linux', win32: 'Windows', darwin: 'macOS' };
@@ -301,7 +347,7 @@ export async function packageRelease(options, io = {}) {
   const scratch = join(work, '.build');
   try {
     mkdirSync(scratch);
-    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, appGroup: options.appGroup, projects: options.projects ?? [], product: options.product, productId: options.productId }, io.cache, log);
+    const blob = await makeBlob(scratch, { name: options.name, app: options.app, baseUrl: options.baseUrl, relayUrl: options.relayUrl, ticketKeys: options.ticketKeys ?? [], appGroup: options.appGroup, projects: options.projects ?? [], product: options.product, productId: options.productId }, io.cache, log);
     const targets = [];
     for (const target of options.targets) {
       const file = executableFile(options.name, version, target);
@@ -321,7 +367,7 @@ export async function packageRelease(options, io = {}) {
     }
     for (const p of plugins) if (p.installers.length === 0) log(`${FORMATS[p.format]} ${p.name}: in no installer (none was built for ${p.platforms.join(', ')})`);
     rmSync(scratch, { recursive: true, force: true });
-    const manifest = { version, node: NODE_VERSION, product: options.product, product_id: options.productId, app: options.app ?? null, base_url: options.baseUrl ?? null, app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, projects: options.projects ?? [], plugins, targets, installers };
+    const manifest = { version, node: NODE_VERSION, product: options.product, product_id: options.productId, app: options.app ?? null, base_url: options.baseUrl ?? null, relay_url: options.relayUrl ?? null, ticket_keys: options.ticketKeys ?? [], app_group: options.appGroup ?? null, agent_at_login: options.agentAtLogin === true, name: options.name, projects: options.projects ?? [], plugins, targets, installers };
     writeFileSync(join(work, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
     const sums = [...targets, ...installers].map((t) => `${t.sha256}  ${t.file}`).join('\n') + '\n';
     writeFileSync(join(work, 'SHA256SUMS'), sums);
@@ -366,7 +412,7 @@ async function makeBlob(scratch, info, cache, log) {
   }
   // projects: the product names (`--project ID=NAME`, as [{project_id, name}]) the CLI and the license manager show;
   // product, product_id: the installer's product, which this executable's `plugins install` records its plugins under.
-  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(info.projects.length > 0 ? { projects: info.projects } : {}), ...(info.productId ? { product: info.product, product_id: info.productId } : {}), files };
+  const executableJson = { name: info.name, ...(info.app ? { app: info.app } : {}), ...(info.baseUrl ? { base_url: info.baseUrl } : {}), ...(info.relayUrl ? { relay_url: info.relayUrl } : {}), ...(info.ticketKeys.length > 0 ? { ticket_keys: info.ticketKeys } : {}), ...(info.appGroup ? { app_group: info.appGroup } : {}), ...(info.projects.length > 0 ? { projects: info.projects } : {}), ...(info.productId ? { product: info.product, product_id: info.productId } : {}), files };
   // Read by licensing's executableInfo() (name and defaults) and by sea-main.cjs (the files' hashes).
   writeFileSync(join(sea, EXECUTABLE_INFO_ASSET), JSON.stringify(executableJson));
   assets[EXECUTABLE_INFO_ASSET] = join(sea, EXECUTABLE_INFO_ASSET);

@@ -1,6 +1,7 @@
 // pnpm package with bad input: each gets one clear error, and nothing half-built is left in place.
 // Also the Windows executable's version resource and its signature with a throwaway certificate.
 import { execFile, execFileSync, spawn } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +11,8 @@ import * as ResEdit from 'resedit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const MAIN = resolve(import.meta.dirname, '..', 'src', 'main.mjs');
+/** A vendor's public key as relay keygen prints it (unpadded base64url of the raw 32 bytes). */
+const TICKET_KEY = Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64url');
 let dir: string;
 
 beforeAll(() => {
@@ -46,6 +49,13 @@ describe('pnpm package: bad input', () => {
     [['--base-url', 'http://10.1.2.3/functions/v1'], /--base-url: .*https:\/\//],
     [['--base-url', 'https://licenses.example.com/api'], /--base-url: .*functions\/v1/],
     [['--sign-cert', '/nonexistent/cert.pfx'], /--sign-cert .*cannot be read/],
+    // The signed tickets' two halves (docs/signed-ticket.md): each alone is refused, naming the other.
+    [['--relay', 'https://relay.acme.example/functions/v1'], /a license relay is configured without the vendor's public keys \(ticket_keys\).*add --ticket-key KEY/],
+    [['--ticket-key', TICKET_KEY], /the vendor's public keys \(ticket_keys\) are given without a license relay.*add --relay URL.*or --offline-signed/],
+    [['--offline-signed'], /--offline-signed needs the public key.*--ticket-key/],
+    [['--relay', 'http://10.1.2.3/functions/v1', '--ticket-key', TICKET_KEY], /--relay: the relay URL .*https:\/\//],
+    [['--relay', 'https://relay.acme.example/api', '--ticket-key', TICKET_KEY], /--relay: .*functions\/v1/],
+    [['--relay', 'https://relay.acme.example/functions/v1', '--ticket-key', 'not-a-key'], /--ticket-key/],
     [['unexpected'], /Unexpected argument 'unexpected'/],
   ])('%j is a usage error (exit 2) that names the flag', async (args, message) => {
     const out = join(dir, 'never');

@@ -119,11 +119,20 @@ export type TriggerResult = z.infer<typeof TriggerResult>;
 // ---------------------------------------------------------------------------------------------
 // Plugin activation
 
+/**
+ * What the vendor's license relay adds to an answer that means valid (docs/signed-ticket.md): the
+ * text of a signed ticket. Taken as anything here and checked by the licensing library, which
+ * refuses what does not verify (a value of another type included) without losing the answer.
+ */
+const SignedTicketText = z.unknown().optional();
+
 export const ActivateResult = z.looseObject({
   success: z.boolean(),
   activations: z.number().int(),
   max_activations: z.number().int(),
   remaining: z.number().int(),
+  /** Added by the vendor's license relay when the activation succeeded. */
+  signed_ticket: SignedTicketText,
 });
 export type ActivateResult = z.infer<typeof ActivateResult>;
 
@@ -138,6 +147,8 @@ export type DeactivateResult = z.infer<typeof DeactivateResult>;
 export const ValidateResult = z.looseObject({
   valid: z.boolean(),
   reason: ValidationReason.nullable().optional(),
+  /** Added by the vendor's license relay when the answer is `valid: true`. */
+  signed_ticket: SignedTicketText,
 });
 export type ValidateResult = z.infer<typeof ValidateResult>;
 
@@ -275,11 +286,16 @@ export const TriggerRequest = z.looseObject({
 });
 export type TriggerRequest = z.infer<typeof TriggerRequest>;
 
-/** Body of activate, deactivate and validate. `plugin_id` is the project id, when known. */
+/**
+ * Body of activate, deactivate and validate. `plugin_id` is the project id, when known;
+ * `project_id` is what the vendor's license relay needs besides (it is not the service's field:
+ * the relay takes it off before forwarding).
+ */
 export const ActivationRequest = z.looseObject({
   code: z.string(),
   machine_id: z.string().min(1),
   plugin_id: z.string().min(1).optional(),
+  project_id: z.string().min(1).optional(),
 });
 export type ActivationRequest = z.infer<typeof ActivationRequest>;
 

@@ -12,6 +12,8 @@ export interface License {
   checked_at?: string | null;
   validated_at: string | null;
   grace_until: string | null;
+  /** The signed ticket's text (docs/signed-ticket.md), when one is stored: the agent's `valid` already follows the vendor's signature. */
+  signed_ticket?: string;
 }
 export interface Product {
   project_id: string;

@@ -1,4 +1,5 @@
 // What the page says about a license: its source, its dates, its plugin's name (its state: reason-words.ts).
+import { parseSignedTicket } from '@plugin-license/api/signed-ticket';
 import type { License, Product } from './api.js';
 
 export const SOURCE_WORDS: Record<License['source'], string> = {
@@ -25,6 +26,18 @@ export function fromNow(iso: string, now: number): string {
   ];
   for (const [unit, size] of units) if (abs >= size) return relative.format(Math.round(ms / size), unit);
   return relative.format(0, 'minute');
+}
+
+/**
+ * Until when the vendor's signature carries a valid license (its signed ticket's `valid_until`,
+ * read by the format's one parser), or null where it does not apply: no signed ticket, or a
+ * license that is not valid. The page verifies nothing: with the vendor's keys configured, the
+ * agent's `valid` already says the signature stands here.
+ */
+export function signedUntil(license: License): Date | null {
+  if (!license.valid || license.signed_ticket === undefined) return null;
+  const parsed = parseSignedTicket(license.signed_ticket);
+  return parsed.ok ? new Date(parsed.ticket.fields.valid_until * 1000) : null;
 }
 
 export function productName(products: Product[], projectId: string): string {

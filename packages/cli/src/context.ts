@@ -106,7 +106,7 @@ export class Context {
    * A client of the service; `needsToken` for the endpoints that take the bearer token. Its calls
    * share the command's deadline, or with `steps` each has its own (see `stepDeadline`).
    */
-  client(needsToken: boolean, options: { retry?: false; config?: ResolvedConfig; steps?: boolean } = {}): ServiceClient {
+  client(needsToken: boolean, options: { retry?: false; config?: ResolvedConfig; steps?: boolean; relay?: boolean } = {}): ServiceClient {
     const config = options.config ?? this.config;
     const token = config.token.value;
     if (needsToken && token === undefined) {
@@ -115,8 +115,9 @@ export class Context {
     const proxy = config.proxy.value;
     const client = new ServiceClient(
       {
-        baseUrl: this.baseUrl(config),
-        ...(needsToken && token !== undefined ? { token } : {}),
+        // The vendor's relay takes only the activation endpoints, and never the token.
+        baseUrl: options.relay === true ? (config.relayUrl.value as string) : this.baseUrl(config),
+        ...(needsToken && token !== undefined && options.relay !== true ? { token } : {}),
         ...(proxy === undefined ? {} : { proxy }),
         timeoutMs: this.requestTimeoutMs,
         deadline: options.steps === true ? () => this.stepDeadline() : () => this.deadline,
@@ -143,11 +144,19 @@ export class Context {
       ...(this.config.home.value === undefined ? {} : { home: this.config.home.value }),
       offlinePublicKeys: this.config.offlinePublicKeys.value,
       client: this.client(false),
+      // The vendor's relay and keys, as every tool resolves them (relay_url, ticket_keys).
+      ...(this.config.relayUrl.value === undefined ? {} : { relayClient: this.client(false, { relay: true }) }),
+      ticketKeys: this.ticketKeys(),
       policy: { requestTimeoutMs: this.requestTimeoutMs },
       ...this.testHook,
     });
     this.#closers.push(() => license.close());
     return license;
+  }
+
+  /** The vendor's public keys signed tickets must verify with (`ticket_keys`), as text; none: no signed ticket is stored or required. */
+  ticketKeys(config: ResolvedConfig = this.config): string[] {
+    return config.ticketKeys.value.map((k) => k.text);
   }
 
   /** The library's step hook when a test asks to be killed at a step (PLUGIN_LICENSE_TEST_KILL_AT); nothing otherwise. */

@@ -30,6 +30,8 @@ export function classify(err: unknown): Classified {
     if (err.status) details.status = err.status;
     if (err.path) details.path = err.path;
     if (err.systemCode) details.system_code = err.systemCode;
+    if (err.kid) details.kid = err.kid;
+    if (err.trustedKids) details.trusted = err.trustedKids;
     return { exit, code: err.code, message: err.message, ...(Object.keys(details).length ? { details } : {}) };
   }
   if (isAgentError(err)) {

@@ -43,7 +43,7 @@ describe('doctor', () => {
       const { run, checks, find } = await doctor(env, projectId);
       expect(run.code, JSON.stringify(checks.filter((c) => c.level === 'failed'))).toBe(0);
       const order = [...new Set(checks.map((c) => c.section))];
-      expect(order).toEqual(['versions', 'configuration', 'service', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent']);
+      expect(order).toEqual(['versions', 'configuration', 'service', 'relay', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent']);
       expect(find('configuration', 'base URL')).toMatchObject({ level: 'ok', detail: expect.stringContaining('(environment)') });
       expect(find('configuration', 'token')?.detail).toBe('set (environment)');
       expect(find('service', 'connect and TLS')?.level).toBe('ok');

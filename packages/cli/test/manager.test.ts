@@ -4,7 +4,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { agentRpc, startAgent, tempHome, type RunningAgent } from '@plugin-license/test-utils';
+import { agentRpc, makeVendorKey, startAgent, startRelayProcess, tempHome, type RunningAgent } from '@plugin-license/test-utils';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cli, envFor, useCliService } from './helpers.js';
@@ -39,12 +39,12 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
   });
 
   /** A home with a running agent and a manager, as a musician's computer has them. */
-  async function computer(options: { agent?: boolean; baseUrl?: string; args?: string[]; dir?: string; products?: string[] } = {}): Promise<{ dir: string; env: Record<string, string>; agent?: RunningAgent; manager: Manager }> {
+  async function computer(options: { agent?: boolean; baseUrl?: string; args?: string[]; dir?: string; products?: string[]; agentEnv?: Record<string, string> } = {}): Promise<{ dir: string; env: Record<string, string>; agent?: RunningAgent; manager: Manager }> {
     // The first computer of a test is the test's home; a second one gets its own.
     const dir = options.dir ?? (homes++ === 0 ? home() : later(tempHome('plc-'), async (h) => h.cleanup()).dir);
     const baseUrl = options.baseUrl ?? service.emulator.baseUrl;
     const env = envFor(service, dir, { PLUGIN_LICENSE_BASE_URL: baseUrl });
-    const agent = options.agent === false ? undefined : later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl, home: dir }), (a) => a.stop('keep-home'));
+    const agent = options.agent === false ? undefined : later(await startAgent({ socket: env.PLUGIN_LICENSE_SOCKET as string, baseUrl, home: dir, ...(options.agentEnv ? { env: options.agentEnv } : {}) }), (a) => a.stop('keep-home'));
     const manager = later(await startManager(env, ['--no-open', ...(options.products ?? ['--project', `${service.emulator.projectId}=Acme Reverb`]), ...(options.args ?? [])]), (m) => m.stop());
     return { dir, env, ...(agent ? { agent } : {}), manager };
   }
@@ -95,6 +95,20 @@ describe.skipIf(browserPath === undefined)('the license manager page', () => {
     // Nothing secret in what the manager logged.
     expect(manager.stderr()).not.toContain(code);
     expect(manager.stderr()).not.toContain(manager.token);
+  });
+
+  it("says 'signed by the vendor until DATE' for a license the vendor's relay signed", async () => {
+    const code = await service.code(2);
+    const key = makeVendorKey();
+    const relay = later(await startRelayProcess({ serviceUrl: service.emulator.baseUrl, token: service.emulator.token, app: 'plugin-license', projects: [service.emulator.projectId], keys: [key] }), (r) => r.stop());
+    const { manager, agent } = await computer({ agentEnv: { PLUGIN_LICENSE_RELAY_URL: relay.baseUrl, PLUGIN_LICENSE_TICKET_KEYS: key.publicKey } });
+    const page = await open(manager);
+    const state = (await agentRpc(agent!.socket, 'activate', { project_id: service.emulator.projectId, code })).result as { valid: boolean; signed_ticket: string };
+    expect(state.valid).toBe(true);
+    const until = new Date((JSON.parse(state.signed_ticket.split('\n')[0]!) as { valid_until: number }).valid_until * 1000);
+    await expect.poll(() => card(page).textContent()).toMatch(/Signed by the vendor until/);
+    expect(await card(page).locator('time').first().getAttribute('datetime')).toBe(until.toISOString());
+    expect(await seriousViolations(page)).toEqual([]);
   });
 
   it('says a refused code in the CLI\'s words (revoked, no slots left, the service unreachable) and keeps it in the field', async () => {

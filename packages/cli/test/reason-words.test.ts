@@ -14,7 +14,7 @@ const TABLE = join(root, 'packages', 'cli', 'page', 'reason-words.json');
 const HEADER = join(root, 'plugin', 'plugin_license', 'plugin_license_reason_words.h');
 
 /** Every reason the library stores or the service answers; the type fails to check when one is missing. */
-const REASONS = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid'] as const satisfies readonly Reason[];
+const REASONS = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid', 'unsigned'] as const satisfies readonly Reason[];
 type Missing = Exclude<Reason, (typeof REASONS)[number]>;
 const everyReason: Missing extends never ? true : Missing = true;
 
@@ -33,10 +33,12 @@ function cString(text: string): string {
 }
 
 const camel = (reason: string): string => reason.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+/** plc's name of a reason (plc.hpp's `Reason`): its camelCase, except `unsigned`, a C++ keyword. */
+const plcName = (reason: string): string => (reason === 'unsigned' ? 'unsignedTicket' : camel(reason));
 
 /** The module's header, made from the table. */
 function header(table: Record<string, string>): string {
-  const cases = REASONS.map((r) => `    case plc::Reason::${camel(r)}: return ${cString(table[r] as string)};`);
+  const cases = REASONS.map((r) => `    case plc::Reason::${plcName(r)}: return ${cString(table[r] as string)};`);
   return [
     '// The words for a license that is not valid, one template per reason, in UTF-8. MADE FROM',
     '// packages/cli/page/reason-words.json, the one table the license manager page reads too: change',
@@ -52,8 +54,7 @@ function header(table: Record<string, string>): string {
     '  switch (reason) {',
     ...cases,
     '    case plc::Reason::none:',
-    '    case plc::Reason::other:',
-    '    case plc::Reason::unsignedTicket: break;', // the plugin's own verdict (its keys): describeState words it
+    '    case plc::Reason::other: break;',
     '  }',
     `  return ${cString(table.other as string)};`,
     '}',

@@ -15,7 +15,13 @@ export type LicenseErrorCode =
   /** An offline file that can't be read: truncated, mangled, of an unknown type or version, or the wrong kind. */
   | 'invalid_offline_file'
   /** An offline response read fine but refused by the import rules (machine, project, nonce, dates, signature). */
-  | 'offline_refused';
+  | 'offline_refused'
+  /**
+   * A signed ticket (from the license relay or an offline response) that does not verify with
+   * the configured `ticket_keys`: not stored. `kid` is its signer's key id (when it could be
+   * read), `trustedKids` the ids of the configured keys.
+   */
+  | 'signed_ticket_refused';
 
 export interface LicenseErrorOptions {
   retryAt?: Date;
@@ -25,6 +31,8 @@ export interface LicenseErrorOptions {
   serviceCode?: string;
   path?: string;
   systemCode?: string;
+  kid?: string;
+  trustedKids?: readonly string[];
   cause?: unknown;
 }
 
@@ -50,6 +58,10 @@ export class LicenseError extends Error {
   readonly path?: string;
   /** The operating system's error code (`EACCES`, `ENOSPC`, `EROFS`, …), for `cache_io`. */
   readonly systemCode?: string;
+  /** For `signed_ticket_refused`: the key id the refused signed ticket names (its signer), when it could be read. */
+  readonly kid?: string;
+  /** For `signed_ticket_refused`: the ids of the keys this program trusts (`ticket_keys`). */
+  readonly trustedKids?: readonly string[];
 
   constructor(code: LicenseErrorCode, message: string, options: LicenseErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -61,6 +73,8 @@ export class LicenseError extends Error {
     if (options.serviceCode !== undefined) this.serviceCode = options.serviceCode;
     if (options.path !== undefined) this.path = options.path;
     if (options.systemCode !== undefined) this.systemCode = options.systemCode;
+    if (options.kid !== undefined) this.kid = options.kid;
+    if (options.trustedKids !== undefined) this.trustedKids = [...options.trustedKids];
     Object.defineProperty(this, MARKER, { value: true });
   }
 }

@@ -11,7 +11,7 @@ export const EXECUTABLE_INFO_ASSET = 'executable.json';
 
 /**
  * What `pnpm package` baked into a standalone executable: its own name and the vendor's defaults
- * (`--app`, `--base-url`), which rank below `config.json` and above the built-in defaults. (Its
+ * (`--app`, `--base-url`, `--relay`, `--ticket-key`), which rank below `config.json` and above the built-in defaults. (Its
  * target is the platform it runs on: `hostTarget()`.)
  */
 export interface ExecutableInfo {
@@ -23,6 +23,10 @@ export interface ExecutableInfo {
   baseUrl?: string;
   /** Baked macOS app group (`--app-group`): the agent's socket lives in its container. */
   appGroup?: string;
+  /** Baked license relay base URL (`--relay`): the activation endpoints' base URL. */
+  relayUrl?: string;
+  /** Baked vendor public keys signed tickets must verify with (`--ticket-key`, repeatable), as given. */
+  ticketKeys?: string[];
   /** Baked product names (`--project ID=NAME`): how the CLI and the license manager name each plugin. */
   projects?: NamedProject[];
   /**
@@ -170,6 +174,9 @@ function readInfo(): ExecutableInfo | undefined {
   const app = text('app');
   const baseUrl = text('base_url');
   const appGroup = text('app_group');
+  const relayUrl = text('relay_url');
+  // Checked where they are used (resolveConfig): a bad one is refused there with words.
+  const ticketKeys = Array.isArray(raw.ticket_keys) ? (raw.ticket_keys as unknown[]).filter((k): k is string => typeof k === 'string' && k !== '') : [];
   const projects = readBakedProjects(raw.projects);
   const productId = text('product_id');
   const productName = text('product');
@@ -179,6 +186,8 @@ function readInfo(): ExecutableInfo | undefined {
     ...(app ? { app } : {}),
     ...(baseUrl ? { baseUrl } : {}),
     ...(appGroup ? { appGroup } : {}),
+    ...(relayUrl ? { relayUrl } : {}),
+    ...(ticketKeys.length > 0 ? { ticketKeys } : {}),
     ...(projects.length > 0 ? { projects } : {}),
     ...(product ? { product } : {}),
   };

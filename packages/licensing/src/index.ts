@@ -31,6 +31,9 @@ export {
   SIGNED_TICKET_CONTEXT,
   MAX_SIGNED_TICKET_BYTES,
 } from './signed-ticket.js';
+// The client side of signed tickets: an answer's checked before it is stored, a status read by the rule, a stored one summarized.
+export { checkSignedAnswer, signedStatus, summarizeSignedTicket, signedTicketText } from './signed-status.js';
+export type { SignedAnswer, SignedAnswerReader, SignedContext, SignedTicketSummary } from './signed-status.js';
 export type { TicketKey, SignedTicketFields, SignedTicketClaims, SignedTicketCheck, SignedTicketReader, SignedVerdict, LicenseAnswer, SignedTicketInput } from './signed-ticket.js';
 export type { TicketFields, TicketVerdict, JudgeOptions, TicketContext } from './ticket.js';
 export { readSmallFile } from './small-file.js';
@@ -44,7 +47,7 @@ export type { PathOptions, LicensePaths } from './paths.js';
 export { normalizeCode, normalizeBaseUrl } from './input.js';
 export { APP_GROUP_PATTERN, checkAppGroup, chooseAppGroup } from './app-group.js';
 export type { AppGroupSource } from './app-group.js';
-export { resolveConfig } from './config.js';
+export { resolveConfig, relayKeysProblem } from './config.js';
 export type { ConfigFlags, ConfigSource, ConfigValue, ResolvedConfig, ResolveOptions } from './config.js';
 export {
   createOfflineRequest,

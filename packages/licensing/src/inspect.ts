@@ -4,7 +4,9 @@ import { readCache } from './cache-file.js';
 import { countIntents, pendingReleases } from './intent-file.js';
 import type { LicenseStatus } from './license-status.js';
 import { peekIdentity, type RawMachineIdProvider } from './machine-id.js';
-import { licensesDir, type PathOptions } from './paths.js';
+import { licensesDir, signedTicketPath, type PathOptions } from './paths.js';
+import { signedStatus, summarizeSignedTicket, type SignedTicketSummary } from './signed-status.js';
+import { parseTicketKeys, readSignedTicketFile } from './signed-ticket.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { bucketOf, statusOf, validUntilOf, whileReleasing } from './status-rules.js';
 import { trustedOffline } from './offline.js';
@@ -27,6 +29,12 @@ export interface CachedLicense {
   pendingIntents: number;
   /** The offline activation the state rests on, if it does: until when, which key verified it (null: unsigned or not checked), for which computer. */
   offline: { validUntil: Date; keyId: string | null; machineName: string } | null;
+  /**
+   * The signed ticket stored beside the ticket (docs/signed-ticket.md): who signed it, until when,
+   * whether it verifies with the configured ticket keys here and why not; null when there is none.
+   * A file that cannot be read by the readers' rule is reported with `problem` and no facts.
+   */
+  signed: SignedTicketSummary | null;
 }
 
 export interface ReadCachedStatusOptions extends PathOptions {
@@ -39,6 +47,8 @@ export interface ReadCachedStatusOptions extends PathOptions {
   machineId?: string;
   /** Keys an offline activation must be signed by (as `License` is given them); one none of them verifies is reported as a problem. */
   offlinePublicKeys?: string[];
+  /** The vendor's ticket keys (as `License` is given them): with keys, the status follows the reader's rule over the signed ticket. */
+  ticketKeys?: readonly string[] | string;
 }
 
 /** The code and machine id behind a reported license, kept out of the report itself (no full code in any output). */
@@ -96,6 +106,7 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
   const dir = licensesDir(options);
   const policy = resolvePolicy(options.policy);
   const keys = parsePublicKeys(options.offlinePublicKeys);
+  const ticketKeys = parseTicketKeys(options.ticketKeys ?? [], 'the ticketKeys option');
   const now = (options.now ?? Date.now)();
   let names: string[] = [];
   try {
@@ -142,14 +153,23 @@ export async function readCachedStatus(options: ReadCachedStatusOptions = {}): P
       }
     }
     const bucket = bucketOf(stored, now, stored?.maxSeenAt ?? 0, policy.clockToleranceMs, validUntilOf(stored, policy));
+    const signedRead = identity === null ? undefined : readSignedTicketFile(signedTicketPath(options, projectId));
+    const app = identity?.namespace ?? '';
+    const machineId = identity?.id ?? '';
+    const status = signedStatus(statusOf(projectId, stored, bucket, now, policy, 'cache', problem !== null), identity === null ? undefined : { read: signedRead, keys: ticketKeys, app, machineId }, now);
+    const signed =
+      signedRead?.kind === 'bad'
+        ? { kid: null, validUntil: null, source: null, verifies: false, problem: `the signed ticket ${signedRead.problem}` }
+        : summarizeSignedTicket(status.signedTicket, { keys: ticketKeys, app, projectId, machineId, now: Math.floor(now / 1000) });
     const entry: CachedLicense = {
       projectId,
       file,
-      status: statusOf(projectId, stored, bucket, now, policy, 'cache', problem !== null),
+      status,
       problem,
       setAside: (setAside.get(projectId) ?? []).sort(),
       pendingIntents: intents.get(projectId) ?? 0,
       offline: stored?.offline ? { validUntil: new Date(stored.offline.validUntil), keyId: stored.offline.keyId, machineName: stored.offline.machineName } : null,
+      signed,
     };
     if (stored !== null && identity !== null) secrets.set(entry, { code: stored.code, machineId: identity.id });
     out.push(entry);

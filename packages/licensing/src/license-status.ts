@@ -3,9 +3,11 @@ import type { ValidationReason } from '@plugin-license/api';
 /**
  * Why a license is not valid: the service's reasons (`not_activated`, `code_revoked`,
  * `code_not_found`, `deactivated`) and the library's own (`grace_expired`, `clock_tampered`,
- * `cache_invalid`). Nothing stored for a project is `not_activated`.
+ * `cache_invalid`, and `unsigned`: with the vendor's ticket keys configured, a license the service
+ * holds valid but no ticket signed by the vendor vouches for). Nothing stored for a project is
+ * `not_activated`.
  */
-export type Reason = ValidationReason | 'grace_expired' | 'clock_tampered' | 'cache_invalid';
+export type Reason = ValidationReason | 'grace_expired' | 'clock_tampered' | 'cache_invalid' | 'unsigned';
 
 /** The state of one project's license, as `check()`, `validate()` and the `change` event give it. */
 export interface LicenseStatus {
@@ -33,6 +35,13 @@ export interface LicenseStatus {
   graceUntil: Date | null;
   /** When a background revalidation is due (after failures: the back-off); null without a stored code. */
   nextCheckAt: Date | null;
+  /**
+   * The text of the project's signed ticket (`DATA/tickets/ID.signed`, docs/signed-ticket.md) as
+   * stored, exactly; null when none is. With ticket keys configured, `valid` and `reason` follow
+   * the reader's rule over it (`judgeLicense`: what a plugin with the same keys decides), so a
+   * license the service holds valid reads `unsigned` without one that verifies.
+   */
+  signedTicket: string | null;
 }
 
 /** Slots of a code, from the service's public status endpoint. */

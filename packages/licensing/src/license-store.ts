@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { lockSync } from 'proper-lockfile';
 import { ensureDir, moveAside, moveAsideSync, probeWritable, removeFileDurably, sweepTempFiles, writeFileAtomic } from '@plugin-license/fs';
@@ -7,9 +7,11 @@ import { LicenseError } from './errors.js';
 import { acquireFileLock } from './file-lock.js';
 import { pendingReleases, pendingReleasesSync, readIntents, releasesAmong, removeIntent, writeIntent, type Intent, type IntentBody } from './intent-file.js';
 import type { MachineIdentity } from './machine-id.js';
-import { cacheFilePath, ticketPath, type PathOptions } from './paths.js';
+import { cacheFilePath, signedTicketPath, ticketPath, type PathOptions } from './paths.js';
+import { readSignedTicketFile } from './signed-ticket.js';
+import type { SmallFileRead } from './small-file.js';
 import { whileReleasing } from './status-rules.js';
-import { removeTicket, ticketOf, writeTicket, type TicketContext, type TicketFields } from './ticket.js';
+import { removeTicket, ticketOf, writeTicket, writeTicketFile, type TicketContext, type TicketFields } from './ticket.js';
 
 /** What a read of the store found; a bad file has been moved aside when `movedTo` is set. */
 export type StoreRead =
@@ -36,6 +38,8 @@ export interface StoreUpdate {
 /** Where and how the store writes the project's ticket (docs/license-ticket.md); none when acting for another computer. */
 export interface TicketSink {
   file: string;
+  /** The signed ticket beside it (`DATA/tickets/ID.signed`): stored byte for byte, never made here. */
+  signedFile: string;
   key: Buffer;
   /** The writer's clock and rules at the moment of the write. */
   context: () => TicketContext;
@@ -51,10 +55,11 @@ export function isTicketError(e: unknown): boolean {
 /**
  * A durable step of a write, named for a test that kills the process right after it (the CLI's
  * `PLUGIN_LICENSE_TEST_KILL_AT`): `intent-recorded`, `ticket-written`, `state-written`,
- * `state-removed`, `intent-cleared`, `release-answered` (the service answered a release), and the
- * offline release's `release-proof-written`.
+ * `state-removed`, `intent-cleared`, `release-answered` (the service answered a release), the
+ * offline release's `release-proof-written`, and the signed ticket's `signed-written` and
+ * `signed-removed` (only when there was one to remove).
  */
-export type WriteStep = 'intent-recorded' | 'ticket-written' | 'state-written' | 'state-removed' | 'intent-cleared' | 'release-answered' | 'release-proof-written';
+export type WriteStep = 'intent-recorded' | 'ticket-written' | 'signed-written' | 'signed-removed' | 'state-written' | 'state-removed' | 'intent-cleared' | 'release-answered' | 'release-proof-written';
 
 /** What an update does besides the mutation. */
 export interface UpdateOptions {
@@ -70,12 +75,25 @@ export interface UpdateOptions {
    * machine newer than any release it had left unfinished.
    */
   settlesReleasesOf?: string;
+  /**
+   * The signed ticket an answer handed over, already verified by the caller: a text is stored
+   * byte for byte beside a ticket that grants, after it (never beside one that does not); `null`
+   * removes the one stored, before the state (a new activation: only its own signature stands).
+   * Left out, the stored one stays as long as the ticket grants. Whatever this says, a ticket
+   * written not licensed takes the signed ticket away first (the rule of {@link LicenseStore}).
+   */
+  signed?: string | null;
 }
 
 /**
  * One project's cache file: lock-free reads (writes are atomic renames), read-modify-write under
  * a cross-process lock (proper-lockfile; a stale lock of a dead holder is taken over), and bad
  * files moved aside for support instead of deleted.
+ *
+ * With a ticket sink, every write keeps the ticket and the signed ticket beside the state, by one
+ * rule ({@link LicenseStore.updateHeld}): what grants less goes first, what grants goes last, and
+ * **no signed ticket outlives a ticket that grants**: whenever the ticket is written not licensed
+ * (a revocation or any other no, a release, a state set aside), the signed ticket is removed first.
  */
 export class LicenseStore {
   readonly file: string;
@@ -104,6 +122,21 @@ export class LicenseStore {
     return this.#ticket?.file;
   }
 
+  /** The signed ticket's path, when this store keeps one. */
+  get signedFile(): string | undefined {
+    return this.#ticket?.signedFile;
+  }
+
+  /**
+   * The signed ticket as stored now, read by the readers' one rule (`readSignedTicketFile`: the
+   * user's own folders, a regular file of at most 4 KB, never blocking); undefined when this
+   * store keeps none (acting for another computer). Sync: a few KB at most.
+   */
+  readSigned(): SmallFileRead | undefined {
+    const file = this.#ticket?.signedFile;
+    return file === undefined ? undefined : readSignedTicketFile(file);
+  }
+
   /** Sync read for `check()`: a bad file is moved aside only when the lock is free right now. */
   readSync(): StoreRead {
     const read = this.#guard(() => readCacheSync(this.file, this.#identity));
@@ -118,7 +151,10 @@ export class LicenseStore {
         if (again.kind === 'invalid' && again.text === read.text) {
           movedTo = moveAsideSync(this.file);
           // No state, no ticket (the async paths write a cache_invalid one; a hot path only removes it).
-          if (movedTo !== null && this.#ticket) rmSync(this.#ticket.file, { force: true });
+          if (movedTo !== null && this.#ticket) {
+            rmSync(this.#ticket.signedFile, { force: true });
+            rmSync(this.#ticket.file, { force: true });
+          }
         }
       } finally {
         release();
@@ -191,8 +227,9 @@ export class LicenseStore {
     if (next === null) {
       // Deactivated or released: the ticket says "not activated" (what the agent answers for a
       // project with no state), so a plugin knows it without the agent instead of playing through
-      // an unknown. It goes first: killed in between, no valid ticket outlives the state.
-      ticketError = await this.#putTicket(this.#ticket ? ticketOf(null, this.#ticket.context()) : null);
+      // an unknown. It goes first (the signed ticket before it): killed in between, no valid
+      // ticket outlives the state.
+      ticketError = await this.#grantNothing(this.#ticket ? ticketOf(null, this.#ticket.context()) : null);
       if (current !== null) {
         await removeFileDurably(this.file);
         this.#step('state-removed');
@@ -203,11 +240,12 @@ export class LicenseStore {
       // A ticket that grants less than before (invalid) goes before the state, one that grants
       // after it: killed in between, a plugin is never licensed by a state no longer stored.
       const ticket = this.#ticket ? ticketOf(whileReleasing(license, releasing), this.#ticket.context()) : undefined;
-      if (ticket?.valid === false) ticketError = await this.#putTicket(ticket);
+      if (ticket?.valid === false) ticketError = await this.#grantNothing(ticket);
+      else if (options.signed === null) ticketError = await this.#putSigned(null);
       await writeFileAtomic(this.file, encodeCache(this.#identity, license));
       await sweepTempFiles(this.file);
       this.#step('state-written');
-      if (ticket?.valid === true) ticketError = await this.#putTicket(ticket);
+      if (ticket?.valid === true) ticketError = (await this.#putTicket(ticket)) ?? (await this.#putSigned(options.signed)) ?? ticketError;
     } else if (invalid !== undefined && current === null) {
       ticketError = await this.#setAsideTicket().then(
         () => undefined,
@@ -215,10 +253,22 @@ export class LicenseStore {
       );
     } else if (settled.length > 0 && current !== null && this.#ticket) {
       // Nothing changes in the state, but the release it settles no longer holds the ticket back.
-      ticketError = await this.#putTicket(ticketOf(whileReleasing(current, releasing), this.#ticket.context()));
+      const ticket = ticketOf(whileReleasing(current, releasing), this.#ticket.context());
+      ticketError = ticket.valid ? ((await this.#putTicket(ticket)) ?? (await this.#putSigned(options.signed))) : await this.#grantNothing(ticket);
     }
     for (const intent of settled) await this.clearIntent(intent);
     return { license, releasing, ...(invalid ? { invalid } : {}), ...(ticketError ? { ticketError } : {}) };
+  }
+
+  /**
+   * A ticket that grants nothing (not licensed, or none): the signed ticket goes first, then the
+   * ticket, so that killed in between a plugin finds no signature beside a ticket that grants
+   * nothing, nor one without a ticket. The first failure is returned (as `#putTicket`'s).
+   */
+  async #grantNothing(ticket: TicketFields | null): Promise<LicenseError | undefined> {
+    const signedError = await this.#putSigned(null);
+    const ticketError = await this.#putTicket(ticket);
+    return signedError ?? ticketError;
   }
 
   /**
@@ -261,7 +311,13 @@ export class LicenseStore {
     }
     const license = read.kind === 'ok' ? read.license : null;
     const sink = this.#ticket;
-    if (!sink || read.kind === 'missing' || (read.kind === 'ok' && read.license.code !== code)) return { license, releasing };
+    if (!sink || (read.kind === 'ok' && read.license.code !== code)) return { license, releasing };
+    // The signed ticket first: no signature of the vendor may stay beside a slot that is given back.
+    const signedError = await this.#putSigned(null);
+    if (signedError) {
+      throw ioError(signedError.cause, sink.signedFile, `could not remove the signed ticket ${sink.signedFile} before giving back the slot`, 'nothing was released; make the folder writable, then try again');
+    }
+    if (read.kind === 'missing') return { license, releasing };
     const fields = read.kind === 'ok' ? ticketOf(whileReleasing(read.license, [code]), sink.context()) : ticketOf(null, sink.context(), true);
     const ticketError = await this.#putTicket(fields);
     if (ticketError) {
@@ -292,21 +348,45 @@ export class LicenseStore {
     }
   }
 
-  /** The state was set aside as invalid: the ticket says so (a known "not licensed", cache_invalid). */
+  /**
+   * Stores (a text) or removes (`null`) the signed ticket; `undefined` leaves it. A failure is
+   * returned as `cache_io` naming the file, never thrown. The step is named only when something
+   * was written or removed.
+   */
+  async #putSigned(text: string | null | undefined): Promise<LicenseError | undefined> {
+    const sink = this.#ticket;
+    if (!sink || text === undefined) return undefined;
+    try {
+      if (text === null) {
+        if (!existsSync(sink.signedFile)) return undefined;
+        await removeTicket(sink.signedFile);
+        this.#step('signed-removed');
+      } else {
+        await writeTicketFile(sink.signedFile, text);
+        await sweepTempFiles(sink.signedFile);
+        this.#step('signed-written');
+      }
+      return undefined;
+    } catch (e) {
+      return this.#ticketError(e, sink.signedFile);
+    }
+  }
+
+  /** The state was set aside as invalid: the signed ticket goes, and the ticket says so (a known "not licensed", cache_invalid). */
   async #setAsideTicket(): Promise<void> {
     const sink = this.#ticket;
     if (!sink) return;
+    await removeTicket(sink.signedFile);
     await writeTicket(sink.file, sink.key, ticketOf(null, sink.context(), true));
   }
 
-  #ticketError(e: unknown): LicenseError {
-    const file = (this.#ticket as TicketSink).file;
+  #ticketError(e: unknown, file: string = (this.#ticket as TicketSink).file): LicenseError {
     // A folder the readers would not trust (writeTicket refused it) says itself what to do.
     const refused = e instanceof LicenseError;
     const err = ioError(
       e,
       file,
-      `the license state was stored, but its ticket ${file} could not be written`,
+      file === this.#ticket?.signedFile ? `the license state was stored, but its signed ticket ${file} could not be written or removed` : `the license state was stored, but its ticket ${file} could not be written`,
       `plugins cannot read the license without the agent until it is${refused ? '' : '; make the folder writable or free some space'}`,
     );
     ticketErrors.add(err);
@@ -412,7 +492,7 @@ export function openProjectStore(projectId: string, identity: MachineIdentity, w
   const id = projectId.toLowerCase();
   const sink: TicketSink | undefined =
     ticket && identity.local
-      ? { file: ticketPath(where, id), key: identity.ticketKey, context: () => ({ ...ticket(), app: identity.namespace, projectId: id }) }
+      ? { file: ticketPath(where, id), signedFile: signedTicketPath(where, id), key: identity.ticketKey, context: () => ({ ...ticket(), app: identity.namespace, projectId: id }) }
       : undefined;
   return new LicenseStore(cacheFilePath(id, where), { projectId: id, machineId: identity.id, cacheKey: identity.cacheKey }, { lockStaleMs, ...(sink ? { ticket: sink } : {}), ...(onStep ? { onStep } : {}) });
 }

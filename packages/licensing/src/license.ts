@@ -5,8 +5,8 @@ import type { StoredLicense } from './cache-file.js';
 import { isDefinitiveReason, isTransportFailure, toLicenseError } from './service-errors.js';
 import { isLicenseError, LicenseError } from './errors.js';
 import type { Intent } from './intent-file.js';
-import { normalizeCode } from './input.js';
-import { requireBaseUrl, resolveConfig } from './config.js';
+import { normalizeBaseUrl, normalizeCode } from './input.js';
+import { relayKeysProblem, requireBaseUrl, resolveConfig } from './config.js';
 import type { CodeStatus, LicenseStatus } from './license-status.js';
 import { isTicketError, openProjectStore, type LicenseStore, type Mutator, type WriteStep } from './license-store.js';
 import { createLicenseClient } from './service-client.js';
@@ -17,6 +17,9 @@ import { assertProjectId, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { earliestRequestAt, loadCheckDue, retryAfterFailure, revalidationDelay, type Random } from './schedule.js';
 import { bucketOf, statusOf, STATIC, validUntilOf, whileReleasing, type Bucket } from './status-rules.js';
+import { checkSignedAnswer, signedPhase, signedStatus, signedWindow, type SignedAnswer } from './signed-status.js';
+import { parseTicketKeys, type TicketKey } from './signed-ticket.js';
+import type { SmallFileRead } from './small-file.js';
 
 type Dispatcher = NonNullable<ServiceClientOptions['dispatcher']>;
 
@@ -49,6 +52,27 @@ export interface LicenseOptions {
   policy?: Partial<LicensePolicy>;
   /** A client to share (not closed by `close()`); otherwise one is created. */
   client?: ServiceClient;
+  /**
+   * The vendor's license relay (docs/signed-ticket.md): the base URL of the activation endpoints
+   * (activate, validate, deactivate; the body gains `project_id`), whose answers carry signed
+   * tickets; status and everything else still go to the service. Same URL rule as `baseUrl`.
+   * Default `PLUGIN_LICENSE_RELAY_URL`, else `relay_url` in `config.json`, else the executable's
+   * baked `--relay`; none: the service's own endpoints. Needs `ticketKeys`.
+   * @example 'https://relay.acme.example/functions/v1'
+   */
+  relayUrl?: string;
+  /** A client of the relay to share (not closed by `close()`), as `client` is for the service; otherwise one is created for `relayUrl`. */
+  relayClient?: ServiceClient;
+  /**
+   * The vendor's Ed25519 public keys (as `plugin-license offline keygen` prints them; a list or one
+   * text separated by commas) that a signed ticket must verify with before it is stored. With
+   * keys, the status follows the reader's rule: valid only on a signed ticket that verifies
+   * (`unsigned` otherwise), as a plugin built with the same keys decides. Default
+   * `PLUGIN_LICENSE_TICKET_KEYS`, else `ticket_keys` in `config.json`, else the executable's baked
+   * `--ticket-key`s; none: no signed ticket is stored or required.
+   * @example ['q1Xh…43 base64url characters…']
+   */
+  ticketKeys?: readonly string[] | string;
   /** Bearer token for the created client; sent only on endpoints that take one (the client sends none on activate/deactivate/validate/status). */
   token?: string;
   /** undici dispatcher for the created client (tests); replaces `proxy` and `ca`. */
@@ -125,6 +149,16 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   readonly #ownsClient: boolean;
   readonly #offlineKeys: OfflinePublicKey[];
   readonly #onStep: ((step: WriteStep) => void) | undefined;
+  /** The relay's client, when activation goes through the vendor's license relay. */
+  readonly #relay: ServiceClient | undefined;
+  readonly #ownsRelay: boolean;
+  readonly #ticketKeys: readonly TicketKey[];
+  /** The signed ticket as stored, read with the state (undefined: none kept for this identity). */
+  #signed: SmallFileRead | undefined;
+  /** When the stored signed ticket's verdict turns (`signedWindow`), so `check()` parses nothing. */
+  #signedWindow: { from: number; until: number } | undefined;
+  /** Where the clock stood in that window when the status was last built (`signedPhase`). */
+  #phase = -1;
 
   #opened: Opened | undefined;
   #loaded = false;
@@ -159,8 +193,18 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     // for what the caller left open: an embedder that passes the base URL and its own client (the
     // agent, for every project it is asked about) has nothing to read from config.json.
     const ownConnection = options.client === undefined && options.proxy === undefined && options.dispatcher === undefined;
-    const config = options.baseUrl === undefined || ownConnection ? resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl }) : undefined;
+    const config =
+      options.baseUrl === undefined || ownConnection
+        ? resolveConfig({ app: options.namespace, home: options.home, baseUrl: options.baseUrl, relayUrl: options.relayUrl, ticketKeys: options.ticketKeys })
+        : undefined;
     const baseUrl = requireBaseUrl(config, options.baseUrl);
+    // The relay and the keys as the resolver gives them, or as the caller passed them (by the same rules).
+    this.#ticketKeys = config === undefined ? parseTicketKeys(options.ticketKeys ?? [], 'the ticketKeys option') : config.ticketKeys.value;
+    const relayUrl = config === undefined ? (options.relayUrl === undefined ? undefined : normalizeBaseUrl(options.relayUrl)) : config.relayUrl.value;
+    if (relayUrl !== undefined || options.relayClient !== undefined) {
+      const problem = relayKeysProblem({ relay: true, keys: this.#ticketKeys.length > 0 });
+      if (problem !== undefined) throw new LicenseError('invalid_argument', `${problem}; pass ticketKeys with the relay`);
+    }
     this.#namespace = config === undefined ? resolveNamespace(options.namespace) : config.namespace.value;
     this.#home = config === undefined ? options.home : config.home.value;
     const proxy = options.proxy ?? config?.proxy.value;
@@ -189,6 +233,22 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       });
       this.#ownsClient = true;
     }
+    if (options.relayClient !== undefined) {
+      this.#relay = options.relayClient;
+      this.#ownsRelay = false;
+    } else if (relayUrl !== undefined) {
+      this.#relay = createLicenseClient({
+        baseUrl: relayUrl,
+        ...(options.dispatcher === undefined ? {} : { dispatcher: options.dispatcher }),
+        ...(proxy === undefined ? {} : { proxy }),
+        ...(options.ca === undefined ? {} : { ca: options.ca }),
+        policy: this.policy,
+      });
+      this.#ownsRelay = true;
+    } else {
+      this.#relay = undefined;
+      this.#ownsRelay = false;
+    }
     this.#status = this.#build(STATIC, 0);
   }
 
@@ -205,7 +265,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const t = this.#now();
     if (t > this.#maxSeen) this.#maxSeen = t;
     const bucket = this.#bucketAt(t);
-    if (bucket !== this.#bucket) this.#publish(bucket, t);
+    if (bucket !== this.#bucket || signedPhase(this.#signedWindow, t) !== this.#phase) this.#publish(bucket, t);
     return this.#status;
   }
 
@@ -249,7 +309,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const intent = await this.#recordIntent('activate', c);
       let result;
       try {
-        result = await this.#client.activation.activate({ code: c, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+        result = await this.#activation.activate(this.#body(c, identity.id), { ...signalOf(options) });
       } catch (e) {
         // Refused: nothing was taken. Not answered (or aborted): the slot may be taken; the intent settles it.
         if (!isTransportFailure(e) && !options.signal?.aborted) await store.clearIntent(intent);
@@ -271,9 +331,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       }
       const t = this.#tick();
       const active = (cur: StoredLicense | null): StoredLicense => this.#activeState(c, t, result.activations, result.max_activations, cur);
+      // A new license: only its own signed ticket stands beside it (one that does not verify is not stored).
+      const signed = this.#signedOf(result.signed_ticket, identity, t);
       let status: LicenseStatus;
       try {
-        status = await this.#apply(store.update(active), { online: true, trustAt: t });
+        status = await this.#apply(store.update(active, { signed: signed.kind === 'verified' ? signed.text : null }), { online: true, trustAt: t });
       } catch (e) {
         if (isTicketError(e)) {
           // The state was stored (and adopted); only its ticket could not be written: that is reported.
@@ -303,6 +365,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
         });
       }
       await store.clearIntent(intent);
+      // The slot is recorded as usual (so it can be given back); the refusal is reported.
+      if (signed.kind === 'refused') throw signed.error;
       return status;
     });
   }
@@ -336,9 +400,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const code = state.code;
       let answer: { valid: boolean; reason: ValidationReason | null };
       this.#askedAt = t;
+      let signedTicket: unknown;
       try {
-        const r = await this.#client.activation.validate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+        const r = await this.#activation.validate(this.#body(code, identity.id), { ...signalOf(options) });
         answer = { valid: r.valid, reason: r.valid ? null : (r.reason ?? 'not_activated') };
+        signedTicket = r.valid ? r.signed_ticket : undefined;
       } catch (e) {
         throwIfAborted(options.signal);
         if (isTransportFailure(e)) {
@@ -363,15 +429,22 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       const counts = options.slots ? await this.#slotCounts(code, options.signal) : { activations: null, max: null };
       const slots = counts.activations === null ? {} : { activations: counts.activations, maxActivations: counts.max };
       const after = this.#tick();
-      return this.#apply(
-        store.update((cur) => {
-          if (!cur || cur.code !== code) return undefined; // deactivated or replaced meanwhile: keep that
-          return answer.valid
-            ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after, ...slots })
-            : this.#answered(cur, after, { status: 'invalid', reason: answer.reason, ...slots });
-        }),
+      // A newer signed ticket replaces the stored one; none (or one refused) leaves it, bounded by its own valid_until.
+      const signed = this.#signedOf(signedTicket, identity, after);
+      const status = await this.#apply(
+        store.update(
+          (cur) => {
+            if (!cur || cur.code !== code) return undefined; // deactivated or replaced meanwhile: keep that
+            return answer.valid
+              ? this.#answered(cur, after, { status: 'active', reason: null, validatedAt: after, maxSeenAt: after, ...slots })
+              : this.#answered(cur, after, { status: 'invalid', reason: answer.reason, ...slots });
+          },
+          signed.kind === 'verified' ? { signed: signed.text } : {},
+        ),
         answer.valid ? { online: true, trustAt: after } : { online: true },
       );
+      if (signed.kind === 'refused') throw signed.error;
+      return status;
     });
   }
 
@@ -404,7 +477,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       // fails, nothing is asked of the service.
       const intent = (await this.#beforeRelease(code)) as Intent;
       try {
-        await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+        await this.#activation.deactivate(this.#body(code, identity.id), { ...signalOf(options) });
       } catch (e) {
         // Aborted: the request may have gone, so the intent stays and settles it.
         throwIfAborted(options.signal);
@@ -502,6 +575,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     this.#closed = true;
     await this.#queue.catch(() => undefined);
     if (this.#ownsClient) await this.#client.close();
+    if (this.#ownsRelay) await this.#relay?.close();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -622,7 +696,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       return 'held';
     }
     try {
-      const r = await this.#client.activation.deactivate({ code, machine_id: identity.id, plugin_id: this.projectId }, { ...signalOf(options) });
+      const r = await this.#activation.deactivate(this.#body(code, identity.id), { ...signalOf(options) });
       if (!r.success) return 'held';
       this.#onStep?.('release-answered');
       return 'released';
@@ -649,9 +723,11 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       return true;
     }
     let answer: { valid: boolean; reason: ValidationReason | null };
+    let signedTicket: unknown;
     try {
-      const r = await this.#client.activation.validate({ code: intent.code, machine_id: intent.machineId, plugin_id: this.projectId }, signal ? { signal } : {});
+      const r = await this.#activation.validate(this.#body(intent.code, intent.machineId), signal ? { signal } : {});
       answer = { valid: r.valid, reason: r.valid ? null : (r.reason ?? 'not_activated') };
+      signedTicket = r.valid ? r.signed_ticket : undefined;
     } catch (e) {
       throwIfAborted(signal);
       const reason = isDefinitiveReason(e);
@@ -659,6 +735,8 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       answer = { valid: false, reason };
     }
     const t = this.#tick();
+    // Settling reports nothing: a signed ticket that does not verify is only not stored (the next validate says why).
+    const signed = this.#signedOf(signedTicket, this.#open.identity, t);
     let counts: { activations: number | null; max: number | null } = { activations: null, max: null };
     if (answer.valid && intent.op === 'activate' && this.#state?.code !== intent.code) counts = await this.#slotCounts(intent.code, signal);
     await this.#apply(
@@ -675,7 +753,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
           return intent.op === 'deactivate' ? null : this.#answered(cur, t, { status: 'invalid', reason: answer.reason });
         },
         // Written as settled, then the intent goes: a release the service never did gives the ticket back its grant.
-        { settles: intent },
+        { settles: intent, ...(signed.kind === 'verified' ? { signed: signed.text } : {}) },
       ),
       answer.valid ? { online: true, trustAt: t } : { online: true },
     );
@@ -746,6 +824,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
       this.#loaded = true;
       this.#cacheInvalid = true;
       this.#state = null;
+      this.#adoptSigned(undefined);
       this.#releasing = [];
       this.#rederive();
     }
@@ -753,6 +832,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
 
   #adoptRead(read: Awaited<ReturnType<LicenseStore['read']>>): void {
     this.#loaded = true;
+    this.#adoptSigned(this.#readSigned());
     if (read.kind === 'ok') {
       this.#cacheInvalid = false;
       this.#releasing = read.releasing;
@@ -773,6 +853,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
    */
   async #apply(pending: ReturnType<LicenseStore['update']>, heard?: Heard): Promise<LicenseStatus> {
     const { license, releasing, invalid, ticketError } = await pending;
+    this.#adoptSigned(this.#readSigned());
     this.#hear(heard);
     this.#cacheInvalid = license === null && invalid !== undefined;
     this.#releasing = releasing;
@@ -837,6 +918,7 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
     const previous = this.#status;
     const next = this.#build(bucket, t);
     this.#bucket = bucket;
+    this.#phase = signedPhase(this.#signedWindow, t);
     if (!sameStatus(previous, next)) {
       this.#status = next;
       this.emit('change', next);
@@ -845,7 +927,38 @@ export class License extends EventEmitter<{ change: [status: LicenseStatus] }> {
   }
 
   #build(bucket: Bucket, t: number): LicenseStatus {
-    return statusOf(this.projectId, this.#seen(), bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
+    const status = statusOf(this.projectId, this.#seen(), bucket, t, this.policy, this.#heardOnline ? 'online' : 'cache', this.#cacheInvalid);
+    if (this.#opened === undefined) return status;
+    return signedStatus(status, { read: this.#signed, keys: this.#ticketKeys, app: this.#namespace, machineId: this.#opened.identity.id }, t);
+  }
+
+  #adoptSigned(read: SmallFileRead | undefined): void {
+    this.#signed = read;
+    this.#signedWindow = signedWindow(read, this.#ticketKeys);
+  }
+
+  /** The signed ticket as stored now (never throws: a read that fails is a bad file, judged `cache_invalid`). */
+  #readSigned(): SmallFileRead | undefined {
+    try {
+      return this.#opened?.store.readSigned();
+    } catch (e) {
+      return { kind: 'bad', problem: `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})` };
+    }
+  }
+
+  /** The client of the activation endpoints: the vendor's relay when one is configured, else the service. */
+  get #activation(): ServiceClient['activation'] {
+    return (this.#relay ?? this.#client).activation;
+  }
+
+  /** The body of activate, validate and deactivate; a relay also needs `project_id`. */
+  #body(code: string, machineId: string): { code: string; machine_id: string; plugin_id: string; project_id?: string } {
+    return { code, machine_id: machineId, plugin_id: this.projectId, ...(this.#relay === undefined ? {} : { project_id: this.projectId }) };
+  }
+
+  /** An answer's signed ticket, checked before anything is stored (`checkSignedAnswer`). */
+  #signedOf(value: unknown, identity: MachineIdentity, t: number): SignedAnswer {
+    return checkSignedAnswer(value, { keys: this.#ticketKeys, app: this.#namespace, projectId: this.projectId, machineId: identity.id, now: Math.floor(t / 1000), from: this.#relay === undefined ? 'the service' : 'the license relay' });
   }
 
   /** A state after an answer of the service: it replaces an offline activation (ordinary validation takes over). */
@@ -882,7 +995,8 @@ function sameStatus(a: LicenseStatus, b: LicenseStatus): boolean {
     a.maxActivations === b.maxActivations &&
     a.validatedAt?.getTime() === b.validatedAt?.getTime() &&
     a.graceUntil?.getTime() === b.graceUntil?.getTime() &&
-    a.nextCheckAt?.getTime() === b.nextCheckAt?.getTime()
+    a.nextCheckAt?.getTime() === b.nextCheckAt?.getTime() &&
+    a.signedTicket === b.signedTicket
   );
 }
 

@@ -1,6 +1,6 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import * as z from 'zod';
-import { ticketKeyId } from '@plugin-license/api/signed-ticket';
+import { MAX_SIGNED_TICKET_BYTES, ticketKeyId } from '@plugin-license/api/signed-ticket';
 import { MAX_STATE_FILE_BYTES } from './cache-file.js';
 import { LicenseError } from './errors.js';
 
@@ -74,6 +74,12 @@ export const OfflineResponse = z.strictObject({
   max_activations: Count,
   validated_at: Iso,
   valid_until: Iso,
+  /**
+   * A ticket signed by the vendor's key for the request's machine (docs/signed-ticket.md), added
+   * by `offline activate --sign-key`: the import verifies it with the ticket keys and stores it
+   * beside the ticket. Covered by the response's signature like every other field.
+   */
+  signed_ticket: z.string().min(1).max(MAX_SIGNED_TICKET_BYTES).optional(),
   signature: OfflineSignature.optional(),
 });
 export type OfflineResponse = z.infer<typeof OfflineResponse>;

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { codeHint, type ServiceClient, type ServiceClientOptions } from '@plugin-license/api';
+import { checkSignedAnswer, signedStatus } from './signed-status.js';
+import { encodeSignedTicket, parseTicketKeys } from './signed-ticket.js';
 import * as z from 'zod';
 import { moveAside, removeFileDurably, writeFileAtomic } from '@plugin-license/fs';
 import { readCapped, type StoredLicense } from './cache-file.js';
@@ -24,7 +26,7 @@ import {
   type OfflineRequest,
   type OfflineResponse,
 } from './offline-format.js';
-import { assertProjectId, offlineDir } from './paths.js';
+import { assertProjectId, offlineDir, resolveNamespace } from './paths.js';
 import { resolvePolicy, type LicensePolicy } from './policy.js';
 import { createLicenseClient } from './service-client.js';
 import { codeGoneError, toLicenseError } from './service-errors.js';
@@ -81,6 +83,12 @@ export interface OfflineImportOptions extends OfflineMachineOptions {
   offlinePublicKeys?: string[];
   /** Longest validity accepted, in days from now. Default `offline_max_days` in `config.json`, else 365. */
   offlineMaxDays?: number;
+  /**
+   * The vendor's public keys a response's signed ticket must verify with (as `License`'s
+   * `ticketKeys`). Default `PLUGIN_LICENSE_TICKET_KEYS`, `ticket_keys` in `config.json` or the
+   * executable's baked keys. With keys, a response must carry a signed ticket that verifies.
+   */
+  ticketKeys?: readonly string[] | string;
 }
 
 /** How the online step reaches the service (as `License` does). */
@@ -113,7 +121,12 @@ export interface OfflineAnswerOptions extends OfflineServiceOptions {
    * in vain.
    */
   offlineMaxDays?: number;
-  /** An Ed25519 private key (PKCS#8 PEM, as `plugin-license offline keygen` writes it) to sign the response with. */
+  /**
+   * An Ed25519 private key (PKCS#8 PEM, as `plugin-license offline keygen` writes it) to sign the
+   * response with. The response then also carries a signed ticket for the request's machine
+   * (docs/signed-ticket.md: `source` "offline", `valid_until` the response's, `app` this
+   * namespace), signed with the same key, so plugins built with its public key play on it.
+   */
   signingKeyPem?: string;
   /** Where the key came from, for messages (a file path). */
   signingKeyName?: string;
@@ -233,6 +246,7 @@ export async function answerOfflineRequest(request: OfflineRequest | string, opt
       maxActivations = r.max_activations;
     }
     const t = (options.now ?? Date.now)();
+    const validUntil = t + days * DAY;
     const response: OfflineResponse = {
       type: 'offline_response',
       version: OFFLINE_VERSION,
@@ -246,9 +260,23 @@ export async function answerOfflineRequest(request: OfflineRequest | string, opt
       activations,
       max_activations: maxActivations,
       validated_at: new Date(t).toISOString(),
-      valid_until: new Date(t + days * DAY).toISOString(),
+      valid_until: new Date(validUntil).toISOString(),
     };
-    return signer === undefined ? response : signResponse(response, signer);
+    if (signer === undefined) return response;
+    // The vendor's signature on the ticket a plugin plays on, for the machine the request is from.
+    const signedTicket = encodeSignedTicket(
+      {
+        app: resolveNamespace(options.namespace),
+        project_id: req.project_id.toLowerCase(),
+        machine_id: req.machine_id,
+        code_hint: codeHint(code),
+        source: 'offline',
+        issued_at: Math.floor(t / 1000),
+        valid_until: Math.floor(validUntil / 1000),
+      },
+      { privateKey: signer.key, kid: signer.keyId },
+    );
+    return signResponse({ ...response, signed_ticket: signedTicket }, signer);
   });
 }
 
@@ -278,9 +306,11 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
     throw refused(`the response was made for machine ${res.machine_id}${res.machine_name ? ` (${res.machine_name})` : ''}, not this one (${m.identity.id}); import it on that machine, or make a request here`);
   }
   if (res.valid !== true) throw refused('the response carries a negative answer of the service; nothing to import');
-  const config = options.offlinePublicKeys === undefined || options.offlineMaxDays === undefined ? resolveConfig({ app: options.namespace, home: options.home }) : undefined;
+  const config =
+    options.offlinePublicKeys === undefined || options.offlineMaxDays === undefined || options.ticketKeys === undefined ? resolveConfig({ app: options.namespace, home: options.home }) : undefined;
   const keys = parsePublicKeys(options.offlinePublicKeys ?? config?.offlinePublicKeys.value);
   const keyId = verifyResponse(res, keys);
+  const ticketKeys = options.ticketKeys !== undefined ? parseTicketKeys(options.ticketKeys, 'the ticketKeys option') : (config?.ticketKeys.value ?? []);
   const maxDays = options.offlineMaxDays ?? config?.offlineMaxDays.value ?? DEFAULT_OFFLINE_MAX_DAYS;
   const t = m.now();
   const validUntil = Date.parse(res.valid_until);
@@ -290,6 +320,14 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
     throw refused(`the response is valid until ${res.valid_until}, longer than the ${maxDays} days this application allows; ask for a response valid for at most ${maxDays} days`);
   }
   if (validatedAt > validUntil) throw refused('the response was validated after it expires; it was not made by plugin-license');
+  // With the vendor's ticket keys, what plugins play on is the signed ticket: a response without
+  // one is refused while its request is still pending (a signed answer to it can still be
+  // imported), and one that does not verify is refused as online (signed_ticket_refused).
+  if (ticketKeys.length > 0 && res.signed_ticket === undefined) {
+    throw refused("the response carries no ticket signed by the vendor, which this application's plugins need (ticket keys are configured); ask for the response again, made with offline activate --sign-key and the vendor's key");
+  }
+  const signed = checkSignedAnswer(res.signed_ticket, { keys: ticketKeys, app: m.identity.namespace, projectId: m.projectId, machineId: m.identity.id, now: Math.floor(t / 1000), from: 'the offline response' });
+  if (signed.kind === 'refused') throw signed.error;
   return m.store.locked(async () => {
     const pending = await readPending(m.pendingFile);
     const left = pending.filter((p) => !(p.nonce === res.nonce && p.machineId === m.identity.id));
@@ -297,12 +335,15 @@ export async function importOfflineResponse(response: OfflineResponse | string, 
       throw refused('the response answers no pending request of this machine: it was imported already, or answers a request made elsewhere; make a new request');
     }
     // The newest word about this machine's slot of the code: a release it left unfinished is settled.
-    const { license, ticketError } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy), { settlesReleasesOf: res.code });
+    const { license, ticketError } = await m.store.updateHeld((cur) => offlineState(res, cur, t, keyId, m.policy), {
+      settlesReleasesOf: res.code,
+      signed: signed.kind === 'verified' ? signed.text : null,
+    });
     await writePending(m.pendingFile, left);
     await removeFileDurably(m.releaseFile);
     // Imported and stored; a ticket that could not be written is reported as a state that could not be.
     if (ticketError) throw ticketError;
-    return statusNow(m, license, t);
+    return statusNow(m, license, t, ticketKeys);
   });
 }
 
@@ -473,9 +514,9 @@ function offlineState(res: OfflineResponse, cur: StoredLicense | null, t: number
   };
 }
 
-function statusNow(m: Machine, license: StoredLicense | null, t: number): LicenseStatus {
+function statusNow(m: Machine, license: StoredLicense | null, t: number, keys: ReturnType<typeof parseTicketKeys>): LicenseStatus {
   const bucket = bucketOf(license, t, license?.maxSeenAt ?? t, m.policy.clockToleranceMs, validUntilOf(license, m.policy));
-  return statusOf(m.projectId, license, bucket, t, m.policy, 'cache', false);
+  return signedStatus(statusOf(m.projectId, license, bucket, t, m.policy, 'cache', false), { read: m.store.readSigned(), keys, app: m.identity.namespace, machineId: m.identity.id }, t);
 }
 
 function machineName(): string {

@@ -75,6 +75,7 @@ export function statusOf(
       checkedAt: null,
       graceUntil: null,
       nextCheckAt: null,
+      signedTicket: null,
     });
   }
   let reason: Reason | null;
@@ -97,5 +98,7 @@ export function statusOf(
     checkedAt: s.answeredAt === null ? null : new Date(s.answeredAt),
     graceUntil: Number.isFinite(validUntil) ? new Date(validUntil) : null,
     nextCheckAt: due === null ? null : new Date(due),
+    // The signed ticket and its rule are added by `signedStatus` (signed-status.ts).
+    signedTicket: null,
   });
 }

@@ -25,7 +25,10 @@ export const TICKET_CLOCK_SLACK_S = 3600;
 // The one rule of project ids in tickets (ASCII letters folded) lives with the signed ticket's format.
 export { ticketProjectId };
 
-const REASONS: readonly Reason[] = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid'];
+/** The reasons a ticket says (never `unsigned`: the ticket is written as before signed tickets, for the plugins that read only it). */
+type TicketReason = Exclude<Reason, 'unsigned'>;
+
+const REASONS: readonly TicketReason[] = ['not_activated', 'code_revoked', 'code_not_found', 'deactivated', 'grace_expired', 'clock_tampered', 'cache_invalid'];
 
 /** Line 1 of a ticket, in the order it is written. */
 export interface TicketFields {
@@ -33,7 +36,7 @@ export interface TicketFields {
   app: string;
   project_id: string;
   valid: boolean;
-  reason: Reason | null;
+  reason: TicketReason | null;
   source: 'online' | 'cache' | 'offline';
   code_hint: string | null;
   issued_at: number;
@@ -43,7 +46,7 @@ export interface TicketFields {
 /** What a reader decides (the contract's six answers). */
 export type TicketVerdict =
   | { verdict: 'valid'; reason: null; ticket: TicketFields }
-  | { verdict: 'not_licensed'; reason: Reason; ticket: TicketFields }
+  | { verdict: 'not_licensed'; reason: TicketReason; ticket: TicketFields }
   | { verdict: 'none'; reason: null }
   | { verdict: 'tampered'; reason: 'cache_invalid'; problem: string }
   | { verdict: 'expired'; reason: 'grace_expired'; ticket: TicketFields }
@@ -106,7 +109,7 @@ export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cach
   const validUntil = validUntilOf(license, ctx.policy);
   // The clock memory is the stored one: every writer folds what it has seen into `maxSeenAt`.
   const bucket = bucketOf(license, ctx.now, license.maxSeenAt, ctx.policy.clockToleranceMs, validUntil);
-  let reason: Reason | null = null;
+  let reason: TicketReason | null = null;
   if (license.status !== 'active') reason = license.reason ?? 'not_activated';
   else if (bucket === TAMPERED) reason = 'clock_tampered';
   else if (bucket === EXPIRED) reason = 'grace_expired';
@@ -120,11 +123,21 @@ export function ticketOf(license: StoredLicense | null, ctx: TicketContext, cach
  * first: repaired to 0700 when they are the user's own, refused (`cache_io`) when they are not.
  */
 export async function writeTicket(file: string, key: Buffer, fields: TicketFields): Promise<void> {
+  await writeTicketFile(file, encodeTicket(key, fields));
+}
+
+/**
+ * The one writer of a file in `DATA/tickets/` (the ticket, the signed ticket stored byte for
+ * byte): the folders held to the readers' folder rule first (repaired to 0700 when they are the
+ * user's own, refused with `cache_io` when they are not), then the one atomic write (temp file,
+ * fsync, rename; mode 0600).
+ */
+export async function writeTicketFile(file: string, text: string): Promise<void> {
   const tickets = dirname(file);
   await ensureDir(tickets);
   repairOwnFolder(dirname(tickets), 'the data folder');
   repairOwnFolder(tickets, 'the tickets folder');
-  await writeFileAtomic(file, encodeTicket(key, fields));
+  await writeFileAtomic(file, text);
 }
 
 /** Removes a ticket durably (nothing to remove is fine). */
@@ -214,7 +227,7 @@ function tampered(problem: string): TicketVerdict {
 function asFields(f: Record<string, unknown>, integers: boolean): TicketFields | null {
   const time = (x: unknown): x is number => integers && Number.isSafeInteger(x);
   if (typeof f.valid !== 'boolean' || !time(f.issued_at) || !time(f.valid_until)) return null;
-  if (f.reason !== null && !REASONS.includes(f.reason as Reason)) return null;
+  if (f.reason !== null && !REASONS.includes(f.reason as TicketReason)) return null;
   if (f.valid && f.reason !== null) return null;
   if (f.source !== 'online' && f.source !== 'cache' && f.source !== 'offline') return null;
   if (f.code_hint !== null && typeof f.code_hint !== 'string') return null;
@@ -223,7 +236,7 @@ function asFields(f: Record<string, unknown>, integers: boolean): TicketFields |
     app: f.app as string,
     project_id: f.project_id as string,
     valid: f.valid,
-    reason: f.reason as Reason | null,
+    reason: f.reason as TicketReason | null,
     source: f.source,
     code_hint: f.code_hint,
     issued_at: f.issued_at,

@@ -376,3 +376,4 @@ export { eventually } from './eventually.js';
 export { WAIT_MS } from './wait-bound.js';
 export * from './squatter.js';
 export { asOtherUser, readableByOtherUser, shareWithOtherUser, type SharedCopy } from './other-user.js';
+export * from './relay.js';

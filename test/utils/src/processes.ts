@@ -124,7 +124,7 @@ export interface RunningAgent {
 }
 
 /** Starts `plugin-license-agent run` with an isolated home and socket; resolves once it prints ready. */
-export async function startAgent(options: { socket: string; baseUrl: string; home?: string }): Promise<RunningAgent> {
+export async function startAgent(options: { socket: string; baseUrl: string; home?: string; env?: Record<string, string> }): Promise<RunningAgent> {
   if (!existsSync(AGENT_CLI)) {
     throw new Error(`the agent is not built (${AGENT_CLI} is missing); run \`pnpm build\` at the repository root first`);
   }
@@ -133,6 +133,7 @@ export async function startAgent(options: { socket: string; baseUrl: string; hom
     PLUGIN_LICENSE_HOME: home,
     PLUGIN_LICENSE_SOCKET: options.socket,
     PLUGIN_LICENSE_BASE_URL: options.baseUrl,
+    ...options.env,
   });
   try {
     await proc.waitFor(/"ready"\s*:\s*true/, 'its ready line');

@@ -1,7 +1,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { post, type License, type Snapshot } from '../api.js';
 import { download } from '../files.js';
-import { dateFormat, fromNow, productName, SOURCE_WORDS } from '../words.js';
+import { dateFormat, fromNow, productName, signedUntil, SOURCE_WORDS } from '../words.js';
 import { reasonWords } from '../reason-words.js';
 import { Message, useAction } from './action.js';
 import { html } from './html.js';
@@ -14,6 +14,7 @@ export function LicenseCard({ license, snapshot, now }: { license: License; snap
   const checked = license.checked_at ?? license.validated_at;
   const movable = license.valid;
   const offline = license.source === 'offline';
+  const signed = signedUntil(license);
   // The proof stays here to be saved again (a download cancelled or lost): this computer has
   // forgotten the license, so the card offers no second release.
   const [proof, setProof] = useState<{ document: string; file_name: string } | null>(null);
@@ -34,6 +35,7 @@ export function LicenseCard({ license, snapshot, now }: { license: License; snap
     <h3 id=${id}>${name}</h3>
     <p class="muted small mono">${license.project_id}</p>
     <p class=${`state ${license.valid ? 'ok' : 'bad'}`}>${license.valid ? 'Licensed on this computer.' : reasonWords(license.reason)}</p>
+    ${signed ? html`<p class="small">Signed by the vendor until <time datetime=${signed.toISOString()}>${dateFormat.format(signed)}</time>.</p>` : null}
     <dl>
       <dt>Code</dt><dd class="mono">${license.code_hint ?? 'none'}</dd>
       ${license.activations !== null && license.max_activations !== null ? html`<dt>Computers</dt><dd>${license.activations} of ${license.max_activations} in use</dd>` : null}

@@ -1,7 +1,7 @@
 import { LOG_LEVELS } from '@plugin-license/agent';
 import { checkProxyUrl } from '@plugin-license/api';
 import { writeFileAtomic } from '@plugin-license/fs';
-import { checkAppGroup, normalizeBaseUrl, resolveConfig } from '@plugin-license/licensing';
+import { checkAppGroup, normalizeBaseUrl, parseTicketKeys, relayKeysProblem, resolveConfig } from '@plugin-license/licensing';
 import type { Context } from '../context.js';
 import { EXIT, usageError, type ExitCode } from '../exit.js';
 
@@ -14,6 +14,13 @@ const SETTABLE: Record<string, (value: string) => unknown> = {
     return v;
   },
   token: (v) => v,
+  relay_url: (v) => normalizeBaseUrl(v),
+  // Written as a list of the keys' canonical text, as every tool reads it back.
+  ticket_keys: (v) => {
+    const keys = parseTicketKeys(v, 'ticket_keys').map((k) => k.text);
+    if (keys.length === 0) throw usageError('ticket_keys is empty; give one or more public keys separated by commas, or use config unset ticket_keys');
+    return keys;
+  },
   app_group: (v) => {
     checkAppGroup(v, 'app_group');
     return v;
@@ -51,6 +58,7 @@ export async function setCommand(ctx: Context, key: string, value: string | unde
   const next: Record<string, unknown> = { ...file };
   if (value === undefined) delete next[key];
   else next[key] = check(value);
+  if (key === 'relay_url' || key === 'ticket_keys') relayHalves(ctx, next);
   try {
     // The one atomic writer: a temp file written and fsynced, renamed over (mode 0600: it may hold the token).
     await writeFileAtomic(configFile, JSON.stringify(next, null, 2) + '\n');
@@ -64,4 +72,17 @@ export async function setCommand(ctx: Context, key: string, value: string | unde
   if (ctx.out.json) ctx.out.document({ config_file: configFile, key, value: shown, removed: value === undefined });
   else ctx.out.line(value === undefined ? `removed ${key} from ${configFile}` : `set ${key} = ${typeof shown === 'string' ? shown : JSON.stringify(shown)} in ${configFile}`);
   return EXIT.ok;
+}
+
+/**
+ * The relay and the ticket keys go together (`relayKeysProblem`, the resolver's own rule): a
+ * change that would leave the file's relay without keys from any source is refused before it is
+ * written, naming the missing half, since every tool would then refuse the file.
+ */
+function relayHalves(ctx: Context, next: Record<string, unknown>): void {
+  const { relayUrl, ticketKeys } = ctx.config;
+  const relay = next.relay_url !== undefined || (relayUrl.source !== 'config file' && relayUrl.value !== undefined);
+  const keys = next.ticket_keys !== undefined || (ticketKeys.source !== 'config file' && ticketKeys.value.length > 0);
+  const problem = relayKeysProblem({ relay, keys });
+  if (problem !== undefined) throw usageError(`${problem}: set ticket_keys first (config set ticket_keys KEY,KEY…), or unset relay_url`);
 }

@@ -1,5 +1,6 @@
 import type { LicenseState } from '@plugin-license/agent';
 import { codeHint } from '@plugin-license/api';
+import { parseSignedTicket } from '@plugin-license/api/signed-ticket';
 import { getMachineId, type LicenseStatus } from '@plugin-license/licensing';
 import { nameField, packagedFolder, pluginField, productName, projectLabel } from '../plugin-names.js';
 import type { Context } from '../context.js';
@@ -270,5 +271,14 @@ export function licenseFields(ctx: Context, s: LicenseStatus): Array<[string, st
     ['last online check', when(s.checkedAt)],
     [s.source === 'offline' ? 'valid until' : 'valid offline until', when(s.graceUntil)],
     ['next check', when(s.nextCheckAt)],
+    ...signedField(s),
   ];
+}
+
+/** The signed ticket's line, when one is stored and the license stands on it: who signed it, until when. */
+function signedField(s: LicenseStatus): Array<[string, string]> {
+  if (!s.valid || s.signedTicket === null) return [];
+  const parsed = parseSignedTicket(s.signedTicket);
+  if (!parsed.ok) return [];
+  return [['signed', `by the vendor until ${when(new Date(parsed.ticket.fields.valid_until * 1000))} (key ${parsed.ticket.kid})`]];
 }

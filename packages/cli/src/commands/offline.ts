@@ -70,6 +70,8 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
     ctx.out.spin('asking the service', () =>
       answerOfflineRequest(text, {
         client: ctx.client(false),
+        // The signed ticket names the namespace the studio's plugins read (the vendor's).
+        namespace: ctx.config.namespace.value,
         offlineMaxDays: ctx.config.offlineMaxDays.value,
         ...(o.validDays === undefined ? {} : { validDays: o.validDays }),
         ...(o.code === undefined ? {} : { code: ctx.code(o.code) }),
@@ -90,6 +92,7 @@ export async function answerCommand(ctx: Context, input: string, o: Destination 
     [response.renew ? 'renewed' : 'activated', response.renew ? 'validated; no slot taken' : `${response.activations ?? '?'} of ${response.max_activations ?? '?'} slots in use`],
     ['valid until', when(response.valid_until)],
     ['signed', response.signature ? `yes, key ${response.signature.key_id}` : 'no'],
+    ['signed ticket', response.signed_ticket === undefined ? 'none' : `for ${response.machine_id.slice(0, 11)}…, signed by the vendor until ${when(response.valid_until)}`],
   ], where.text === null ? 'stdout' : 'stderr');
   ctx.out.note(
     where.file
@@ -107,6 +110,7 @@ export async function importCommand(ctx: Context, input: string, o: { project?: 
     ...(o.project === undefined ? {} : { projectId: ctx.projectId(o.project) }),
     offlinePublicKeys: ctx.config.offlinePublicKeys.value,
     offlineMaxDays: ctx.config.offlineMaxDays.value,
+    ticketKeys: ctx.ticketKeys(),
   });
   if (ctx.out.json) {
     await report(ctx, 'imported', state, 'direct');
@@ -208,6 +212,7 @@ export function responseFacts(response: OfflineResponse) {
     max_activations: response.max_activations,
     valid_until: response.valid_until,
     signed_by: response.signature?.key_id ?? null,
+    signed_ticket: response.signed_ticket !== undefined,
   };
 }
 

@@ -6,6 +6,7 @@ import { configuration, doctorConfig } from './checks/configuration.js';
 import { dataFolder } from './checks/data-folder.js';
 import { licenses, readLicenses } from './checks/licenses.js';
 import { machineId } from './checks/machine-id.js';
+import { relay } from './checks/relay.js';
 import { service } from './checks/service.js';
 import { token } from './checks/token.js';
 import { versions } from './checks/versions.js';
@@ -31,6 +32,7 @@ export async function doctorCommand(ctx: Context, o: { project?: string }): Prom
     const cached = await readLicenses(config, add);
     configuration(config, cached, facts, add);
     const probe = await service(ctx, config, facts, add);
+    await relay(ctx, config, facts, add);
     await token(ctx, config, probe, add);
     clock(probe, facts, add);
     await machineId(ctx, config, facts, add);

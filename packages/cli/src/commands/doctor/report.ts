@@ -14,7 +14,7 @@ export interface Check {
 }
 
 /** The report's sections, in the order it shows them; each is one file of checks/. */
-export const SECTIONS = ['versions', 'configuration', 'service', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent'] as const;
+export const SECTIONS = ['versions', 'configuration', 'service', 'relay', 'token', 'clock', 'machine id', 'data folder', 'licenses', 'agent'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** The report's values as data, for `--json`: each its own field, never inside prose. */
@@ -23,6 +23,8 @@ export interface Facts {
   configuration?: Record<string, { value: unknown; source: string } | string | boolean | null>;
   machine?: { id: string; source: string; stable: boolean | null };
   service?: { base_url: string | null; reachable: boolean; is_the_service: boolean | null; status: number | null; latency_ms: number | null; clock_offset_ms: number | null };
+  /** The signed tickets' side: the keys expected (ids), the relay, and the signer it lists (null: not asked or not listed). */
+  relay?: { ticket_keys: string[]; ticket_keys_source: string; relay_url: string | null; reachable: boolean | null; signer: string | null; listed: string[] | null };
   licenses?: Array<Record<string, unknown>>;
   agent?: { socket: string; running: boolean; agent: string | null; protocol: number | null; check_ms: number | null };
 }

@@ -17,7 +17,7 @@ export function doctorConfig(ctx: Context, add: Add): ResolvedConfig | undefined
     config = resolveConfig(flags, ctx.env, { fileProblems: 'report' });
   } catch (err) {
     const first = classify(err).message;
-    const { PLUGIN_LICENSE_BASE_URL: _b, PLUGIN_LICENSE_TOKEN: _t, ...env } = ctx.env;
+    const { PLUGIN_LICENSE_BASE_URL: _b, PLUGIN_LICENSE_TOKEN: _t, PLUGIN_LICENSE_RELAY_URL: _r, PLUGIN_LICENSE_TICKET_KEYS: _k, ...env } = ctx.env;
     try {
       config = resolveConfig({ app: flags.app, home: flags.home }, env, { fileProblems: 'report' });
     } catch (again) {
@@ -49,6 +49,8 @@ export function configuration(config: ResolvedConfig, cached: CachedLicense[] | 
     token: { value: config.token.value === undefined ? null : 'set (masked)', source: config.token.source },
     socket: pair(config.socket),
     proxy: { value: config.proxy.value === undefined ? null : config.proxy.value === false ? false : maskUrl(config.proxy.value), source: config.proxy.source },
+    relay_url: pair(config.relayUrl),
+    ticket_keys: { value: config.ticketKeys.value.map((k) => k.text), source: config.ticketKeys.source },
   };
   add({ section, name: 'namespace', level: 'info', detail: `${config.namespace.value} ${from(config.namespace)}` });
   add({ section, name: 'home', level: 'info', detail: config.home.value === undefined ? 'per-OS folders (default)' : `${config.home.value} ${from(config.home)}` });

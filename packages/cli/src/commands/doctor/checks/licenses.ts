@@ -12,6 +12,7 @@ export async function readLicenses(config: ResolvedConfig, add: Add): Promise<Ca
       namespace: config.namespace.value,
       ...(config.home.value === undefined ? {} : { home: config.home.value }),
       offlinePublicKeys: config.offlinePublicKeys.value,
+      ticketKeys: config.ticketKeys.value.map((k) => k.text),
     });
   } catch (err) {
     add({ section: 'licenses', name: 'cache', level: 'failed', detail: classify(err).message });
@@ -59,11 +60,15 @@ export async function licenses(
     if (l.offline) {
       parts.push(`activated offline for ${l.offline.machineName || 'an unnamed machine'}, ${l.offline.keyId ? `signed by key ${l.offline.keyId}` : 'unsigned'}`);
     }
+    const signedWords = signedPart(l, config);
+    if (signedWords !== undefined) parts.push(signedWords);
     if (l.problem) parts.push(l.problem);
     if (l.setAside.length) parts.push(`files set aside: ${l.setAside.join(', ')}`);
     if (l.pendingIntents) parts.push(`${l.pendingIntents} unfinished operation(s), settled at the next online call`);
-    const valid = view?.answered ? view.valid : s.valid;
-    const reason = view?.answered ? view.reason : s.reason;
+    // With the vendor's keys, the service's valid is not enough: a plugin plays only on a signed ticket that stands here.
+    const unsignedHere = config.ticketKeys.value.length > 0 && !s.valid && (s.reason === 'unsigned' || l.signed?.verifies === false);
+    const valid = unsignedHere ? false : view?.answered ? view.valid : s.valid;
+    const reason = unsignedHere ? s.reason : view?.answered ? view.reason : s.reason;
     const behind = view?.answered === true && view.valid !== s.valid;
     if (behind) parts.push("the stored state follows the service's word at the next check");
     const level: Level = !valid ? 'failed' : l.setAside.length || l.pendingIntents || behind ? 'warning' : 'ok';
@@ -76,12 +81,27 @@ export async function licenses(
       reason,
       stored: { valid: s.valid, reason: s.reason, source: s.source, activations: s.activations, max_activations: s.maxActivations, checked_at: iso(s.checkedAt), validated_at: iso(s.validatedAt), grace_until: iso(s.graceUntil), next_check_at: iso(s.nextCheckAt) },
       service: view === null ? null : view.answered ? { valid: view.valid, reason: view.reason, activations: view.activations, max_activations: view.maxActivations } : { error: view.error },
+      signed: l.signed === null ? null : { kid: l.signed.kid, valid_until: iso(l.signed.validUntil), source: l.signed.source, verifies: l.signed.verifies, problem: l.signed.problem },
       offline: l.offline ? { valid_until: l.offline.validUntil.toISOString(), key_id: l.offline.keyId, machine_name: l.offline.machineName } : null,
       problem: l.problem,
       set_aside: l.setAside,
       pending_operations: l.pendingIntents,
     });
   }
+}
+
+/**
+ * What a license's signed ticket says, for its line: who signed it and until when, and whether it
+ * stands here; with keys configured and none stored, that plugins built with the keys do not play.
+ */
+function signedPart(l: CachedLicense, config: ResolvedConfig): string | undefined {
+  const s = l.signed;
+  if (s === null) {
+    return config.ticketKeys.value.length > 0 && l.status.codeHint !== null ? "no signed ticket: plugins built with the vendor's keys do not play" : undefined;
+  }
+  const who = s.kid === null ? 'signed ticket (signer unreadable)' : `signed by key ${s.kid}${s.source === null ? '' : ` (${s.source})`}`;
+  const until = s.validUntil === null ? '' : ` until ${when(s.validUntil)}`;
+  return s.verifies ? `${who}${until}` : `${who}${until}, not accepted here: ${s.problem}`;
 }
 
 function fixFor(ctx: Context, reason: string | null, projectId: string): string | undefined {
@@ -94,6 +114,8 @@ function fixFor(ctx: Context, reason: string | null, projectId: string): string 
       return `set the clock right (automatic date and time), then validate online: ${nextCommand(ctx, 'here', 'validate', '--project', projectId)}`;
     case 'cache_invalid':
       return 'the stored state was edited or copied from another machine: activate again';
+    case 'unsigned':
+      return `no ticket signed by the vendor is stored: validate online through the vendor's relay (relay_url): ${nextCommand(ctx, 'here', 'validate', '--project', projectId)}`;
     case 'code_revoked':
       return 'the vendor revoked this code: contact the vendor for a new one';
     case 'deactivated':
