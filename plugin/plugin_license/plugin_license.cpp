@@ -146,11 +146,6 @@ juce::String describeState(const plc::CheckResult &result, const Settings &setti
     if (l.graceUntilSeconds > 0) text << " Works offline until " << dayOf(l.graceUntilSeconds) << ".";
     return text + signedBy;
   }
-  // The plugin's own verdict (its keys, docs/signed-ticket.md), never the service's: the ticket or
-  // the agent says valid, but no ticket the vendor signed says so.
-  if (l.reason == plc::Reason::unsignedTicket)
-    return "This plugin plays only with a license signed by " + vendorOf(settings) +
-           ", and none is on this computer. Connect it to the internet and press Check now, or activate again.";
   return fillWords(reasonTemplate(l.reason), code, vendorOf(settings), fromUtf8(l.reasonText));
 }
 
