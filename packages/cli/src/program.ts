@@ -493,12 +493,16 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
     .argument('<proof>', 'the release proof: a file, the line itself, or - for standard input')
     .addHelpText('after', `\nExample:\n  ${name} offline confirm release.json\n\nConfirmed again, it says already released (exit 0).`)
     .action(action(async (ctx, input: string) => (await commands.offline()).confirmCommand(ctx, input)));
-  offline
-    .command('keygen')
-    .description("the vendor's Ed25519 key pair for signed responses: writes the private key, prints the public key")
-    .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
-    .addHelpText('after', `\nExample:\n  ${name} offline keygen --out vendor-offline.key`)
-    .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
+  /** `offline keygen` and `relay keygen`: one key pair, told what it is for. */
+  const keygen = (parent: Command, use: 'offline' | 'relay', description: string, file: string): void => {
+    parent
+      .command('keygen')
+      .description(description)
+      .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
+      .addHelpText('after', `\nExample:\n  ${name} ${use} keygen --out ${file}`)
+      .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o, use)));
+  };
+  keygen(offline, 'offline', "the vendor's Ed25519 key pair for signed responses: writes the private key, prints the public key", 'vendor-offline.key');
 
   const relay = program
     .command('relay')
@@ -511,12 +515,7 @@ Renew: offline renew (then activate and import again). Release: offline deactiva
     .option('--port <n>', 'the port (0: any free port)', wholeNumber('--port', 0, 65535), 0)
     .addHelpText('after', `\nEnvironment: RELAY_SIGNING_KEY (PKCS#8 PEM or base64url seeds, comma-separated; the first signs), RELAY_SERVICE_URL,\nRELAY_SERVICE_TOKEN, RELAY_APP, RELAY_PROJECTS (comma-separated), RELAY_TICKET_DAYS (default 30, at most 30),\nRELAY_VALIDATE_CACHE_S (default 300). A missing or malformed one: exit 2, and nothing is served.`)
     .action(action(async (ctx, o: { host: string; port: number }) => (await commands.relay()).relayServeCommand(ctx, o)));
-  relay
-    .command('keygen')
-    .description('the relay\'s Ed25519 key pair (the same as offline keygen): writes the private key, prints the public key and its id')
-    .requiredOption('--out <file>', 'the private key file to create (mode 0600)')
-    .addHelpText('after', `\nExample:\n  ${name} relay keygen --out relay-signing.key`)
-    .action(action(async (ctx, o: { out: string }) => (await commands.offline()).keygenCommand(ctx, o)));
+  keygen(relay, 'relay', "the relay's Ed25519 key pair (the same as offline keygen): writes the private key, prints the public key and its id", 'relay-signing.key');
 
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -152,7 +152,14 @@ describe('plugin-license offline', () => {
     const doc = JSON.parse(readFileSync(file('signed.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(file('altered.json'), JSON.stringify({ ...doc, max_activations: 99 }));
     refused(await cli(['offline', 'import', file('altered.json')], studio), 3, /signature does not verify/);
-    ok(await cli(['offline', 'keygen', '--out', file('other.key')], online));
+    // The same pair from either command; each says where its halves go, with the path quoted for the shell.
+    const other = await cli(['offline', 'keygen', '--out', file('other.key')], online);
+    expect(other.code).toBe(0);
+    expect(other.stderr).toMatch(/"offline_public_keys": \[".{43}"\].*--sign-key \S*other\.key/);
+    const relayKey = await cli(['relay', 'keygen', '--out', file('relay signing.key')], online);
+    expect(relayKey.code).toBe(0);
+    expect(relayKey.stderr).toMatch(/RELAY_SIGNING_KEY="\$\(cat '[^']*relay signing\.key'\)".*--ticket-key [A-Za-z0-9_-]{43}\)/);
+    expect(relayKey.stderr).not.toContain('offline_public_keys');
     ok(await cli(['offline', 'request', '--project', projectId, '--code', code, '--out', file('request2.json')], studio));
     ok(await cli(['offline', 'activate', file('request2.json'), '--sign-key', file('other.key'), '--out', file('other.json')], online));
     refused(await cli(['offline', 'import', file('other.json')], studio), 3, /signed by key [0-9a-f]{16}, which this application does not know/);

@@ -157,8 +157,12 @@ export async function confirmCommand(ctx: Context, input: string): Promise<ExitC
   return EXIT.ok;
 }
 
-/** `offline keygen --out FILE`: a vendor's Ed25519 key pair for signed responses. */
-export async function keygenCommand(ctx: Context, o: { out: string }): Promise<ExitCode> {
+/**
+ * `offline keygen --out FILE` and `relay keygen --out FILE`: a vendor's Ed25519 key pair, for
+ * signed offline responses or for the relay's signed tickets (one kind of key; the note says where
+ * each half goes).
+ */
+export async function keygenCommand(ctx: Context, o: { out: string }, use: 'offline' | 'relay' = 'offline'): Promise<ExitCode> {
   const path = resolve(o.out);
   const pair = generateOfflineKeyPair();
   const fd = openOutFile(path);
@@ -177,7 +181,11 @@ export async function keygenCommand(ctx: Context, o: { out: string }): Promise<E
     ['public key', pair.publicKey],
     ['key id', pair.keyId],
   ]);
-  ctx.out.note(`Put the public key in your apps' configuration ("offline_public_keys": ["${pair.publicKey}"] in config.json, or offlinePublicKeys), then sign responses with: ${nextCommand(ctx, 'here', 'offline', 'activate', 'request.json', '--sign-key', path, '--out', 'response.json')}`);
+  if (use === 'relay') {
+    ctx.out.note(`Give the relay the private key (RELAY_SIGNING_KEY="$(cat ${shellWord(path)})"; on a platform, as a secret), and build your plugins and installers with the public key (the module's Settings ticketKeys, pnpm package --ticket-key ${pair.publicKey}).`);
+  } else {
+    ctx.out.note(`Put the public key in your apps' configuration ("offline_public_keys": ["${pair.publicKey}"] in config.json, or offlinePublicKeys), then sign responses with: ${nextCommand(ctx, 'here', 'offline', 'activate', 'request.json', '--sign-key', path, '--out', 'response.json')}`);
+  }
   return EXIT.ok;
 }
 
