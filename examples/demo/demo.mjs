@@ -295,13 +295,68 @@ async function main() {
     show('plugin reads', `${studioTicket.verdict}, source ${studioTicket.source}, code ${studioTicket.code_hint}, until ${new Date(studioTicket.valid_until * 1000).toISOString()}`);
     expect(studioTicket.exit === 0 && studioTicket.verdict === 'valid' && studioTicket.source === 'offline', 'with no agent running, the plugin judges its ticket valid');
     say('plc_ticket_check: the ticket the library wrote with the state, verified in-process with a key of this computer and vendor.');
-    const edited = join(studioHome, 'edited.ticket');
+    const edited = join(dirname(studioTicket.path), 'edited.ticket');
     writeFileSync(edited, readFileSync(studioTicket.path, 'utf8').replace(/"valid_until":\d/, (m) => `${m.slice(0, -1)}${(Number(m.slice(-1)) + 1) % 10}`));
     const forged = ticketTool(studioEnv, projectId, ['--file', edited]);
     show('edited copy', `${forged.verdict}: ${forged.problem}`);
     expect(forged.exit === 1 && forged.verdict === 'tampered', 'an edited ticket is not licensed');
     say('Stopping the agent unlocks nothing; a plugin that finds none running starts it (plc::Monitor, at most once per 30 s).');
   }
+
+  title("The vendor's license relay signs the ticket; a plugin built with the vendor's key plays only on that signature");
+  const relayHome = mkdtempSync(join(tmpdir(), 'plugin-license-relay-'));
+  const signedHome = mkdtempSync(join(tmpdir(), 'plugin-license-signed-'));
+  const forgerHome = mkdtempSync(join(tmpdir(), 'plugin-license-forger-'));
+  cleanups.push(() => rmSync(relayHome, { recursive: true, force: true }), () => rmSync(signedHome, { recursive: true, force: true }), () => rmSync(forgerHome, { recursive: true, force: true }));
+  const signingKeyFile = join(relayHome, 'relay-signing.key');
+  const vendorKey = JSON.parse(plCli({ PLUGIN_LICENSE_HOME: relayHome }, '--json', 'relay', 'keygen', '--out', signingKeyFile).stdout);
+  say('The vendor: plugin-license relay keygen --out relay-signing.key (the private key stays with the relay; the public key goes into the plugin).');
+  show('public key', `${vendorKey.public_key}  (key id ${vendorKey.key_id})`);
+  const relayKey = await api.activation.generate({ project_id: projectId, max_activations: 1, notes: 'demo signed' });
+  const relay = await startJsonLineProcess('relay', [cliBin, 'relay', 'serve', '--port', '0'], {
+    RELAY_SIGNING_KEY: readFileSync(signingKeyFile, 'utf8'),
+    RELAY_SERVICE_URL: baseUrl,
+    RELAY_SERVICE_TOKEN: token,
+    RELAY_APP: 'plugin-license-demo',
+    RELAY_PROJECTS: projectId,
+  });
+  show('relay', `${relay.info.base_url}  (plugin-license relay serve; the same handler runs on Deno and Cloudflare Workers)`);
+  expect(relay.info.keys[0]?.kid === vendorKey.key_id, 'the relay signs with the key just made');
+  // A musician's computer whose program was built with the relay and the key (pnpm package --relay --ticket-key).
+  const signedEnv = { PLUGIN_LICENSE_HOME: signedHome, PLUGIN_LICENSE_BASE_URL: baseUrl, PLUGIN_LICENSE_APP: 'plugin-license-demo', PLUGIN_LICENSE_RELAY_URL: relay.info.base_url, PLUGIN_LICENSE_TICKET_KEYS: vendorKey.public_key, PLUGIN_LICENSE_NO_AUTOSTART: '1' };
+  const signedActivation = JSON.parse(plCli(signedEnv, 'activate', relayKey.code, '--project', projectId, '--json').stdout).license;
+  expect(signedActivation.valid === true && typeof signedActivation.signed_ticket === 'string', 'the activation through the relay is valid and carries a signed ticket');
+  say('The musician activates as before; the request goes to the relay, which asks the service and signs what it says.');
+  const signedFields = JSON.parse(signedActivation.signed_ticket.split('\n')[0]);
+  show('signed ticket', `code ${signedFields.code_hint}, machine ${signedFields.machine_id.slice(0, 12)}…, until ${new Date(signedFields.valid_until * 1000).toISOString()}, key ${signedFields.kid}`);
+  if (ticketTool === null) {
+    say(dim('(no C compiler here: the plugin-side reader, plc-ticket --key, is skipped)'));
+  } else {
+    const withKey = ['--key', vendorKey.public_key];
+    const plays = ticketTool(signedEnv, projectId, withKey);
+    show('plugin reads', `${plays.verdict}, signed by ${plays.signer}, until ${new Date(plays.valid_until * 1000).toISOString()}`);
+    expect(plays.exit === 0 && plays.verdict === 'valid' && plays.signer === vendorKey.key_id, "a plugin built with the vendor's key plays on the signed ticket");
+    // A forger writes a ticket with a correct MAC (its key is computable on the computer), but cannot sign.
+    const forgerEnv = { ...signedEnv, PLUGIN_LICENSE_HOME: forgerHome };
+    const forgedTicket = ticketTool(forgerEnv, projectId).path;
+    spawnSync('mkdir', ['-p', '-m', '700', join(forgerHome, 'data'), dirname(forgedTicket)]);
+    writeFileSync(forgedTicket, readFileSync(plays.path, 'utf8'), { mode: 0o600 });
+    const oldRule = ticketTool(forgerEnv, projectId);
+    const newRule = ticketTool(forgerEnv, projectId, withKey);
+    show('forged ticket', `a plugin without keys: ${oldRule.verdict}; built with the key: ${newRule.verdict} (${newRule.reason})`);
+    expect(oldRule.verdict === 'valid' && newRule.exit === 1 && newRule.reason === 'unsigned', 'a ticket with a correct MAC and no signature keeps a plugin built with the key silent');
+    const editedSigned = join(dirname(plays.path), 'edited.signed');
+    const signedText = readFileSync(plays.path.replace(/\.ticket$/, '.signed'), 'utf8');
+    writeFileSync(editedSigned, signedText.replace(/"valid_until":(\d+)/, (_, n) => `"valid_until":${Number(n) + 86400 * 365}`));
+    const edited = ticketTool(signedEnv, projectId, [...withKey, '--signed-file', editedSigned]);
+    show('a year added', `${edited.verdict}: ${edited.problem}`);
+    expect(edited.exit === 1 && edited.verdict === 'tampered', 'an edited signed ticket is refused');
+    say('Anything may say no; only the signature of the key compiled into the plugin says yes (docs/signed-ticket.md).');
+  }
+  plCli(signedEnv, 'deactivate', '--project', projectId);
+  expect(!existsSync(join(signedHome, 'data', 'tickets', `${projectId.toLowerCase()}.signed`)), 'the signed ticket is removed before the slot is released');
+  say('Deactivated: the signed ticket went first, then the service was asked to release the slot.');
+  expect((await stopChild('relay', relay.child)) === 0, 'the relay exits 0 on SIGTERM');
 
   title("The vendor's push builds the plugin; the webhook receiver hears each step; the CLI downloads it");
   const buildsHome = mkdtempSync(join(tmpdir(), 'plugin-license-builds-'));
@@ -347,7 +402,7 @@ async function main() {
   show('emulator', `exited ${emuExit}`);
   rmSync(home, { recursive: true, force: true });
 
-  console.log(`\n${bold('Done.')} Activation, offline grace, revocation, an air-gapped activation, a plugin that knows its license with the agent stopped, and a build from push to verified download behaved as a musician and a vendor expect.`);
+  console.log(`\n${bold('Done.')} Activation, offline grace, revocation, an air-gapped activation, a plugin that knows its license with the agent stopped, a ticket only the vendor's relay can sign, and a build from push to verified download behaved as a musician and a vendor expect.`);
 }
 
 try {

@@ -33,6 +33,8 @@ describe('pnpm demo', () => {
     expect(stdout).toMatch(/boards a plane[\s\S]*refresh\s+VALID, source cache[\s\S]*plugin sees\s+VALID/);
     expect(stdout).toMatch(/plugin told\s+changed: NOT VALID \(code_revoked\)/);
     expect(stdout).toMatch(/agent\s+exited 0 on SIGTERM/);
+    expect(stdout).toMatch(/edited copy\s+tampered: authentication tag does not match/);
+    expect(stdout).toMatch(/relay signs the ticket[\s\S]*plugin reads\s+valid, signed by [0-9a-f]{16}[\s\S]*forged ticket\s+a plugin without keys: valid; built with the key: not_licensed \(unsigned\)[\s\S]*a year added\s+tampered/);
     expect(stdout).toMatch(/docs push\s+no build: trigger 0: no changed file matches paths.include/);
     expect(stdout).toMatch(/success\s+completed\s+100%/);
     expect(stdout).toMatch(/downloaded\s+dist\/DemoReverb-1\.0\.1-windows\.vst3\.zip: \d+ bytes, sha256 [0-9a-f]{16}… matches/);
