@@ -1,8 +1,9 @@
 // The example plugin built with a vendor's public key (pnpm build:plugin --ticket-key), loaded as a
 // VST3 by the console host with the agent stopped: it plays on a ticket and a signed ticket the
 // vendor's key signed for this computer, and stays silent on a forged ticket (a valid MAC, no
-// signature), a signed ticket by another key or for another computer, and a fake agent answering
-// "valid" on the user's socket (docs/signed-ticket.md).
+// signature), a signed ticket by another key or for another computer, project or app, an expired
+// one, and a fake agent answering "valid" on the user's socket; with the relay out of reach the
+// signed ticket carries it to its valid_until, then it is silent (docs/signed-ticket.md).
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,9 +72,18 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
     return { home, socket: join(root, 'agent.sock'), plainHome: root };
   }
 
-  /** The host with 2 instances for 30 blocks of 10 ms: its "done" line (plays, silent, first_plays, first_silent). */
-  async function blocks(where: { home: string; socket: string; plainHome: string }): Promise<Record<string, unknown>> {
-    const p: LineProcess = spawnLines(paths.testHost, [paths.vst3, '2', '60', '--blocks', '30'], { PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home, HOME: where.plainHome, PLUGIN_LICENSE_EXECUTABLE: '' }, { stdin: true });
+  /**
+   * The host with 2 instances for 30 blocks of 10 ms: its "done" line (plays, silent, first_plays,
+   * first_silent). With `clock`, its wall clock is moved by faketime (`+3d`); the monotonic clock
+   * that paces the blocks is left alone.
+   */
+  async function blocks(where: { home: string; socket: string; plainHome: string }, clock?: string): Promise<Record<string, unknown>> {
+    const env = { PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home, HOME: where.plainHome, PLUGIN_LICENSE_EXECUTABLE: '' };
+    const args = [paths.vst3, '2', '60', '--blocks', '30'];
+    const p: LineProcess =
+      clock === undefined
+        ? spawnLines(paths.testHost, args, env, { stdin: true })
+        : spawnLines('faketime', ['-f', clock, paths.testHost, ...args], { ...env, FAKETIME_DONT_FAKE_MONOTONIC: '1' }, { stdin: true });
     stops.push(() => p.stop());
     const done = JSON.parse(await p.waitFor(/"event":"done"/, 'the host\'s summary')) as Record<string, unknown>;
     await p.stop();
@@ -118,16 +128,33 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
     });
   });
 
-  it('is silent from the first block on a forged ticket, another key\'s signature, another computer\'s, and a fake agent answering valid', async () => {
+  it('is silent from the first block on a forged ticket, another key\'s signature, another computer\'s, project\'s or app\'s, an expired one, and a fake agent answering valid', async () => {
     const cases: [string, ReturnType<typeof place>][] = [
       ['a forged ticket (a valid MAC, no signature)', place((f) => f.ticket())],
       ['signed by another key', place((f) => (f.ticket(), f.signed(encodeSignedTicket(f.claims, { privateKey: stranger.privateKey }))))],
       ['signed for another computer', place((f) => (f.ticket(), f.signed(encodeSignedTicket({ ...f.claims, machine_id: `m1_${'0'.repeat(64)}` }, { privateKey: vendor.privateKey }))))],
     ];
+    const now = Math.floor(Date.now() / 1000);
+    cases.push(
+      ['signed for another project', place((f) => (f.ticket(), f.signed(encodeSignedTicket({ ...f.claims, project_id: '0b7e3c1d-2f4a-4e5b-8c6d-7e8f9a0b1c2d' }, { privateKey: vendor.privateKey }))))],
+      ["signed for another vendor's app", place((f) => (f.ticket(), f.signed(encodeSignedTicket({ ...f.claims, app: 'other-vendor' }, { privateKey: vendor.privateKey }))))],
+      ['signed, and expired a minute ago', place((f) => (f.ticket(), f.signed(encodeSignedTicket({ ...f.claims, issued_at: now - 31 * 86_400, valid_until: now - 60 }, { privateKey: vendor.privateKey }))))],
+    );
     const fake = place(() => undefined);
     const state = { project_id: COMPILED_PROJECT_ID, valid: true, reason: null, source: 'online', code_hint: HINT, activations: 1, max_activations: 3 };
     servers.push(await answeringPeer(fake.socket, (id, method) => JSON.stringify({ jsonrpc: '2.0', id, result: method === 'subscribe' ? { subscribed: true } : state })));
     cases.push(['a fake agent answering valid, no files', fake]);
     for (const [what, where] of cases) expect({ what, ...(await blocks(where)) }).toMatchObject({ what, blocks: 30, plays: 0, silent: 60, first_plays: -1 });
+  });
+
+  const hasFaketime = spawnSync('faketime', ['-f', '+0', 'true'], { stdio: 'ignore' }).status === 0;
+  const required = process.env.PLUGIN_LICENSE_REQUIRE_JUCE === '1';
+  it.skipIf(!hasFaketime && !required)('with the relay out of reach, the signed ticket carries it to its valid_until, then silence (the ticket alone would go on)', async () => {
+    // What a computer holds when its agent can no longer reach the relay: the ticket valid for the
+    // library's 30 days of grace, the last signed ticket for 2 days. No agent answers here.
+    const now = Math.floor(Date.now() / 1000);
+    const where = place((f) => (f.ticket(), f.signed(encodeSignedTicket({ ...f.claims, valid_until: now + 2 * 86_400 }, { privateKey: vendor.privateKey }))));
+    for (const clock of ['+1d', '+47h']) expect({ clock, ...(await blocks(where, clock)) }).toMatchObject({ clock, plays: 60, silent: 0, first_silent: -1 });
+    for (const clock of ['+49h', '+10d']) expect({ clock, ...(await blocks(where, clock)) }).toMatchObject({ clock, plays: 0, silent: 60, first_plays: -1 });
   });
 });
