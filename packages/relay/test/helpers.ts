@@ -2,7 +2,7 @@
 // CLI's `relay serve` on Node, `pnpm relay:deno`'s and `pnpm relay:workerd`'s scripts), keys
 // made with node:crypto, and an independent check of a signed ticket with node:crypto.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,24 +26,8 @@ export const RUNTIME_COMMAND: Record<Runtime, string[]> = {
 /** workerd ships for Linux x64 here (the npm package @cloudflare/workerd-linux-64). */
 export const hasWorkerd = process.platform === 'linux' && process.arch === 'x64';
 
-/** A vendor key made for a test: its PEM, its 32-byte seed in base64url, its public key and id. */
-export interface TestKey {
-  pem: string;
-  seed: string;
-  publicKey: string;
-  kid: string;
-}
-
-export function makeKey(): TestKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
-  return {
-    pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    seed: privateKey.export({ format: 'jwk' }).d!,
-    publicKey: raw.toString('base64url'),
-    kid: createHash('sha256').update(raw).digest().subarray(0, 8).toString('hex'),
-  };
-}
+/** A vendor key made for a test (test-utils' one maker): its PEM, its seed, its public key and id. */
+export { makeVendorKey as makeKey, type VendorKey as TestKey } from '@plugin-license/test-utils';
 
 /** The relay's start line. */
 export interface StartLine {

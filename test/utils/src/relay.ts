@@ -13,6 +13,8 @@ export const PLUGIN_LICENSE_CLI = resolve(dirname(fileURLToPath(import.meta.url)
 /** A vendor's signing key: the PKCS#8 PEM the relay holds, the public key a plugin trusts, and its id. */
 export interface VendorKey {
   pem: string;
+  /** The private key's 32-byte seed, unpadded base64url (the other form RELAY_SIGNING_KEY takes). */
+  seed: string;
   /** Unpadded base64url of the raw 32 bytes (what `offline keygen` prints). */
   publicKey: string;
   /** The first 8 bytes of the SHA-256 of the raw key, hex. */
@@ -25,6 +27,7 @@ export function makeVendorKey(): VendorKey {
   const raw = Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url');
   return {
     pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    seed: privateKey.export({ format: 'jwk' }).d!,
     publicKey: raw.toString('base64url'),
     kid: createHash('sha256').update(raw).digest().subarray(0, 8).toString('hex'),
   };
