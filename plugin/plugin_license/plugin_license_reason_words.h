@@ -17,7 +17,7 @@ inline const char *reasonTemplate(plc::Reason reason) {
     case plc::Reason::graceExpired: return "The license could not be checked online for too long. Connect this computer to the internet, then press Check now.";
     case plc::Reason::clockTampered: return "This computer's clock looks wrong. Set the date and time correctly, then press Check now.";
     case plc::Reason::cacheInvalid: return "The license stored on this computer is damaged, or was copied from another computer. Activate again.";
-    case plc::Reason::unsignedTicket: return "This plugin plays only with a license signed by {vendor}, and none is on this computer. Connect it to the internet and press Check now, or activate again.";
+    case plc::Reason::unsignedTicket: return "This plugin plays only with a license signed by {vendor}, and none is here yet. Go online so the license agent fetches one, or activate again.";
     case plc::Reason::none:
     case plc::Reason::other: break;
   }

@@ -105,11 +105,21 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
       display?.kill();
     });
 
-    /** What the panel says of the state (its state line) once it matches, with the agent away. */
-    async function panelWords(where: ReturnType<typeof place>, match: RegExp): Promise<string> {
+    // The module README's screenshots of these states are written with UPDATE_SCREENSHOTS=1.
+    const shotDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(import.meta.dirname, '..', '..', '..', 'plugin', 'plugin_license', 'screenshots') : mkdtempSync(join('/tmp', 'plsigshots-'));
+    afterAll(() => {
+      if (process.env.UPDATE_SCREENSHOTS !== '1') rmSync(shotDir, { recursive: true, force: true });
+    });
+
+    /** What the panel says of the state (its state line) once it matches, with the agent away; its picture as `shot`.png. */
+    async function panelWords(where: ReturnType<typeof place>, match: RegExp, shot: string): Promise<string> {
       const p = spawnLines(paths.uiDriver, [], { DISPLAY: displayName, PLUGIN_LICENSE_SOCKET: where.socket, PLUGIN_LICENSE_HOME: where.home, HOME: where.plainHome, PLUGIN_LICENSE_EXECUTABLE: '', PLUGIN_LICENSE_PROJECT_ID: COMPILED_PROJECT_ID }, { stdin: true });
       stops.push(() => p.stop());
       const line = await p.waitFor(match, `the panel saying ${match}`);
+      const file = join(shotDir, `${shot}.png`);
+      p.child.stdin!.write(`screenshot ${file}\n`);
+      expect(await p.waitFor(/"event":"done"/, 'the screenshot')).not.toContain('"error"');
+      expect(readFileSync(file).subarray(1, 4).toString('latin1')).toBe('PNG');
       p.child.stdin!.write('quit\n');
       await p.stop();
       return String((JSON.parse(line) as { state: string }).state);
@@ -118,12 +128,12 @@ describe.skipIf(!canBuild || raw === undefined)('the example plugin built with t
     it('says who signed the license and until when, or that no license the vendor signed is here', async () => {
       const signed = place((f) => (f.ticket(), f.signed(encodeSignedTicket(f.claims, { privateKey: vendor.privateKey }))));
       const until = new Date((Math.floor(Date.now() / 1000) + 30 * 86_400) * 1000);
-      const words = await panelWords(signed, /"event":"panel".*signed by/);
+      const words = await panelWords(signed, /"event":"panel".*signed by/, 'licensed-signed');
       expect(words).toMatch(/^Licensed with code abcd…1234, signed by the plugin-license example until .+ \(checked offline\)\.$/);
       expect(words).toContain(String(until.getUTCFullYear()));
       const forged = place((f) => f.ticket());
-      expect(await panelWords(forged, /"event":"panel".*plays only with a license signed/)).toBe(
-        'This plugin plays only with a license signed by the plugin-license example, and none is on this computer. Connect it to the internet and press Check now, or activate again.',
+      expect(await panelWords(forged, /"event":"panel".*plays only with a license signed/, 'unsigned')).toBe(
+        'This plugin plays only with a license signed by the plugin-license example, and none is here yet. Go online so the license agent fetches one, or activate again.',
       );
     });
   });
