@@ -4,8 +4,9 @@
 // the library; a relay that signs with a key this side does not trust; the relay down.
 import { createPublicKey, verify } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeVendorKey, rejection, startRelayProcess, type RunningRelay, type VendorKey } from '@plugin-license/test-utils';
+import { makeVendorKey, readOnlyFolder, rejection, startRelayProcess, type RunningRelay, type VendorKey } from '@plugin-license/test-utils';
 import {
   answerOfflineRequest,
   createOfflineRequest,
@@ -62,6 +63,33 @@ const plugin = (keys: VendorKey[] = [key]) =>
 const slots = async (code: string): Promise<number> => (await service.admin.activation.status(code)).activations;
 
 describe('activate, validate and deactivate through the relay', () => {
+  it('a tickets folder that refuses the write: deactivate sends no release while the signed ticket cannot go, and loses nothing', async (ctx) => {
+    const code = await service.code(2);
+    const l = through(await startRelay());
+    await l.activate(code);
+    const before = readFileSync(signedFile(), 'utf8');
+    const ro = readOnlyFolder(dirname(signedFile()));
+    if (!ro.ok) return ctx.skip(ro.reason);
+    try {
+      const e = await rejection(l.deactivate(), isLicenseError);
+      expect(e).toMatchObject({ code: 'cache_io', systemCode: 'EROFS' });
+      expect(e.message).toMatch(/nothing was released/);
+      expect(e.message).not.toContain(code);
+      // The slot is still held, the signed ticket and the state as they were: a plugin still plays.
+      expect(await slots(code)).toBe(1);
+      expect(readFileSync(signedFile(), 'utf8')).toBe(before);
+      expect(l.check()).toMatchObject({ valid: true });
+      expect(plugin()).toMatchObject({ verdict: 'valid' });
+    } finally {
+      ro.undo();
+    }
+    // Once writable: the signed ticket goes first, then the slot.
+    await l.deactivate();
+    expect(existsSync(signedFile())).toBe(false);
+    expect(await slots(code)).toBe(0);
+    expect(plugin()).toMatchObject({ verdict: 'not_licensed' });
+  });
+
   it('activate stores the relay\'s signed ticket beside the ticket (0600, verifies, this machine), and the status carries it', async () => {
     const code = await service.code(2);
     const l = through(await startRelay());
